@@ -1,0 +1,3 @@
+from promoter.cli import main
+
+main()

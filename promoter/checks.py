@@ -1,0 +1,57 @@
+"""``promoter check-platform``: a smoke check of a rendered platform tree at one commit.
+
+Used as a ``command`` gate (it reads PROMOTER_PLATFORM_REPO, PROMOTER_PLATFORM_SHA,
+PROMOTER_PLATFORM_PATH and PROMOTER_COMMIT): the tree at the merged commit must carry the
+promoted main commit in its provenance, and every manifest must be a Kubernetes object whose
+namespace exists in the same folder.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import yaml
+
+from promoter.gitcmd import Git
+from promoter.platform import PROVENANCE, parse_provenance
+
+
+@dataclass
+class CheckResult:
+    manifests: int = 0
+    folders: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+def check_tree(git: Git, commit: str, root: str, expect_main: str | None) -> CheckResult:
+    result = CheckResult()
+    prefix = f"{root}/" if root else ""
+    prov = parse_provenance(git.read_file(commit, prefix + PROVENANCE))
+    if not prov:
+        result.problems.append(f"{prefix}{PROVENANCE}: missing")
+    elif expect_main and prov.get("mainCommit") != expect_main:
+        result.problems.append(f"{prefix}{PROVENANCE}: main commit is {prov.get('mainCommit')}, expected {expect_main}")
+    entries = [e for e in git.ls_tree(commit, root or None) if e.path.endswith(".yaml") and "/." not in "/" + e.path[len(prefix):]]
+    blobs = git.read_blobs(e.sha for e in entries)
+    folders: dict[str, dict[str, list[dict[str, object]]]] = {}
+    for e in entries:
+        rel = e.path[len(prefix):]
+        try:
+            docs = [d for d in yaml.safe_load_all(blobs[e.sha]) if d is not None]
+        except yaml.YAMLError as err:
+            result.problems.append(f"{e.path}: not YAML: {err}")
+            continue
+        for doc in docs:
+            result.manifests += 1
+            if not isinstance(doc, dict) or not all(doc.get(k) for k in ("apiVersion", "kind")) or not (doc.get("metadata") or {}).get("name"):
+                result.problems.append(f"{e.path}: a document lacks apiVersion, kind or metadata.name")
+                continue
+            folders.setdefault(rel.rsplit("/", 1)[0], {}).setdefault(rel.rsplit("/", 1)[-1], []).append(doc)
+    result.folders = len(folders)
+    for folder, files in sorted(folders.items()):
+        namespaces = {str(d["metadata"]["name"]) for d in files.get("namespace.yaml", []) if d.get("kind") == "Namespace"}  # type: ignore[index]
+        for doc in files.get("platform-config.yaml", []):
+            ns = (doc.get("metadata") or {}).get("namespace")  # type: ignore[union-attr]
+            if namespaces and ns not in namespaces:
+                result.problems.append(f"{prefix}{folder}/platform-config.yaml: namespace {ns} is not created in this folder")
+    return result

@@ -1,0 +1,86 @@
+"""The control-plane repo: resolving main and environment branches, loading their objects.
+
+Works from a full clone, a bare repo, or the shallow single-branch clone that
+``actions/checkout`` makes: a branch or commit that is missing locally is fetched from
+``origin`` (depth 1 is enough to read objects), and ``origin/<branch>`` is read where the
+local branch does not exist.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from pathlib import Path
+
+from promoter.errors import ConfigError, UsageError
+from promoter.gitcmd import Git
+from promoter.loading import PIPELINE_FILE, load_environment, load_main
+from promoter.model import Environment, EnvironmentObjects, MainObjects
+
+
+class ControlPlane:
+    def __init__(self, path: str | Path, main_branch: str = "main") -> None:
+        self.path = Path(path)
+        if not self.path.exists():
+            raise UsageError(f"--control-plane {path}: no such directory")
+        self.git = Git(self.path)
+        if not self.git.ok("rev-parse", "--git-dir"):
+            raise UsageError(f"--control-plane {path}: not a git repository")
+        self.main_branch = main_branch
+        self._main: dict[str, MainObjects] = {}
+
+    @cached_property
+    def has_origin(self) -> bool:
+        return self.git.ok("remote", "get-url", "origin")
+
+    def _fetch(self, ref: str) -> bool:
+        if not self.has_origin:
+            return False
+        return self.git.ok("fetch", "--quiet", "--no-tags", "--depth=1", "origin", ref)
+
+    def branch_head(self, branch: str) -> str | None:
+        """The commit of ``branch``: local, else origin's, else fetched from origin."""
+        for ref in (f"refs/heads/{branch}", f"refs/remotes/origin/{branch}"):
+            sha = self.git.commit_of(ref)
+            if sha:
+                return sha
+        if self._fetch(f"+refs/heads/{branch}:refs/remotes/origin/{branch}"):
+            return self.git.commit_of(f"refs/remotes/origin/{branch}")
+        return None
+
+    def resolve(self, ref: str | None) -> str:
+        """A full commit sha for ``ref`` (default: the main branch)."""
+        if ref is None:
+            sha = self.branch_head(self.main_branch)
+            if sha is None:
+                raise UsageError(f"the control plane has no branch {self.main_branch!r} (nor origin/{self.main_branch})")
+            return sha
+        sha = self.git.commit_of(ref) or self.branch_head(ref)
+        if sha is None and self._fetch(ref):
+            sha = self.git.commit_of(ref)
+        if sha is None:
+            raise UsageError(f"--commit {ref}: no such commit or branch in {self.path}")
+        return sha
+
+    def main(self, commit: str) -> MainObjects:
+        if commit not in self._main:
+            self._main[commit] = load_main(self.git, commit)
+        return self._main[commit]
+
+    def env_head(self, env: Environment) -> str:
+        sha = self.branch_head(env.branch)
+        if sha is None:
+            raise ConfigError(
+                f"environment {env.name!r}: branch {env.branch!r} does not exist in the control-plane repo",
+                file=PIPELINE_FILE,
+                line=env.source.line,
+            )
+        return sha
+
+    def environment(self, env: Environment, commit: str | None = None) -> EnvironmentObjects:
+        return load_environment(self.git, env.branch, commit or self.env_head(env))
+
+    @cached_property
+    def origin_url(self) -> str | None:
+        if not self.has_origin:
+            return None
+        return self.git.out("remote", "get-url", "origin") or None

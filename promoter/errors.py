@@ -1,0 +1,85 @@
+"""One error boundary: every failure the user should understand is a PromoterError.
+
+The CLI maps `exit_code` to the process exit status (DESIGN section 9). Each layer
+translates its library's exceptions at its edge with ``raise ... from err``.
+"""
+
+from __future__ import annotations
+
+
+class PromoterError(Exception):
+    """Base of every error the promoter reports to its user."""
+
+    exit_code = 3
+
+
+class InputError(PromoterError, ValueError):
+    """Bad input: a control-plane file, a template, a flag. Exit 2."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, *, file: str | None = None, line: int | None = None) -> None:
+        self.message = message
+        self.file = file
+        self.line = line
+        super().__init__(self.__str__())
+
+    def __str__(self) -> str:
+        where = ""
+        if self.file:
+            where = f"{self.file}:{self.line}: " if self.line else f"{self.file}: "
+        return f"{where}{self.message}"
+
+
+class ConfigError(InputError):
+    """A control-plane object is invalid."""
+
+
+class TemplateError(InputError):
+    """A template does not compile, render, or produce valid YAML."""
+
+
+class SchemaError(InputError):
+    """Merged config violates a ConfigSchema."""
+
+
+class UsageError(InputError):
+    """A command-line flag or argument is wrong."""
+
+
+class PromotionFailed(PromoterError):
+    """The promotion did not go through: gate failed or timed out, merge refused. Exit 1."""
+
+    exit_code = 1
+
+
+class GateFailed(PromotionFailed):
+    """A health gate reported failure; ``outcomes`` holds every gate's last observation."""
+
+    def __init__(self, message: str, outcomes: list[object] | None = None) -> None:
+        super().__init__(message)
+        self.outcomes = outcomes or []
+
+
+class GateTimedOut(GateFailed):
+    """A health gate did not pass before the environment's timeout."""
+
+
+class MergeRefused(PromotionFailed):
+    """The forge refused the merge, or a human closed the promotion unmerged."""
+
+
+class Superseded(PromotionFailed):
+    """A newer main commit took over this environment's promotion."""
+
+
+class GitError(PromoterError):
+    """A git command failed (push rejected, ref missing, remote unreachable). Exit 1."""
+
+    exit_code = 1
+
+
+class ForgeError(PromoterError):
+    """The forge (GitHub, local) failed or refused a request. Exit 1."""
+
+    exit_code = 1

@@ -1,0 +1,147 @@
+"""Strict field access for YAML objects: unknown fields, wrong types and bad names are errors
+that name the file, the line and the field path."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any, NoReturn
+
+from promoter.errors import ConfigError
+from promoter.yamlfile import LDict, line_of, plain
+
+NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+LABEL_KEY = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$")
+BAD_REF = re.compile(r"(^[-/.])|(\.\.)|(//)|([\s~^:?*\[\\\x00-\x1f\x7f])|(@\{)|(\.lock$)|(/$)|(\.$)")
+
+_TYPE_NAMES = {str: "a string", int: "an integer", list: "a list", dict: "a mapping", bool: "a boolean"}
+
+
+class Fields:
+    """One YAML mapping being read: each accessor marks its key as known."""
+
+    def __init__(self, value: Any, file: str, path: str, line: int | None = None) -> None:
+        self.file = file
+        self.path = path
+        if not isinstance(value, dict):
+            where = line_of(value, default=line)
+            self.fail(f"must be a mapping, got {_kind(value)}", line=where)
+        self.value: dict[str, Any] = value
+        self.line = line_of(value, default=line)
+        self.seen: set[str] = set()
+
+    def sub(self, key: str) -> str:
+        return f"{self.path}.{key}" if self.path else key
+
+    def line_of(self, key: str) -> int | None:
+        return line_of(self.value, key, self.line)
+
+    def fail(self, message: str, key: str | None = None, line: int | None = None) -> NoReturn:
+        path = self.sub(key) if key else self.path
+        where = line if line is not None else (self.line_of(key) if key else self.line)
+        prefix = f"{path}: " if path else ""
+        raise ConfigError(f"{prefix}{message}", file=self.file, line=where)
+
+    def get(self, key: str, kind: type | tuple[type, ...] | None = None, *, required: bool = False) -> Any:
+        self.seen.add(key)
+        if key not in self.value or self.value[key] is None:
+            if required:
+                self.fail(f"missing required field '{self.sub(key)}'", line=self.line)
+            return None
+        value = self.value[key]
+        if kind is not None and (not isinstance(value, kind) or (kind is int and isinstance(value, bool))):
+            kinds = kind if isinstance(kind, tuple) else (kind,)
+            wanted = " or ".join(_TYPE_NAMES.get(k, k.__name__) for k in kinds)
+            self.fail(f"must be {wanted}, got {_kind(value)}", key)
+        return value
+
+    def str(self, key: str, *, required: bool = False, default: str | None = None) -> str | None:
+        value = self.get(key, str, required=required)
+        return default if value is None else value
+
+    def name(self, key: str, *, required: bool = True, default: str = "") -> str:
+        """A DNS-1123 name; ``default`` when absent and not required."""
+        value = self.str(key, required=required)
+        if value is None:
+            return default
+        check_name(value, lambda msg: self.fail(msg, key))
+        return value
+
+    def choice(self, key: str, choices: tuple[str, ...], default: str) -> str:
+        value = self.str(key, default=default)
+        assert value is not None
+        if value not in choices:
+            self.fail(f"must be one of {', '.join(choices)}, got {value!r}", key)
+        return value
+
+    def fields(self, key: str, *, required: bool = False) -> Fields | None:
+        value = self.get(key, dict, required=required)
+        if value is None:
+            return None
+        return Fields(value, self.file, self.sub(key), self.line_of(key))
+
+    def items(self, key: str, *, required: bool = False) -> Iterator[tuple[str, int | None, Any]]:
+        """(field path, line, value) of each item of a list field."""
+        value = self.get(key, list, required=required) or []
+        for i, item in enumerate(value):
+            yield f"{self.sub(key)}[{i}]", line_of(value, i, self.line_of(key)), item
+
+    def labels(self, key: str) -> dict[str, str]:
+        value = self.get(key, dict) or {}
+        out: dict[str, str] = {}
+        for k, v in value.items():
+            if not LABEL_KEY.match(k) or len(k) > 253:
+                self.fail(f"invalid label key {k!r}", key, line=line_of(value, k))
+            if not isinstance(v, str):
+                self.fail(f"label {k!r} must be a string (quote it), got {_kind(v)}", key, line=line_of(value, k))
+            if not LABEL_VALUE.match(v) or len(v) > 63:
+                self.fail(f"invalid label value {v!r} for {k!r}", key, line=line_of(value, k))
+            out[k] = v
+        return out
+
+    def any(self, key: str) -> Any:
+        self.seen.add(key)
+        return plain(self.value.get(key))
+
+    def done(self) -> None:
+        """Unknown fields are errors."""
+        for key in self.value:
+            if key not in self.seen:
+                self.fail(f"unknown field '{self.sub(key)}'", key)
+
+
+def check_name(value: str, fail: Any) -> None:
+    if len(value) > 63:
+        fail(f"name {value[:20]!r}... is {len(value)} characters, over 63")
+    if not NAME.match(value):
+        fail(f"invalid name {value!r}: use lowercase letters, digits and '-', starting and ending with a letter or digit")
+
+
+def check_branch(value: str, fail: Any) -> None:
+    if not value or len(value) > 255 or BAD_REF.search(value):
+        fail(f"invalid branch name {value!r}")
+
+
+def check_relative_path(value: str, fail: Any) -> str:
+    """A folder inside a repo: relative, no '..'; returns it normalised ('' for the root)."""
+    if "\x00" in value or value.startswith("/") or "\\" in value:
+        fail(f"invalid path {value!r}: must be relative to the repo root")
+    parts = [p for p in value.split("/") if p not in ("", ".")]
+    if any(p == ".." for p in parts):
+        fail(f"invalid path {value!r}: '..' is not allowed")
+    if any(p.startswith(".") for p in parts):
+        fail(f"invalid path {value!r}: dot-folders are reserved")
+    return "/".join(parts)
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "nothing"
+    for t, n in _TYPE_NAMES.items():
+        if isinstance(value, t) and not (t is int and isinstance(value, bool)):
+            return n
+    return type(value).__name__
+
+
+__all__ = ["Fields", "LDict", "check_branch", "check_name", "check_relative_path"]

@@ -1,0 +1,1 @@
+"""Forges: where promotion PRs and commit statuses live."""

@@ -1,0 +1,67 @@
+"""What the orchestrator needs from a forge: statuses on control-plane commits, and pull
+requests (open, update, merge, observe) on the platform repo. Git content goes through
+``promoter.platform.PlatformRepo``; a forge never renders or decides."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Literal
+
+from promoter.model import Environment
+from promoter.notes import Status
+
+PRState = Literal["open", "merged", "closed"]
+
+
+@dataclass(frozen=True)
+class PullRequest:
+    environment: str
+    head_branch: str
+    base_branch: str
+    head_sha: str
+    state: PRState
+    url: str
+    number: int | None = None
+    merge_sha: str | None = None
+
+
+class MergeNotReady(Exception):
+    """The forge cannot merge yet (checks running, mergeability being computed); retry later."""
+
+
+class Forge(ABC):
+    name: str
+
+    def status_context(self, environment: str) -> str:
+        return f"promoter/{environment}"
+
+    @abstractmethod
+    def get_statuses(self, commit: str) -> dict[str, Status]:
+        """Current status per context on a control-plane commit."""
+
+    @abstractmethod
+    def set_status(self, commit: str, context: str, state: str, description: str, target_url: str | None = None) -> None:
+        """Post a status on a control-plane commit."""
+
+    @abstractmethod
+    def find_pr(self, env: Environment) -> PullRequest | None:
+        """The newest promotion PR of ``env`` (open, else the last merged or closed), if any."""
+
+    @abstractmethod
+    def open_pr(self, env: Environment, head_sha: str, title: str, body: str) -> PullRequest:
+        """Open the promotion PR of ``env`` or update the open one (idempotent)."""
+
+    @abstractmethod
+    def refresh_pr(self, pr: PullRequest) -> PullRequest:
+        """The PR as the forge sees it now."""
+
+    @abstractmethod
+    def merge_pr(self, pr: PullRequest, expected_head: str, message: str) -> str:
+        """Merge if the head is still ``expected_head``; the merge commit. MergeNotReady to retry."""
+
+    def comment(self, pr: PullRequest, body: str) -> None:  # noqa: B027 - optional
+        """Add a note to the PR where the forge has comments."""
+
+    def request_count(self) -> int:
+        return 0

@@ -1,0 +1,85 @@
+"""The embedded ``local`` forge: the platform repo is a local or file:// git repo.
+
+A pull request is the promotion branch ``promoter/<env>``; merging it is a real git merge that
+the promoter performs and pushes with compare-and-swap. Statuses on control-plane commits live in
+git notes of the control-plane repo, so ``promoter status`` reads them back from the repos alone.
+"""
+
+from __future__ import annotations
+
+from promoter.errors import GitError
+from promoter.forges.base import Forge, MergeNotReady, PullRequest
+from promoter.gitcmd import Git
+from promoter.model import Environment
+from promoter.notes import NoteStatuses, Status
+from promoter.platform import PlatformRepo
+
+
+def promotion_branch(environment: str) -> str:
+    return f"promoter/{environment}"
+
+
+class LocalForge(Forge):
+    name = "local"
+
+    def __init__(self, control_plane: Git, platform: PlatformRepo) -> None:
+        self.statuses = NoteStatuses(control_plane)
+        self.platform = platform
+
+    def get_statuses(self, commit: str) -> dict[str, Status]:
+        return self.statuses.latest(commit)
+
+    def set_status(self, commit: str, context: str, state: str, description: str, target_url: str | None = None) -> None:
+        self.statuses.post(commit, Status(context, state, description[:140], target_url))
+
+    def _url(self, env: Environment) -> str:
+        return f"{self.platform.url}#{promotion_branch(env.name)}"
+
+    def find_pr(self, env: Environment) -> PullRequest | None:
+        head_branch = promotion_branch(env.name)
+        heads = self.platform.fetch([head_branch, env.gitops_branch])
+        head, base = heads[head_branch], heads[env.gitops_branch]
+        if head is None:
+            return None
+        state, merge_sha = "open", None
+        if base and self.platform.git.is_ancestor(head, base):
+            state, merge_sha = "merged", self._merge_commit(head, base)
+        return PullRequest(env.name, head_branch, env.gitops_branch, head, state, self._url(env), None, merge_sha)  # type: ignore[arg-type]
+
+    def _merge_commit(self, head: str, base: str) -> str:
+        """The first commit on the base branch's first-parent line that contains ``head``."""
+        if head == base:
+            return base
+        line = self.platform.git.out("rev-list", "--first-parent", "--ancestry-path", f"{head}..{base}")
+        commits = line.split()
+        return commits[-1] if commits else base
+
+    def open_pr(self, env: Environment, head_sha: str, title: str, body: str) -> PullRequest:
+        # The promotion branch was pushed by the orchestrator; on this forge it is the PR.
+        pr = self.find_pr(env)
+        if pr is None or pr.head_sha != head_sha:
+            raise GitError(f"promotion branch {promotion_branch(env.name)} is not at {head_sha[:12]}; it moved")
+        return pr
+
+    def refresh_pr(self, pr: PullRequest) -> PullRequest:
+        heads = self.platform.fetch([pr.head_branch, pr.base_branch])
+        head, base = heads[pr.head_branch], heads[pr.base_branch]
+        if base and self.platform.git.is_ancestor(pr.head_sha, base):
+            return PullRequest(pr.environment, pr.head_branch, pr.base_branch, pr.head_sha, "merged", pr.url, None, self._merge_commit(pr.head_sha, base))
+        if head != pr.head_sha:  # deleted or replaced without being merged
+            return PullRequest(pr.environment, pr.head_branch, pr.base_branch, head or pr.head_sha, "closed", pr.url)
+        return pr
+
+    def merge_pr(self, pr: PullRequest, expected_head: str, message: str) -> str:
+        now = self.refresh_pr(pr)
+        if now.state == "merged" and now.merge_sha:
+            return now.merge_sha
+        if now.state == "closed" or now.head_sha != expected_head:
+            raise MergeNotReady(f"the head of {pr.head_branch} moved; not merging unseen content")
+        base = self.platform.fetch([pr.base_branch])[pr.base_branch]
+        if base is None or base == expected_head:
+            merged = expected_head
+        else:
+            merged = self.platform.merge(base, expected_head, message)
+        self.platform.push({pr.base_branch: (base, merged)})
+        return merged

@@ -1,0 +1,390 @@
+"""Read control-plane objects straight from git objects at a commit, with no checkout.
+
+``load_main`` reads main at commit X, ``load_environment`` an environment branch at a commit.
+YAML documents are dispatched on ``kind``; the folder layout is free (dot-folders are skipped).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import jsonschema
+
+from promoter.errors import ConfigError
+from promoter.fields import Fields, check_branch, check_relative_path
+from promoter.gates import GATES, validate_gate
+from promoter.gitcmd import Git
+from promoter.model import (
+    ClusterType,
+    ConfigMap,
+    ConfigSchema,
+    DeploymentTarget,
+    Environment,
+    EnvironmentObjects,
+    GateSpec,
+    MainObjects,
+    Manifest,
+    Pipeline,
+    Requirement,
+    SchedulingPolicy,
+    Selector,
+    Source,
+    Template,
+    Workload,
+)
+from promoter.yamlfile import LDict, line_of, load_documents, plain
+
+API_VERSION = "promoter.dev/v1alpha1"
+KALYPSO_API_VERSION = "scheduler.kalypso.io/v1alpha1"
+PIPELINE_FILE = "promoter.yaml"
+MAIN_KINDS = ("Pipeline", "Template", "Workload", "ConfigSchema")
+ENV_KINDS = ("ClusterType", "SchedulingPolicy", "ConfigMap")
+KALYPSO_KINDS = ("Template", "Workload", "ConfigSchema", "ClusterType", "SchedulingPolicy")
+MAX_FILES = 20_000
+
+Doc = tuple[str, LDict]
+
+
+def read_documents(git: Git, commit: str) -> Iterator[Doc]:
+    """(file, document) for every control-plane object in the tree of ``commit``."""
+    entries = [
+        e
+        for e in git.ls_tree(commit)
+        if e.type == "blob"
+        and e.path.endswith((".yaml", ".yml"))
+        and not any(part.startswith(".") for part in e.path.split("/"))
+    ]
+    if len(entries) > MAX_FILES:
+        raise ConfigError(f"{len(entries)} YAML files at {commit[:12]}, over the limit of {MAX_FILES}")
+    blobs = git.read_blobs(e.sha for e in entries)
+    for entry in sorted(entries, key=lambda e: e.path):
+        for doc in load_documents(blobs[entry.sha], entry.path):
+            if _is_object(doc, entry.path):
+                yield entry.path, doc
+
+
+def _is_object(doc: Any, file: str) -> bool:
+    """Ours, someone else's YAML (ignored), or a mistake (an error)."""
+    if not isinstance(doc, dict):
+        return False
+    api, kind = doc.get("apiVersion"), doc.get("kind")
+    line = line_of(doc, "apiVersion")
+    if api in (API_VERSION, KALYPSO_API_VERSION):
+        if kind not in MAIN_KINDS + ENV_KINDS:
+            raise ConfigError(f"unknown kind {kind!r}", file=file, line=line_of(doc, "kind"))
+        if api == KALYPSO_API_VERSION and kind not in KALYPSO_KINDS:
+            raise ConfigError(f"kind {kind} is not a Kalypso kind; use apiVersion {API_VERSION}", file=file, line=line)
+        return True
+    if api == "v1" and kind == "ConfigMap":
+        return True
+    if isinstance(api, str) and api.startswith(("promoter.dev/", "scheduler.kalypso.io/")):
+        raise ConfigError(f"unsupported apiVersion {api!r}; use {API_VERSION}", file=file, line=line)
+    if api is None and kind in MAIN_KINDS + ENV_KINDS:
+        raise ConfigError(f"kind {kind} needs apiVersion: {API_VERSION}", file=file, line=line_of(doc, "kind"))
+    return False
+
+
+class _Object:
+    """The common envelope: apiVersion, kind, metadata."""
+
+    def __init__(self, file: str, doc: LDict) -> None:
+        self.top = Fields(doc, file, "")
+        self.top.get("apiVersion")
+        self.kind: str = self.top.get("kind")
+        meta = self.top.fields("metadata", required=True)
+        assert meta is not None
+        self.meta = meta
+        self.name = meta.name("name")
+        self.labels = meta.labels("labels")
+        meta.get("annotations", dict)
+        meta.get("namespace", str)
+        meta.done()
+        self.source = Source(file, doc.line)
+        self.file = file
+
+    def spec(self, required: bool = True) -> Fields:
+        spec = self.top.fields("spec", required=required)
+        return spec if spec is not None else Fields(LDict(), self.file, "spec", self.source.line)
+
+
+def _selector(f: Fields | None, with_workspace: bool) -> Selector:
+    if f is None:
+        return Selector()
+    workspace = (f.name("workspace", required=False) or None) if with_workspace else None
+    ls = f.fields("labelSelector")
+    f.done()
+    if ls is None:
+        return Selector(workspace=workspace)
+    match_labels = ls.labels("matchLabels")
+    requirements = []
+    for path, line, item in ls.items("matchExpressions"):
+        e = Fields(item, ls.file, path, line)
+        op = e.choice("operator", ("In", "NotIn", "Exists", "DoesNotExist"), default="")
+        key = e.str("key", required=True)
+        values = e.get("values", list) or []
+        if any(not isinstance(v, str) for v in values):
+            e.fail("values must be strings", "values")
+        if op in ("In", "NotIn") and not values:
+            e.fail(f"operator {op} needs values", "values")
+        e.done()
+        requirements.append(Requirement(str(key), op, tuple(values)))  # type: ignore[arg-type]
+    ls.done()
+    return Selector(match_labels, tuple(requirements), workspace)
+
+
+def _duplicate(kind: str, name: str, first: Source, again: Source) -> ConfigError:
+    return ConfigError(f"duplicate {kind} {name!r} (also at {first})", file=again.file, line=again.line)
+
+
+def _wrong_branch(obj: _Object, where: str) -> ConfigError:
+    home = "an environment branch" if obj.kind in ENV_KINDS else "main"
+    return ConfigError(f"kind {obj.kind} belongs on {home}, not on {where}", file=obj.file, line=obj.source.line)
+
+
+# ---------------------------------------------------------------- main
+
+
+def load_main(git: Git, commit: str) -> MainObjects:
+    """The promoted objects on main at ``commit`` (a full sha)."""
+    pipeline: Pipeline | None = None
+    templates: dict[str, Template] = {}
+    workloads: dict[str, Workload] = {}
+    schemas: dict[str, ConfigSchema] = {}
+    for file, doc in read_documents(git, commit):
+        obj = _Object(file, doc)
+        if obj.kind in ENV_KINDS:
+            raise _wrong_branch(obj, "main")
+        if obj.kind == "Pipeline":
+            if file != PIPELINE_FILE:
+                raise ConfigError(f"the Pipeline must be in {PIPELINE_FILE} at the root of main", file=file, line=obj.source.line)
+            if pipeline is not None:
+                raise _duplicate("Pipeline", obj.name, pipeline.source, obj.source)
+            pipeline = _pipeline(obj)
+            continue
+        table: dict[str, Any] = {"Template": templates, "Workload": workloads, "ConfigSchema": schemas}[obj.kind]
+        if obj.name in table:
+            raise _duplicate(obj.kind, obj.name, table[obj.name].source, obj.source)
+        table[obj.name] = {"Template": _template, "Workload": _workload, "ConfigSchema": _schema}[obj.kind](obj)
+    if pipeline is None:
+        raise ConfigError(f"no Pipeline at commit {commit[:12]}: main needs a {PIPELINE_FILE} at its root", file=PIPELINE_FILE)
+    names = {e.name for e in pipeline.environments}
+    for workload in workloads.values():
+        for target in workload.targets:
+            if target.environment not in names:
+                raise ConfigError(
+                    f"deployment target {target.name!r} names environment {target.environment!r}, "
+                    f"which the Pipeline does not have ({', '.join(sorted(names))})",
+                    file=target.source.file,
+                    line=target.source.line,
+                )
+    _check_output_names(workloads)
+    return MainObjects(commit, pipeline, templates, workloads, schemas)
+
+
+def _check_output_names(workloads: dict[str, Workload]) -> None:
+    seen: dict[tuple[str, str], DeploymentTarget] = {}
+    for workload in workloads.values():
+        for target in workload.targets:
+            key = (target.environment, f"{workload.name}-{target.name}")
+            if key in seen:
+                raise ConfigError(
+                    f"deployment target name {key[1]!r} in {key[0]} is also produced by {seen[key].source}",
+                    file=target.source.file,
+                    line=target.source.line,
+                )
+            seen[key] = target
+
+
+def _pipeline(obj: _Object) -> Pipeline:
+    spec = obj.spec()
+    repo = spec.fields("platformRepo", required=True)
+    assert repo is not None
+    url = repo.str("url", required=True)
+    forge = repo.get("forge", str)
+    if forge is not None and forge not in ("local", "github"):
+        repo.fail(f"must be local or github, got {forge!r}", "forge")
+    repo.done()
+    environments: list[Environment] = []
+    for path, line, item in spec.items("environments", required=True):
+        environments.append(_environment(Fields(item, obj.file, path, line)))
+    if not environments:
+        spec.fail("needs at least one environment", "environments")
+    seen: dict[str, Environment] = {}
+    for env in environments:
+        if env.name in seen:
+            raise ConfigError(f"environment {env.name!r} is listed twice (also at line {seen[env.name].source.line})", file=obj.file, line=env.source.line)
+        seen[env.name] = env
+    spec.done()
+    obj.top.done()
+    assert url is not None
+    return Pipeline(obj.name, url, forge, tuple(environments), obj.source)
+
+
+def _environment(f: Fields) -> Environment:
+    from promoter.clock import parse_duration
+
+    name = f.name("name")
+    branch = f.str("branch", default=name)
+    assert branch is not None
+    check_branch(branch, lambda m: f.fail(m, "branch"))
+    gitops = f.fields("gitops")
+    gitops_branch, gitops_path = name, ""
+    if gitops is not None:
+        gitops_branch = gitops.str("branch", default=name) or name
+        check_branch(gitops_branch, lambda m: gitops.fail(m, "branch"))
+        gitops_path = check_relative_path(gitops.str("path", default=".") or ".", lambda m: gitops.fail(m, "path"))
+        gitops.done()
+    merge = f.choice("merge", ("auto", "manual", "direct"), default="auto")
+    try:
+        timeout = parse_duration(f.get("timeout", (str, int, float)) or "30m")
+    except ValueError as err:
+        f.fail(str(err), "timeout")
+    gates = []
+    for path, line, item in f.items("gates"):
+        if not isinstance(item, dict) or len(item) != 1:
+            f.fail("each gate is a mapping with one key, the gate type (" + ", ".join(sorted(GATES)) + ")", line=line)
+        kind = next(iter(item))
+        if kind not in GATES:
+            f.fail(f"unknown gate {kind!r}; known: {', '.join(sorted(GATES))}", line=line)
+        source = Source(f.file, line)
+        validate_gate(kind, plain(item[kind]), source)
+        gates.append(GateSpec(kind, plain(item[kind]), source))
+    f.done()
+    return Environment(name, branch, gitops_branch, gitops_path, merge, timeout, tuple(gates), Source(f.file, f.line))  # type: ignore[arg-type]
+
+
+def _template(obj: _Object) -> Template:
+    spec = obj.spec()
+    kind = spec.choice("type", ("reconciler", "namespace", "config"), default="")
+    manifests = []
+    for path, line, item in spec.items("manifests", required=True):
+        if isinstance(item, str):
+            manifests.append(Manifest(item, line))
+        elif isinstance(item, dict):
+            manifests.append(Manifest(plain(item), line))
+        else:
+            spec.fail("each manifest is a template string or a mapping", line=line)
+    if not manifests:
+        spec.fail("needs at least one manifest", "manifests")
+    spec.done()
+    obj.top.done()
+    return Template(obj.name, kind, tuple(manifests), obj.source)  # type: ignore[arg-type]
+
+
+def _workload(obj: _Object) -> Workload:
+    spec = obj.spec()
+    workspace = spec.name("workspace")
+    targets: list[DeploymentTarget] = []
+    seen: set[str] = set()
+    for path, line, item in spec.items("deploymentTargets"):
+        t = Fields(item, obj.file, path, line)
+        name = t.name("name")
+        if name in seen:
+            t.fail(f"duplicate deployment target {name!r}", "name")
+        seen.add(name)
+        environment = t.name("environment")
+        labels = t.labels("labels")
+        manifests = t.fields("manifests", required=True)
+        assert manifests is not None
+        manifests.str("repo", required=True)
+        for key in manifests.value:
+            manifests.any(key)
+        targets.append(DeploymentTarget(name, environment, labels, plain(manifests.value), Source(obj.file, line)))
+        t.done()
+    spec.done()
+    obj.top.done()
+    return Workload(obj.name, obj.labels, workspace, tuple(targets), obj.source)
+
+
+def _schema(obj: _Object) -> ConfigSchema:
+    spec = obj.spec()
+    schema = spec.get("schema", dict, required=True)
+    try:
+        jsonschema.validators.validator_for(plain(schema)).check_schema(plain(schema))
+    except jsonschema.SchemaError as err:
+        spec.fail(f"not a valid JSON Schema: {err.message}", "schema")
+    spec.done()
+    obj.top.done()
+    return ConfigSchema(obj.name, obj.labels, plain(schema), obj.source)
+
+
+# ---------------------------------------------------------------- environment branches
+
+
+def load_environment(git: Git, branch: str, commit: str) -> EnvironmentObjects:
+    """The objects of one environment branch at ``commit``."""
+    cluster_types: dict[str, ClusterType] = {}
+    policies: dict[str, SchedulingPolicy] = {}
+    configmaps: dict[str, ConfigMap] = {}
+    where = f"environment branch {branch!r}"
+    for file, doc in read_documents(git, commit):
+        obj = _Object(file, doc)
+        if obj.kind in MAIN_KINDS:
+            raise _wrong_branch(obj, where)
+        if obj.kind == "ClusterType":
+            _add(cluster_types, _cluster_type(obj))
+        elif obj.kind == "SchedulingPolicy":
+            _add(policies, _policy(obj))
+        else:
+            _add(configmaps, _configmap(obj))
+    return EnvironmentObjects(branch, commit, cluster_types, policies, configmaps)
+
+
+def _add(table: dict[str, Any], obj: Any) -> None:
+    if obj.name in table:
+        raise _duplicate(type(obj).__name__, obj.name, table[obj.name].source, obj.source)
+    table[obj.name] = obj
+
+
+def _cluster_type(obj: _Object) -> ClusterType:
+    spec = obj.spec()
+    reconciler = spec.name("reconciler")
+    namespace = spec.name("namespaceService", required=False, default="default")
+    config = spec.name("configType", required=False, default="configmap")
+    spec.done()
+    obj.top.done()
+    return ClusterType(obj.name, obj.labels, reconciler, namespace, config, obj.source)
+
+
+def _policy(obj: _Object) -> SchedulingPolicy:
+    spec = obj.spec()
+    targets = _selector(spec.fields("deploymentTargetSelector"), with_workspace=True)
+    cluster_types = _selector(spec.fields("clusterTypeSelector"), with_workspace=False)
+    spec.done()
+    obj.top.done()
+    return SchedulingPolicy(obj.name, targets, cluster_types, obj.source)
+
+
+def _configmap(obj: _Object) -> ConfigMap:
+    data = obj.top.get("data", dict) or {}
+    obj.top.done()
+    return ConfigMap(obj.name, obj.labels, plain(data), obj.source)
+
+
+def check_references(main: MainObjects, env: EnvironmentObjects, builtins: dict[str, Template]) -> None:
+    """Every ClusterType names templates that exist (in main or built in) of the right type."""
+    for ct in env.cluster_types.values():
+        for field, name, kind in (
+            ("reconciler", ct.reconciler, "reconciler"),
+            ("namespaceService", ct.namespace_service, "namespace"),
+            ("configType", ct.config_type, "config"),
+        ):
+            template = main.templates.get(name) or builtins.get(name)
+            if template is None:
+                known = sorted(n for n, t in {**builtins, **main.templates}.items() if t.type == kind)
+                raise ConfigError(
+                    f"spec.{field}: ClusterType {ct.name!r} names template {name!r}, which does not exist "
+                    f"(known {kind} templates: {', '.join(known) or 'none'})",
+                    file=f"{env.branch}:{ct.source.file}",
+                    line=ct.source.line,
+                )
+            if template.type != kind:
+                raise ConfigError(
+                    f"spec.{field}: template {name!r} is of type {template.type}, not {kind}",
+                    file=f"{env.branch}:{ct.source.file}",
+                    line=ct.source.line,
+                )
+
+
+__all__ = ["check_references", "load_environment", "load_main", "read_documents"]

@@ -1,0 +1,181 @@
+"""Control-plane objects (DESIGN section 3), validated and typed.
+
+They are built by ``promoter.loading`` from git objects; everything downstream (scheduling,
+rendering, the orchestrator) works on these and never on raw YAML.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+MergePolicy = Literal["auto", "manual", "direct"]
+TemplateType = Literal["reconciler", "namespace", "config"]
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where an object or field was read: file path in the branch, and line."""
+
+    file: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}" if self.line else self.file
+
+
+@dataclass(frozen=True)
+class Requirement:
+    key: str
+    operator: Literal["In", "NotIn", "Exists", "DoesNotExist"]
+    values: tuple[str, ...] = ()
+
+    def matches(self, labels: dict[str, str]) -> bool:
+        present = self.key in labels
+        if self.operator == "Exists":
+            return present
+        if self.operator == "DoesNotExist":
+            return not present
+        if self.operator == "In":
+            return present and labels[self.key] in self.values
+        return not present or labels[self.key] not in self.values
+
+
+@dataclass(frozen=True)
+class Selector:
+    """A Kubernetes-style label selector, optionally narrowed to a workspace."""
+
+    match_labels: dict[str, str] = field(default_factory=dict)
+    match_expressions: tuple[Requirement, ...] = ()
+    workspace: str | None = None
+
+    def matches(self, labels: dict[str, str], workspace: str | None = None) -> bool:
+        if self.workspace is not None and self.workspace != workspace:
+            return False
+        if any(labels.get(k) != v for k, v in self.match_labels.items()):
+            return False
+        return all(r.matches(labels) for r in self.match_expressions)
+
+
+@dataclass(frozen=True)
+class GateSpec:
+    type: str
+    spec: Any
+    source: Source
+
+
+@dataclass(frozen=True)
+class Environment:
+    name: str
+    branch: str
+    gitops_branch: str
+    gitops_path: str
+    merge: MergePolicy
+    timeout: float
+    gates: tuple[GateSpec, ...]
+    source: Source
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    name: str
+    platform_url: str
+    forge: str | None
+    environments: tuple[Environment, ...]
+    source: Source
+
+    def environment(self, name: str) -> Environment | None:
+        return next((e for e in self.environments if e.name == name), None)
+
+    def index(self, name: str) -> int:
+        return [e.name for e in self.environments].index(name)
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """One entry of a Template: a jinja2 text, or a YAML mapping whose strings are templates."""
+
+    body: str | dict[str, Any]
+    line: int | None
+
+
+@dataclass(frozen=True)
+class Template:
+    name: str
+    type: TemplateType
+    manifests: tuple[Manifest, ...]
+    source: Source
+
+
+@dataclass(frozen=True)
+class DeploymentTarget:
+    name: str
+    environment: str
+    labels: dict[str, str]
+    manifests: dict[str, Any]
+    source: Source
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    labels: dict[str, str]
+    workspace: str
+    targets: tuple[DeploymentTarget, ...]
+    source: Source
+
+
+@dataclass(frozen=True)
+class ConfigSchema:
+    name: str
+    labels: dict[str, str]
+    schema: dict[str, Any]
+    source: Source
+
+
+@dataclass(frozen=True)
+class ClusterType:
+    name: str
+    labels: dict[str, str]
+    reconciler: str
+    namespace_service: str
+    config_type: str
+    source: Source
+
+
+@dataclass(frozen=True)
+class SchedulingPolicy:
+    name: str
+    targets: Selector
+    cluster_types: Selector
+    source: Source
+
+
+@dataclass(frozen=True)
+class ConfigMap:
+    name: str
+    labels: dict[str, str]
+    data: dict[str, Any]
+    source: Source
+
+
+@dataclass(frozen=True)
+class MainObjects:
+    """What is promoted: read from main at one commit."""
+
+    commit: str
+    pipeline: Pipeline
+    templates: dict[str, Template]
+    workloads: dict[str, Workload]
+    schemas: dict[str, ConfigSchema]
+
+
+@dataclass(frozen=True)
+class EnvironmentObjects:
+    """What belongs to one environment: read from its branch at one commit."""
+
+    branch: str
+    commit: str
+    cluster_types: dict[str, ClusterType]
+    policies: dict[str, SchedulingPolicy]
+    configmaps: dict[str, ConfigMap]

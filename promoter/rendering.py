@@ -1,0 +1,226 @@
+"""Rendering (pure): assignments and templates in, ``{path: bytes}`` out.
+
+Templates run in jinja2's immutable sandbox with undefined names as errors. Every rendered
+document must parse back as YAML. Errors name the template file and line and the assignment.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass
+from importlib import resources
+from types import TracebackType
+from typing import Any
+
+import jinja2
+import yaml
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from promoter.errors import ConfigError, TemplateError
+from promoter.model import EnvironmentObjects, MainObjects, Manifest, Template
+from promoter.scheduling import Assignment, assign
+from promoter.yamlfile import load_documents
+
+MAX_OUTPUT_BYTES = 4 * 1024 * 1024
+ROLE_FILES = (("reconciler", "reconciler.yaml"), ("namespace", "namespace.yaml"), ("config", "platform-config.yaml"))
+
+try:
+    _YamlLoader: type[yaml.SafeLoader] = yaml.CSafeLoader
+    _YamlDumper: type[yaml.SafeDumper] = yaml.CSafeDumper
+except AttributeError:  # pragma: no cover
+    _YamlLoader, _YamlDumper = yaml.SafeLoader, yaml.SafeDumper
+
+
+def to_yaml(value: Any) -> str:
+    """Block-style YAML of ``value``, no trailing newline (for use with ``indent``)."""
+    text = yaml.dump(value, Dumper=_YamlDumper, default_flow_style=False, sort_keys=False, allow_unicode=True, width=1_000_000)
+    return text.removesuffix("\n...\n").rstrip("\n")
+
+
+def quote(value: Any) -> str:
+    """A YAML-safe double-quoted scalar (JSON strings are valid YAML)."""
+    return json.dumps(value if isinstance(value, str) else str(value), ensure_ascii=False)
+
+
+def configmap_data(config: dict[str, Any]) -> dict[str, str]:
+    """ConfigMap data must be strings: scalars as text, maps and lists as JSON."""
+    out = {}
+    for key, value in config.items():
+        if isinstance(value, str):
+            out[str(key)] = value
+        elif isinstance(value, bool):
+            out[str(key)] = "true" if value else "false"
+        elif isinstance(value, dict | list):
+            out[str(key)] = json.dumps(value, sort_keys=True, default=str)
+        else:
+            out[str(key)] = "" if value is None else str(value)
+    return out
+
+
+def _environment() -> ImmutableSandboxedEnvironment:
+    env = ImmutableSandboxedEnvironment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
+    env.filters.update(
+        to_yaml=to_yaml,
+        to_json=lambda v: json.dumps(v, sort_keys=True, default=str),
+        quote=quote,
+        configmap_data=configmap_data,
+        b64encode=lambda v: base64.b64encode(str(v).encode()).decode(),
+    )
+    return env
+
+
+def builtin_templates() -> dict[str, Template]:
+    """The default templates shipped with the package (flux, argocd, default, configmap)."""
+    from promoter.loading import _Object, _template
+
+    out: dict[str, Template] = {}
+    folder = resources.files("promoter") / "templates"
+    for item in sorted(folder.iterdir(), key=lambda p: p.name):
+        if item.name.endswith(".yaml"):
+            file = f"builtin:{item.name}"
+            for doc in load_documents(item.read_bytes(), file):
+                template = _template(_Object(file, doc))
+                out[template.name] = template
+    return out
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """The rendered tree of one environment, relative to its gitops path."""
+
+    files: dict[str, bytes]
+    cluster_types: tuple[str, ...]
+    assignments: tuple[Assignment, ...]
+
+
+class Renderer:
+    """Compiles each template once and renders assignments with it."""
+
+    def __init__(self, templates: dict[str, Template]) -> None:
+        self.templates = templates
+        self.env = _environment()
+        self._compiled: dict[tuple[str, int, str], jinja2.Template] = {}
+
+    def compile_all(self) -> None:
+        for template in self.templates.values():
+            for index, manifest in enumerate(template.manifests):
+                for text in _strings(manifest.body):
+                    self._compile(template, index, manifest, text)
+
+    def _compile(self, template: Template, index: int, manifest: Manifest, text: str) -> jinja2.Template:
+        key = (template.name, index, text)
+        compiled = self._compiled.get(key)
+        if compiled is None:
+            try:
+                compiled = self.env.from_string(text)
+            except jinja2.TemplateSyntaxError as err:
+                raise self._error(template, index, manifest, err.lineno, f"syntax error: {err.message}") from err
+            self._compiled[key] = compiled
+        return compiled
+
+    def _error(self, template: Template, index: int, manifest: Manifest, lineno: int | None, message: str, a: Assignment | None = None) -> TemplateError:
+        line = (manifest.line or template.source.line or 1) + (lineno - 1 if lineno else 0)
+        who = f", assignment {a}" if a else ""
+        return TemplateError(f"template {template.name!r} manifest {index + 1}{who}: {message}", file=template.source.file, line=line)
+
+    def render(self, template: Template, a: Assignment) -> bytes:
+        context = variables(a)
+        docs: list[str] = []
+        for index, manifest in enumerate(template.manifests):
+            try:
+                if isinstance(manifest.body, str):
+                    text = self._compile(template, index, manifest, manifest.body).render(context)
+                else:
+                    text = to_yaml(self._render_tree(template, index, manifest, manifest.body, context))
+            except (jinja2.TemplateError, TypeError, ValueError, ArithmeticError, LookupError) as err:
+                if isinstance(err, TemplateError):
+                    raise
+                lineno = _template_line(err.__traceback__)
+                message = getattr(err, "message", None) or str(err)
+                raise self._error(template, index, manifest, lineno, f"{type(err).__name__}: {message}", a) from err
+            if len(text) > MAX_OUTPUT_BYTES:
+                raise self._error(template, index, manifest, None, f"output is over {MAX_OUTPUT_BYTES} bytes", a)
+            self._check_yaml(template, index, manifest, text, a)
+            docs.append(text.strip("\n") + "\n")
+        return "---\n".join(docs).encode("utf-8")
+
+    def _render_tree(self, template: Template, index: int, manifest: Manifest, value: Any, context: dict[str, Any]) -> Any:
+        if isinstance(value, str):
+            return self._compile(template, index, manifest, value).render(context)
+        if isinstance(value, dict):
+            return {k: self._render_tree(template, index, manifest, v, context) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._render_tree(template, index, manifest, v, context) for v in value]
+        return value
+
+    def _check_yaml(self, template: Template, index: int, manifest: Manifest, text: str, a: Assignment) -> None:
+        try:
+            docs = [d for d in yaml.load_all(text, Loader=_YamlLoader) if d is not None]
+        except yaml.YAMLError as err:
+            mark = getattr(err, "problem_mark", None)
+            problem = getattr(err, "problem", None) or str(err)
+            raise self._error(template, index, manifest, mark.line + 1 if mark else None, f"rendered text is not valid YAML: {problem}", a) from err
+        if len(docs) != 1 or not isinstance(docs[0], dict):
+            raise self._error(template, index, manifest, None, f"must render exactly one YAML mapping, got {len(docs)} documents", a)
+
+
+def variables(a: Assignment) -> dict[str, Any]:
+    """The template variables of DESIGN section 4."""
+    return {
+        "environment": a.environment,
+        "cluster_type": a.cluster_type.name,
+        "cluster_type_labels": dict(a.cluster_type.labels),
+        "workload": a.workload.name,
+        "workspace": a.workload.workspace,
+        "deployment_target": a.target.name,
+        "name": a.name,
+        "labels": a.labels,
+        "manifests": a.target.manifests,
+        "namespace": a.namespace,
+        "config": a.config,
+    }
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def _template_line(tb: TracebackType | None) -> int | None:
+    """The template line jinja2 put into the traceback, if any."""
+    line = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == "<template>":
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+def all_templates(main: MainObjects) -> dict[str, Template]:
+    """Built-ins, overridden by the control plane's own templates of the same name."""
+    return {**builtin_templates(), **main.templates}
+
+
+def render_environment(main: MainObjects, env: EnvironmentObjects, environment: str, renderer: Renderer | None = None) -> Rendered:
+    """Schedule and render one environment: ``<cluster-type>/<workload>-<target>/<role>.yaml``."""
+    from promoter.loading import check_references
+
+    templates = all_templates(main)
+    check_references(main, env, builtin_templates())
+    renderer = renderer or Renderer(templates)
+    files: dict[str, bytes] = {}
+    assignments = assign(main, env, environment)
+    for a in assignments:
+        roles = {"reconciler": a.cluster_type.reconciler, "namespace": a.cluster_type.namespace_service, "config": a.cluster_type.config_type}
+        for role, filename in ROLE_FILES:
+            files[f"{a.cluster_type.name}/{a.name}/{filename}"] = renderer.render(templates[roles[role]], a)
+    return Rendered(files, tuple(sorted(env.cluster_types)), tuple(assignments))
+
+
+__all__ = ["ConfigError", "Renderer", "Rendered", "builtin_templates", "render_environment", "to_yaml", "variables"]

@@ -1,0 +1,105 @@
+"""Results of a promotion run, and the text built from them (pure functions)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from promoter.gates.runner import GateOutcome
+from promoter.platform import Change
+
+
+@dataclass
+class EnvResult:
+    environment: str
+    state: str  # success | failure | skipped | noop | dry-run | superseded | held
+    message: str = ""
+    files: int = 0
+    changes: dict[str, Change] = field(default_factory=dict)
+    pr_url: str | None = None
+    promotion_sha: str | None = None
+    merge_sha: str | None = None
+    gates: list[GateOutcome] = field(default_factory=list)
+    duration: float = 0.0
+    requests: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.state in ("success", "skipped", "noop", "dry-run")
+
+
+@dataclass
+class Report:
+    flow: str  # promotion | scheduling
+    main_commit: str
+    results: list[EnvResult] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(r.ok for r in self.results)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "flow": self.flow,
+            "mainCommit": self.main_commit,
+            "ok": self.ok,
+            "environments": [
+                {
+                    **{k: v for k, v in asdict(r).items() if k not in ("changes", "gates")},
+                    "changes": {k: asdict(c) for k, c in sorted(r.changes.items())},
+                    "gates": [asdict(g) for g in r.gates],
+                }
+                for r in self.results
+            ],
+        }
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), indent=2, sort_keys=True)
+
+
+def change_summary(changes: dict[str, Change]) -> str:
+    added = sum(c.added for k, c in changes.items() if k != ".promoter")
+    changed = sum(c.changed for k, c in changes.items() if k != ".promoter")
+    removed = sum(c.removed for k, c in changes.items() if k != ".promoter")
+    return f"+{added} ~{changed} -{removed}"
+
+
+def pr_title(environment: str, main_commit: str, subject: str) -> str:
+    return f"Promote {main_commit[:7]} to {environment}: {subject}"[:200]
+
+
+def pr_body(
+    *,
+    environment: str,
+    main_commit: str,
+    main_subject: str,
+    env_branch: str,
+    env_commit: str,
+    previous: str | None,
+    changes: dict[str, Change],
+    run_url: str | None = None,
+    superseded: str | None = None,
+) -> str:
+    """The promotion PR's body: provenance, the previous environment's result, and the diff."""
+    lines = [
+        f"Promotion of control-plane commit `{main_commit}` to **{environment}**.",
+        "",
+        f"- main: `{main_commit[:12]}` {main_subject}",
+        f"- environment branch: `{env_branch}` at `{env_commit[:12]}`",
+    ]
+    if previous:
+        lines.append(f"- previous environment: {previous}")
+    if superseded:
+        lines.append(f"- supersedes the promotion of `{superseded[:12]}`")
+    if run_url:
+        lines.append(f"- run: {run_url}")
+    lines += ["", "| cluster type | added | changed | removed |", "| --- | ---: | ---: | ---: |"]
+    for group in sorted(changes):
+        if group == ".promoter":
+            continue
+        c = changes[group]
+        lines.append(f"| {group} | {c.added} | {c.changed} | {c.removed} |")
+    if all(k == ".promoter" for k in changes):
+        lines.append("| (no rendered changes) | 0 | 0 | 0 |")
+    return "\n".join(lines) + "\n"
