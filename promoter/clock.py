@@ -39,7 +39,7 @@ class FakeClock:
         self.t += max(seconds, 0.0)
 
 
-_DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+)s)?(?:(\d+)ms)?$")
+_DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+(?:\.\d+)?)s)?(?:(\d+)ms)?$")
 
 
 def parse_duration(value: object) -> float:
@@ -53,7 +53,7 @@ def parse_duration(value: object) -> float:
     if isinstance(value, str):
         match = _DURATION.match(value.strip())
         if match and any(match.groups()):
-            h, m, s, ms = (int(g) if g else 0 for g in match.groups())
+            h, m, s, ms = (float(g) if g else 0.0 for g in match.groups())
             return h * 3600 + m * 60 + s + ms / 1000
     raise ValueError(f"expected a duration like 30s, 5m or 1h, got {value!r}")
 
