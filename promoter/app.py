@@ -35,7 +35,11 @@ def local_platform_url(pipeline: Pipeline, control_plane: ControlPlane) -> str:
     if not path.is_absolute():
         path = (control_plane.path / path).resolve()
     if not (path / "HEAD").exists() and not (path / ".git").exists():
-        raise ConfigError(f"spec.platformRepo.url: no git repository at {path}", file=PIPELINE_FILE, line=pipeline.source.line)
+        raise ConfigError(
+            f"spec.platformRepo.url: no git repository at {path}",
+            file=PIPELINE_FILE,
+            line=pipeline.source.line,
+        )
     return str(path)
 
 

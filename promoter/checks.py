@@ -30,12 +30,18 @@ def check_tree(git: Git, commit: str, root: str, expect_main: str | None) -> Che
     if not prov:
         result.problems.append(f"{prefix}{PROVENANCE}: missing")
     elif expect_main and prov.get("mainCommit") != expect_main:
-        result.problems.append(f"{prefix}{PROVENANCE}: main commit is {prov.get('mainCommit')}, expected {expect_main}")
-    entries = [e for e in git.ls_tree(commit, root or None) if e.path.endswith(".yaml") and "/." not in "/" + e.path[len(prefix):]]
+        result.problems.append(
+            f"{prefix}{PROVENANCE}: main commit is {prov.get('mainCommit')}, expected {expect_main}"
+        )
+    entries = [
+        e
+        for e in git.ls_tree(commit, root or None)
+        if e.path.endswith(".yaml") and "/." not in "/" + e.path[len(prefix) :]
+    ]
     blobs = git.read_blobs(e.sha for e in entries)
     folders: dict[str, dict[str, list[dict[str, object]]]] = {}
     for e in entries:
-        rel = e.path[len(prefix):]
+        rel = e.path[len(prefix) :]
         try:
             docs = [d for d in yaml.safe_load_all(blobs[e.sha]) if d is not None]
         except yaml.YAMLError as err:
@@ -43,15 +49,25 @@ def check_tree(git: Git, commit: str, root: str, expect_main: str | None) -> Che
             continue
         for doc in docs:
             result.manifests += 1
-            if not isinstance(doc, dict) or not all(doc.get(k) for k in ("apiVersion", "kind")) or not (doc.get("metadata") or {}).get("name"):
+            if (
+                not isinstance(doc, dict)
+                or not all(doc.get(k) for k in ("apiVersion", "kind"))
+                or not (doc.get("metadata") or {}).get("name")
+            ):
                 result.problems.append(f"{e.path}: a document lacks apiVersion, kind or metadata.name")
                 continue
             folders.setdefault(rel.rsplit("/", 1)[0], {}).setdefault(rel.rsplit("/", 1)[-1], []).append(doc)
     result.folders = len(folders)
     for folder, files in sorted(folders.items()):
-        namespaces = {str(d["metadata"]["name"]) for d in files.get("namespace.yaml", []) if d.get("kind") == "Namespace"}  # type: ignore[index]
+        namespaces = {
+            str(d["metadata"]["name"])
+            for d in files.get("namespace.yaml", [])
+            if d.get("kind") == "Namespace"
+        }  # type: ignore[index]
         for doc in files.get("platform-config.yaml", []):
             ns = (doc.get("metadata") or {}).get("namespace")  # type: ignore[union-attr]
             if namespaces and ns not in namespaces:
-                result.problems.append(f"{prefix}{folder}/platform-config.yaml: namespace {ns} is not created in this folder")
+                result.problems.append(
+                    f"{prefix}{folder}/platform-config.yaml: namespace {ns} is not created in this folder"
+                )
     return result

@@ -25,8 +25,12 @@ CONTROL_PLANE = click.option(
     envvar="PROMOTER_CONTROL_PLANE",
     help="The control-plane git repo (a working clone or a bare repo).",
 )
-COMMIT = click.option("--commit", default=None, help="Main commit or ref to use (default: the main branch head).")
-MAIN_BRANCH = click.option("--main-branch", default="main", show_default=True, help="The control plane's promoted branch.")
+COMMIT = click.option(
+    "--commit", default=None, help="Main commit or ref to use (default: the main branch head)."
+)
+MAIN_BRANCH = click.option(
+    "--main-branch", default="main", show_default=True, help="The control plane's promoted branch."
+)
 
 
 class PromoterGroup(click.Group):
@@ -88,7 +92,9 @@ def validate(control_plane: str, commit: str | None, main_branch: str) -> None:
 @CONTROL_PLANE
 @click.option("--env", "env_name", required=True, help="The environment to render.")
 @COMMIT
-@click.option("--out", required=True, type=click.Path(file_okay=False), help="Directory to write the tree into.")
+@click.option(
+    "--out", required=True, type=click.Path(file_okay=False), help="Directory to write the tree into."
+)
 @MAIN_BRANCH
 def render(control_plane: str, env_name: str, commit: str | None, out: str, main_branch: str) -> None:
     """Write the tree that would be committed for one environment."""
@@ -100,7 +106,9 @@ def render(control_plane: str, env_name: str, commit: str | None, out: str, main
     main = cp.main(sha)
     env = main.pipeline.environment(env_name)
     if env is None:
-        raise UsageError(f"--env {env_name}: no such environment (the Pipeline has {', '.join(e.name for e in main.pipeline.environments)})")
+        raise UsageError(
+            f"--env {env_name}: no such environment (the Pipeline has {', '.join(e.name for e in main.pipeline.environments)})"
+        )
     objects = cp.environment(env)
     rendered = render_environment(main, objects, env.name)
     target = Path(out)
@@ -122,7 +130,9 @@ def render(control_plane: str, env_name: str, commit: str | None, out: str, main
         dest = target / path
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_bytes(data)
-    click.echo(f"{env.name}: wrote {len(rendered.files)} files for {len(rendered.assignments)} assignments to {out}")
+    click.echo(
+        f"{env.name}: wrote {len(rendered.files)} files for {len(rendered.assignments)} assignments to {out}"
+    )
 
 
 @cli.command()
@@ -131,12 +141,32 @@ def render(control_plane: str, env_name: str, commit: str | None, out: str, main
 @click.option("--to", "to", default=None, help="Promote up to and including this environment.")
 @click.option("--env", "env_name", default=None, help="Scheduling flow: re-render this environment only.")
 @click.option("--dry-run", is_flag=True, help="Render and report; push, merge and post nothing.")
-@click.option("--force", is_flag=True, help="Skip the guard and retry a held commit; with --to, promote only that environment.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Skip the guard and retry a held commit; with --to, promote only that environment.",
+)
 @click.option("--poll-interval", default="5s", show_default=True, help="How often to poll merges.")
-@click.option("--progress-interval", default="10s", show_default=True, help="How often to print a progress line while waiting.")
+@click.option(
+    "--progress-interval",
+    default="10s",
+    show_default=True,
+    help="How often to print a progress line while waiting.",
+)
 @click.option("--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @MAIN_BRANCH
-def promote(control_plane: str, commit: str | None, to: str | None, env_name: str | None, dry_run: bool, force: bool, poll_interval: str, progress_interval: str, output: str, main_branch: str) -> None:
+def promote(
+    control_plane: str,
+    commit: str | None,
+    to: str | None,
+    env_name: str | None,
+    dry_run: bool,
+    force: bool,
+    poll_interval: str,
+    progress_interval: str,
+    output: str,
+    main_branch: str,
+) -> None:
     """Promote a main commit dev -> qa -> prod, or (--env) re-render one environment."""
     from promoter.app import build_runtime
     from promoter.clock import RealClock, parse_duration
@@ -144,18 +174,29 @@ def promote(control_plane: str, commit: str | None, to: str | None, env_name: st
     from promoter.orchestrator import Options, Orchestrator
 
     if to and env_name:
-        raise UsageError("--to and --env exclude each other: --env runs the scheduling flow for one environment")
+        raise UsageError(
+            "--to and --env exclude each other: --env runs the scheduling flow for one environment"
+        )
     cp = _control_plane(control_plane, main_branch)
     sha = cp.resolve(commit)
     console = Console(stream=sys.stderr if output == "json" else None)
-    runtime = build_runtime(cp, cp.main(cp.resolve(None) if env_name and not commit else sha).pipeline, console)
+    runtime = build_runtime(
+        cp, cp.main(cp.resolve(None) if env_name and not commit else sha).pipeline, console
+    )
     try:
-        options = Options(dry_run=dry_run, force=force, poll_interval=parse_duration(poll_interval), progress_interval=parse_duration(progress_interval))
+        options = Options(
+            dry_run=dry_run,
+            force=force,
+            poll_interval=parse_duration(poll_interval),
+            progress_interval=parse_duration(progress_interval),
+        )
     except ValueError as err:
         raise UsageError(str(err)) from err
     orchestrator = Orchestrator(cp, runtime.platform, runtime.forge, RealClock(), console, options)
     with runtime.platform.locked():
-        report = orchestrator.schedule(env_name, commit and sha) if env_name else orchestrator.promote(sha, to)
+        report = (
+            orchestrator.schedule(env_name, commit and sha) if env_name else orchestrator.promote(sha, to)
+        )
     if output == "json":
         click.echo(report.dumps())
     else:
@@ -171,7 +212,9 @@ def _print_summary(report: Any) -> None:
     click.echo(f"{'environment':<14}{'result':<12}{'files':>7}  {'changes':<16}{'merge commit':<14}gates")
     for r in report.results:
         gates = ", ".join(f"{g.gate}: {g.state}" for g in r.gates) or "-"
-        click.echo(f"{r.environment:<14}{r.state:<12}{r.files:>7}  {change_summary(r.changes):<16}{(r.merge_sha or '-')[:12]:<14}{gates}")
+        click.echo(
+            f"{r.environment:<14}{r.state:<12}{r.files:>7}  {change_summary(r.changes):<16}{(r.merge_sha or '-')[:12]:<14}{gates}"
+        )
 
 
 @cli.command()
@@ -196,7 +239,15 @@ def status(control_plane: str, commit: str | None, output: str, main_branch: str
     for env in main.pipeline.environments:
         st = statuses.get(runtime.forge.status_context(env.name))
         head = heads.get(env.gitops_branch)
-        prov = parse_provenance(runtime.platform.read(head, f"{env.gitops_path}/{PROVENANCE}" if env.gitops_path else PROVENANCE)) if head else {}
+        prov = (
+            parse_provenance(
+                runtime.platform.read(
+                    head, f"{env.gitops_path}/{PROVENANCE}" if env.gitops_path else PROVENANCE
+                )
+            )
+            if head
+            else {}
+        )
         rows.append(
             {
                 "environment": env.name,
@@ -215,14 +266,30 @@ def status(control_plane: str, commit: str | None, output: str, main_branch: str
     for row in rows:
         deployed = row["deployedMainCommit"]
         there = "this commit" if deployed == sha else (str(deployed)[:12] if deployed else "nothing")
-        click.echo(f"  {row['environment']:<10} {row['state']:<9} {row['description']}  [{row['platformBranch']} has {there}]")
+        click.echo(
+            f"  {row['environment']:<10} {row['state']:<9} {row['description']}  [{row['platformBranch']} has {there}]"
+        )
 
 
 @cli.command("check-platform")
-@click.option("--repo", envvar="PROMOTER_PLATFORM_REPO", required=True, help="Platform repo path (default: $PROMOTER_PLATFORM_REPO).")
-@click.option("--ref", envvar="PROMOTER_PLATFORM_SHA", required=True, help="Commit to check (default: $PROMOTER_PLATFORM_SHA).")
-@click.option("--path", "root", envvar="PROMOTER_PLATFORM_PATH", default=".", help="The environment's folder.")
-@click.option("--expect-commit", envvar="PROMOTER_COMMIT", default=None, help="Main commit the provenance must name.")
+@click.option(
+    "--repo",
+    envvar="PROMOTER_PLATFORM_REPO",
+    required=True,
+    help="Platform repo path (default: $PROMOTER_PLATFORM_REPO).",
+)
+@click.option(
+    "--ref",
+    envvar="PROMOTER_PLATFORM_SHA",
+    required=True,
+    help="Commit to check (default: $PROMOTER_PLATFORM_SHA).",
+)
+@click.option(
+    "--path", "root", envvar="PROMOTER_PLATFORM_PATH", default=".", help="The environment's folder."
+)
+@click.option(
+    "--expect-commit", envvar="PROMOTER_COMMIT", default=None, help="Main commit the provenance must name."
+)
 def check_platform(repo: str, ref: str, root: str, expect_commit: str | None) -> None:
     """Smoke-check a rendered platform tree at one commit (for use as a command gate)."""
     from promoter.checks import check_tree
@@ -236,13 +303,21 @@ def check_platform(repo: str, ref: str, root: str, expect_commit: str | None) ->
     for problem in result.problems:
         click.echo(f"problem: {problem}", err=True)
     if result.problems:
-        click.echo(f"{len(result.problems)} problems in {result.manifests} manifests at {commit[:12]}", err=True)
+        click.echo(
+            f"{len(result.problems)} problems in {result.manifests} manifests at {commit[:12]}", err=True
+        )
         sys.exit(1)
     click.echo(f"ok: {result.manifests} manifests in {result.folders} folders at {commit[:12]}")
 
 
 @cli.command()
-@click.option("--dir", "directory", default=None, type=click.Path(file_okay=False), help="Where to create the demo repos (default: a new temporary directory).")
+@click.option(
+    "--dir",
+    "directory",
+    default=None,
+    type=click.Path(file_okay=False),
+    help="Where to create the demo repos (default: a new temporary directory).",
+)
 @click.option("--progress-interval", default="1s", show_default=True)
 def demo(directory: str | None, progress_interval: str) -> None:
     """Build the sample control plane into fresh repos and promote it dev -> qa -> prod."""

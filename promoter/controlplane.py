@@ -52,7 +52,9 @@ class ControlPlane:
         if ref is None:
             sha = self.branch_head(self.main_branch)
             if sha is None:
-                raise UsageError(f"the control plane has no branch {self.main_branch!r} (nor origin/{self.main_branch})")
+                raise UsageError(
+                    f"the control plane has no branch {self.main_branch!r} (nor origin/{self.main_branch})"
+                )
             return sha
         sha = self.git.commit_of(ref) or self.branch_head(ref)
         if sha is None and self._fetch(ref):

@@ -49,7 +49,14 @@ class NoteStatuses:
                 continue
             try:
                 raw = json.loads(line)
-                out.append(Status(**{k: raw.get(k) for k in ("context", "state", "description", "target_url", "created_at")}))
+                out.append(
+                    Status(
+                        **{
+                            k: raw.get(k)
+                            for k in ("context", "state", "description", "target_url", "created_at")
+                        }
+                    )
+                )
             except (ValueError, TypeError):
                 continue  # a line a human added by hand; not ours to judge
         return out
@@ -64,8 +71,12 @@ class NoteStatuses:
         stamped = Status(**{**asdict(status), "created_at": status.created_at or now_iso()})
         line = json.dumps(asdict(stamped), sort_keys=True)
         for attempt in range(20):  # notes refs lock; another writer may hold it for a moment
-            proc = self.git.run("notes", f"--ref={self.ref}", "append", "--allow-empty", "-m", line, commit, check=False)
+            proc = self.git.run(
+                "notes", f"--ref={self.ref}", "append", "--allow-empty", "-m", line, commit, check=False
+            )
             if proc.returncode == 0:
                 return stamped
             time.sleep(0.05 * (attempt + 1))
-        raise GitError(f"cannot write a status note on {commit[:12]} in {self.git.path}: {proc.stderr.decode(errors='replace').strip()}")
+        raise GitError(
+            f"cannot write a status note on {commit[:12]} in {self.git.path}: {proc.stderr.decode(errors='replace').strip()}"
+        )

@@ -35,7 +35,9 @@ class Options:
 
 
 def _run_url() -> str | None:
-    server, repo, run = (os.environ.get(k) for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID"))
+    server, repo, run = (
+        os.environ.get(k) for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID")
+    )
     return f"{server}/{repo}/actions/runs/{run}" if server and repo and run else None
 
 
@@ -68,10 +70,13 @@ class Orchestrator:
                 envs = envs[-1:]  # by hand: straight to the chosen environment
         report = Report("promotion", commit)
         subject = self._subject(commit)
-        self.out.say(f"promoting main {commit[:12]} \"{subject}\" to {', '.join(e.name for e in envs)}")
+        self.out.say(f'promoting main {commit[:12]} "{subject}" to {", ".join(e.name for e in envs)}')
         for env in envs:
             result = self._promote_one(main, env, scheduling=False)
             report.results.append(result)
+            if result.state == "dry-run":
+                self.out.say(f"dry run: the environments after {env.name} wait for it to succeed")
+                break
             if not result.ok:
                 break
         return report
@@ -84,10 +89,14 @@ class Orchestrator:
             if env is None:
                 raise UsageError(f"--env {environment}: the Pipeline on main has no such environment")
             base = self.platform.fetch([env.gitops_branch])[env.gitops_branch]
-            there = parse_provenance(self.platform.read(base, _join(env.gitops_path, PROVENANCE))) if base else {}
+            there = (
+                parse_provenance(self.platform.read(base, _join(env.gitops_path, PROVENANCE))) if base else {}
+            )
             found = there.get("mainCommit")
             if not isinstance(found, str):
-                raise PromotionFailed(f"{environment}: nothing has been promoted there yet; run the promotion flow first")
+                raise PromotionFailed(
+                    f"{environment}: nothing has been promoted there yet; run the promotion flow first"
+                )
             commit = self.cp.resolve(found)
         main = self.cp.main(commit)
         env = main.pipeline.environment(environment)
@@ -108,17 +117,20 @@ class Orchestrator:
             result.state, result.message = "superseded", str(err)
             self.out.say(f"{env.name}: superseded: {err}")
         except PromotionFailed as err:
-            result.state, result.message = "failure", str(err)
+            result.state = "held" if result.state == "held" else "failure"
+            result.message = str(err)
             if isinstance(err, GateFailed):
                 result.gates = list(err.outcomes)  # type: ignore[arg-type]
-            if not self.opts.dry_run:
+            if not self.opts.dry_run and result.state != "held":
                 self.forge.set_status(main.commit, self._ctx(env), "failure", str(err), self.opts.run_url)
             self.out.say(f"{env.name}: FAILED: {err}")
         result.duration = self.clock.now() - start
         result.requests = self.forge.request_count() - requests_before
         return result
 
-    def _run_env(self, main: MainObjects, env: Environment, scheduling: bool, result: EnvResult, start: float) -> None:
+    def _run_env(
+        self, main: MainObjects, env: Environment, scheduling: bool, result: EnvResult, start: float
+    ) -> None:
         x = main.commit
         context = self._ctx(env)
         current = self.forge.get_statuses(x).get(context)
@@ -129,7 +141,9 @@ class Orchestrator:
                 return
             if current and current.state in ("failure", "error") and not self.opts.force:
                 result.state = "held"
-                raise PromotionFailed(f"{env.name}: {x[:12]} failed here before ({current.description}); held, use --force to retry")
+                raise PromotionFailed(
+                    f"{env.name}: {x[:12]} failed here before ({current.description}); held, use --force to retry"
+                )
             self._guard(main, env)
 
         env_objects = self.cp.environment(env)
@@ -157,16 +171,28 @@ class Orchestrator:
         if not plan.changed and base is not None:
             there = parse_provenance(self.platform.read(base, _join(env.gitops_path, PROVENANCE)))
             there_commit = there.get("mainCommit")
-            proven = isinstance(there_commit, str) and there_commit != x and self._state(there_commit, context) == "success"
+            proven = (
+                isinstance(there_commit, str)
+                and there_commit != x
+                and self._state(there_commit, context) == "success"
+            )
             if proven or (scheduling and there_commit == x and current and current.state == "success"):
                 result.state, result.merge_sha = "noop", base
                 result.message = "no changes to the platform branch"
                 if not self.opts.dry_run:
-                    self.forge.set_status(x, context, "success", f"no changes ({env.gitops_branch} already has this content)", self.opts.run_url)
+                    self.forge.set_status(
+                        x,
+                        context,
+                        "success",
+                        f"no changes ({env.gitops_branch} already has this content)",
+                        self.opts.run_url,
+                    )
                 self.out.say(f"{env.name}: no changes; {env.gitops_branch} is already at this content")
                 return
             # Our content is already merged (a rerun after a merge): check its health.
-            self.out.say(f"{env.name}: {env.gitops_branch} already has this content at {base[:12]}; checking gates")
+            self.out.say(
+                f"{env.name}: {env.gitops_branch} already has this content at {base[:12]}; checking gates"
+            )
             result.merge_sha = base
             self._gates(main, env, base, result, start)
             return
@@ -177,7 +203,9 @@ class Orchestrator:
             self.out.say(f"{env.name}: dry run: {result.message}")
             return
 
-        promo_sha, superseded = self._promotion_commit(main, env, env_objects.commit, base, existing, plan, provenance)
+        promo_sha, superseded = self._promotion_commit(
+            main, env, env_objects.commit, base, existing, plan, provenance
+        )
         result.promotion_sha = promo_sha
         if superseded:
             self.forge.set_status(superseded, context, "error", f"superseded by {x[:12]}", self.opts.run_url)
@@ -192,17 +220,34 @@ class Orchestrator:
             return
         previous = main.pipeline.environments[i - 1].name
         if self._state(main.commit, self._ctx(main.pipeline.environments[i - 1])) != "success":
-            raise PromotionFailed(f"{env.name}: guard: {main.commit[:12]} has not succeeded in {previous} yet (use --force to skip)")
+            raise PromotionFailed(
+                f"{env.name}: guard: {main.commit[:12]} has not succeeded in {previous} yet (use --force to skip)"
+            )
 
-    def _promotion_commit(self, main: MainObjects, env: Environment, env_commit: str, base: str | None, existing: str | None, plan: object, provenance: bytes) -> tuple[str, str | None]:
+    def _promotion_commit(
+        self,
+        main: MainObjects,
+        env: Environment,
+        env_commit: str,
+        base: str | None,
+        existing: str | None,
+        plan: object,
+        provenance: bytes,
+    ) -> tuple[str, str | None]:
         """Push the promotion branch (reusing it when a rerun finds it already right)."""
         x = main.commit
         superseded = None
         if existing:
             theirs = parse_provenance(self.platform.read(existing, _join(env.gitops_path, PROVENANCE)))
             parents = self.platform.git.out("rev-list", "--parents", "-n", "1", existing).split()[1:]
-            if theirs.get("mainCommit") == x and theirs.get("environmentCommit") == env_commit and parents[:1] == ([base] if base else []):
-                self.out.say(f"{env.name}: {promotion_branch(env.name)} is already at this promotion ({existing[:12]})")
+            if (
+                theirs.get("mainCommit") == x
+                and theirs.get("environmentCommit") == env_commit
+                and parents[:1] == ([base] if base else [])
+            ):
+                self.out.say(
+                    f"{env.name}: {promotion_branch(env.name)} is already at this promotion ({existing[:12]})"
+                )
                 return existing, None
             old = theirs.get("mainCommit")
             if isinstance(old, str) and old != x and self._state(old, self._ctx(env)) == "pending":
@@ -214,7 +259,9 @@ class Orchestrator:
         self.out.say(f"{env.name}: pushed {promotion_branch(env.name)} at {sha[:12]}")
         return sha, superseded
 
-    def _body(self, main: MainObjects, env: Environment, env_commit: str, plan: object, superseded: str | None) -> str:
+    def _body(
+        self, main: MainObjects, env: Environment, env_commit: str, plan: object, superseded: str | None
+    ) -> str:
         i = main.pipeline.index(env.name)
         previous = None
         if i > 0:
@@ -232,16 +279,32 @@ class Orchestrator:
             superseded=superseded,
         )
 
-    def _merge(self, main: MainObjects, env: Environment, base: str | None, promo_sha: str, plan: object, superseded: str | None, result: EnvResult, start: float) -> str:
+    def _merge(
+        self,
+        main: MainObjects,
+        env: Environment,
+        base: str | None,
+        promo_sha: str,
+        plan: object,
+        superseded: str | None,
+        result: EnvResult,
+        start: float,
+    ) -> str:
         x, context = main.commit, self._ctx(env)
         deadline = start + env.timeout
         if env.merge == "direct":
             self.platform.push({env.gitops_branch: (base, promo_sha)})
-            self.forge.set_status(x, context, "pending", f"pushed to {env.gitops_branch}; waiting for gates", self.opts.run_url)
-            self.out.say(f"{env.name}: pushed {promo_sha[:12]} straight to {env.gitops_branch} (merge: direct)")
+            self.forge.set_status(
+                x, context, "pending", f"pushed to {env.gitops_branch}; waiting for gates", self.opts.run_url
+            )
+            self.out.say(
+                f"{env.name}: pushed {promo_sha[:12]} straight to {env.gitops_branch} (merge: direct)"
+            )
             return promo_sha
         title = pr_title(env.name, x, self._subject(x))
-        pr = self.forge.open_pr(env, promo_sha, title, self._body(main, env, self.cp.env_head(env), plan, superseded))
+        pr = self.forge.open_pr(
+            env, promo_sha, title, self._body(main, env, self.cp.env_head(env), plan, superseded)
+        )
         result.pr_url = pr.url
         self.forge.set_status(x, context, "pending", f"PR open: {pr.url}", pr.url)
         self.out.say(f"{env.name}: PR {pr.url} ({env.merge} merge)")
@@ -252,7 +315,9 @@ class Orchestrator:
         self.out.say(f"{env.name}: merged {merge_sha[:12]} into {env.gitops_branch}")
         return merge_sha
 
-    def _wait_merge(self, env: Environment, pr: PullRequest, promo_sha: str, deadline: float, title: str) -> str:
+    def _wait_merge(
+        self, env: Environment, pr: PullRequest, promo_sha: str, deadline: float, title: str
+    ) -> str:
         started = self.clock.now()
         next_progress = started + self.opts.progress_interval
         last = "waiting"
@@ -261,7 +326,9 @@ class Orchestrator:
             if now_pr.state == "merged" and now_pr.merge_sha:
                 return now_pr.merge_sha
             if now_pr.head_sha != promo_sha:
-                raise Superseded(f"{pr.head_branch} moved to {now_pr.head_sha[:12]}; another promotion took over")
+                raise Superseded(
+                    f"{pr.head_branch} moved to {now_pr.head_sha[:12]}; another promotion took over"
+                )
             if now_pr.state == "closed":
                 raise MergeRefused(f"{env.name}: the promotion PR {pr.url} was closed without merging")
             if env.merge == "auto":
@@ -271,16 +338,31 @@ class Orchestrator:
                     last = str(err)
             now = self.clock.now()
             if now >= deadline:
-                raise MergeRefused(f"{env.name}: {pr.url} was not merged within {format_duration(now - started)} ({last})")
+                raise MergeRefused(
+                    f"{env.name}: {pr.url} was not merged within {format_duration(now - started)} ({last})"
+                )
             if now >= next_progress:
-                self.out.say(f"{env.name}: waiting {format_duration(now - started)}, merge ({env.merge}): {last}")
+                self.out.say(
+                    f"{env.name}: waiting {format_duration(now - started)}, merge ({env.merge}): {last}"
+                )
                 next_progress = now + self.opts.progress_interval
             self.clock.sleep(min(self.opts.poll_interval, max(deadline - now, 0.05)))
 
-    def _gates(self, main: MainObjects, env: Environment, merge_sha: str, result: EnvResult, start: float) -> None:
+    def _gates(
+        self, main: MainObjects, env: Environment, merge_sha: str, result: EnvResult, start: float
+    ) -> None:
         x, context = main.commit, self._ctx(env)
         gates = [build_gate(spec) for spec in env.gates]
-        ctx = GateContext(env.name, x, merge_sha, self.platform.url, env.gitops_branch, self.clock, env.gitops_path, self.forge)
+        ctx = GateContext(
+            env.name,
+            x,
+            merge_sha,
+            self.platform.url,
+            env.gitops_branch,
+            self.clock,
+            env.gitops_path,
+            self.forge,
+        )
         outcomes: list[GateOutcome] = []
         if gates:
             self.out.say(f"{env.name}: gates on {merge_sha[:12]}: {', '.join(g.describe() for g in gates)}")
@@ -289,7 +371,9 @@ class Orchestrator:
                 self.out.say(f"{env.name}: gate {outcome}")
         result.gates = outcomes
         summary = "; ".join(f"{o.gate}: {o.state}" for o in outcomes) or "no gates"
-        self.forge.set_status(x, context, "success", f"healthy at {merge_sha[:12]} ({summary})", self.opts.run_url)
+        self.forge.set_status(
+            x, context, "success", f"healthy at {merge_sha[:12]} ({summary})", self.opts.run_url
+        )
         result.state, result.message = "success", summary
         self.out.say(f"{env.name}: success in {format_duration(self.clock.now() - start)}")
 

@@ -109,7 +109,9 @@ def parse_provenance(data: bytes | None) -> dict[str, object]:
 class PlatformRepo:
     """A bare cache of one platform repo, fetched from and pushed to ``url``."""
 
-    def __init__(self, url: str, cache: Path | None = None, auth_env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, url: str, cache: Path | None = None, auth_env: Mapping[str, str] | None = None
+    ) -> None:
         self.url = url
         key = hashlib.sha1(url.encode()).hexdigest()[:16]
         self.path = (cache or cache_root()) / "platform" / f"{key}.git"
@@ -153,7 +155,9 @@ class PlatformRepo:
     def fetch(self, branches: list[str]) -> dict[str, str | None]:
         """Bring the named branches into the cache; their values, None when absent."""
         heads = self.remote_heads(branches)
-        missing = [b for b, sha in heads.items() if sha and not self.git.ok("cat-file", "-e", f"{sha}^{{commit}}")]
+        missing = [
+            b for b, sha in heads.items() if sha and not self.git.ok("cat-file", "-e", f"{sha}^{{commit}}")
+        ]
         if missing:
             specs = [f"+refs/heads/{b}:refs/remotes/origin/{b}" for b in missing]
             self.git.run("fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--", self.url, *specs)
@@ -186,7 +190,9 @@ class PlatformRepo:
         and the previous render; other files and dot-folders are kept."""
         old = self.listing(base, root)
         previous = parse_provenance(self.read(base, _join(root, PROVENANCE))) if base else {}
-        managed = set(cluster_types) | {str(c) for c in previous.get("clusterTypes") or [] if isinstance(c, str)}
+        managed = set(cluster_types) | {
+            str(c) for c in previous.get("clusterTypes") or [] if isinstance(c, str)
+        }
         entries = {p: v for p, v in old.items() if p.split("/", 1)[0] not in managed and p != PROVENANCE}
         inline: dict[str, bytes] = {}
         for path, data in {**files, PROVENANCE: provenance}.items():
@@ -219,7 +225,9 @@ class PlatformRepo:
             if data is None:
                 chunks.append(f"M {mode} {sha} {target}\n".encode())
             else:
-                chunks.append(f"M {mode} inline {target}\n".encode() + b"data %d\n" % len(data) + data + b"\n")
+                chunks.append(
+                    f"M {mode} inline {target}\n".encode() + b"data %d\n" % len(data) + data + b"\n"
+                )
         stream = b"".join(chunks)
         self.git.run("fast-import", "--quiet", "--date-format=raw", input=stream)
         sha = self.git.out("rev-parse", ref)
@@ -230,7 +238,9 @@ class PlatformRepo:
         """A real merge of ``head`` into ``base`` (as a forge would); GitError on conflict."""
         proc = self.git.run("merge-tree", "--write-tree", "--no-messages", base, head, check=False)
         if proc.returncode != 0:
-            raise GitError(f"merging {head[:12]} into {base[:12]} conflicts; resolve it or rerun the promotion")
+            raise GitError(
+                f"merging {head[:12]} into {base[:12]} conflicts; resolve it or rerun the promotion"
+            )
         tree = proc.stdout.decode().split()[0]
         return self.git.out("commit-tree", tree, "-p", base, "-p", head, "-m", message)
 
@@ -247,7 +257,10 @@ class PlatformRepo:
         proc = self.git.run(*args, "--", self.url, *specs, check=False)
         if proc.returncode != 0:
             detail = (proc.stdout + proc.stderr).decode("utf-8", "replace").strip().splitlines()
-            reason = next((ln for ln in detail if "rejected" in ln or "stale" in ln or "error" in ln), detail[-1] if detail else "")
+            reason = next(
+                (ln for ln in detail if "rejected" in ln or "stale" in ln or "error" in ln),
+                detail[-1] if detail else "",
+            )
             raise GitError(mask(f"push of {', '.join(updates)} to {self.url} was refused: {reason.strip()}"))
         for branch, (_, new) in updates.items():
             if new:

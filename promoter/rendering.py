@@ -23,7 +23,11 @@ from promoter.scheduling import Assignment, assign
 from promoter.yamlfile import load_documents
 
 MAX_OUTPUT_BYTES = 4 * 1024 * 1024
-ROLE_FILES = (("reconciler", "reconciler.yaml"), ("namespace", "namespace.yaml"), ("config", "platform-config.yaml"))
+ROLE_FILES = (
+    ("reconciler", "reconciler.yaml"),
+    ("namespace", "namespace.yaml"),
+    ("config", "platform-config.yaml"),
+)
 
 try:
     _YamlLoader: type[yaml.SafeLoader] = yaml.CSafeLoader
@@ -34,7 +38,14 @@ except AttributeError:  # pragma: no cover
 
 def to_yaml(value: Any) -> str:
     """Block-style YAML of ``value``, no trailing newline (for use with ``indent``)."""
-    text = yaml.dump(value, Dumper=_YamlDumper, default_flow_style=False, sort_keys=False, allow_unicode=True, width=1_000_000)
+    text = yaml.dump(
+        value,
+        Dumper=_YamlDumper,
+        default_flow_style=False,
+        sort_keys=False,
+        allow_unicode=True,
+        width=1_000_000,
+    )
     return text.removesuffix("\n...\n").rstrip("\n")
 
 
@@ -59,7 +70,9 @@ def configmap_data(config: dict[str, Any]) -> dict[str, str]:
 
 
 def _environment() -> ImmutableSandboxedEnvironment:
-    env = ImmutableSandboxedEnvironment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
+    env = ImmutableSandboxedEnvironment(
+        undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True
+    )
     env.filters.update(
         to_yaml=to_yaml,
         to_json=lambda v: json.dumps(v, sort_keys=True, default=str),
@@ -115,14 +128,28 @@ class Renderer:
             try:
                 compiled = self.env.from_string(text)
             except jinja2.TemplateSyntaxError as err:
-                raise self._error(template, index, manifest, err.lineno, f"syntax error: {err.message}") from err
+                raise self._error(
+                    template, index, manifest, err.lineno, f"syntax error: {err.message}"
+                ) from err
             self._compiled[key] = compiled
         return compiled
 
-    def _error(self, template: Template, index: int, manifest: Manifest, lineno: int | None, message: str, a: Assignment | None = None) -> TemplateError:
+    def _error(
+        self,
+        template: Template,
+        index: int,
+        manifest: Manifest,
+        lineno: int | None,
+        message: str,
+        a: Assignment | None = None,
+    ) -> TemplateError:
         line = (manifest.line or template.source.line or 1) + (lineno - 1 if lineno else 0)
         who = f", assignment {a}" if a else ""
-        return TemplateError(f"template {template.name!r} manifest {index + 1}{who}: {message}", file=template.source.file, line=line)
+        return TemplateError(
+            f"template {template.name!r} manifest {index + 1}{who}: {message}",
+            file=template.source.file,
+            line=line,
+        )
 
     def render(self, template: Template, a: Assignment) -> bytes:
         context = variables(a)
@@ -138,14 +165,20 @@ class Renderer:
                     raise
                 lineno = _template_line(err.__traceback__)
                 message = getattr(err, "message", None) or str(err)
-                raise self._error(template, index, manifest, lineno, f"{type(err).__name__}: {message}", a) from err
+                raise self._error(
+                    template, index, manifest, lineno, f"{type(err).__name__}: {message}", a
+                ) from err
             if len(text) > MAX_OUTPUT_BYTES:
-                raise self._error(template, index, manifest, None, f"output is over {MAX_OUTPUT_BYTES} bytes", a)
+                raise self._error(
+                    template, index, manifest, None, f"output is over {MAX_OUTPUT_BYTES} bytes", a
+                )
             self._check_yaml(template, index, manifest, text, a)
             docs.append(text.strip("\n") + "\n")
         return "---\n".join(docs).encode("utf-8")
 
-    def _render_tree(self, template: Template, index: int, manifest: Manifest, value: Any, context: dict[str, Any]) -> Any:
+    def _render_tree(
+        self, template: Template, index: int, manifest: Manifest, value: Any, context: dict[str, Any]
+    ) -> Any:
         if isinstance(value, str):
             return self._compile(template, index, manifest, value).render(context)
         if isinstance(value, dict):
@@ -154,15 +187,31 @@ class Renderer:
             return [self._render_tree(template, index, manifest, v, context) for v in value]
         return value
 
-    def _check_yaml(self, template: Template, index: int, manifest: Manifest, text: str, a: Assignment) -> None:
+    def _check_yaml(
+        self, template: Template, index: int, manifest: Manifest, text: str, a: Assignment
+    ) -> None:
         try:
             docs = [d for d in yaml.load_all(text, Loader=_YamlLoader) if d is not None]
         except yaml.YAMLError as err:
             mark = getattr(err, "problem_mark", None)
             problem = getattr(err, "problem", None) or str(err)
-            raise self._error(template, index, manifest, mark.line + 1 if mark else None, f"rendered text is not valid YAML: {problem}", a) from err
+            raise self._error(
+                template,
+                index,
+                manifest,
+                mark.line + 1 if mark else None,
+                f"rendered text is not valid YAML: {problem}",
+                a,
+            ) from err
         if len(docs) != 1 or not isinstance(docs[0], dict):
-            raise self._error(template, index, manifest, None, f"must render exactly one YAML mapping, got {len(docs)} documents", a)
+            raise self._error(
+                template,
+                index,
+                manifest,
+                None,
+                f"must render exactly one YAML mapping, got {len(docs)} documents",
+                a,
+            )
 
 
 def variables(a: Assignment) -> dict[str, Any]:
@@ -207,7 +256,9 @@ def all_templates(main: MainObjects) -> dict[str, Template]:
     return {**builtin_templates(), **main.templates}
 
 
-def render_environment(main: MainObjects, env: EnvironmentObjects, environment: str, renderer: Renderer | None = None) -> Rendered:
+def render_environment(
+    main: MainObjects, env: EnvironmentObjects, environment: str, renderer: Renderer | None = None
+) -> Rendered:
     """Schedule and render one environment: ``<cluster-type>/<workload>-<target>/<role>.yaml``."""
     from promoter.loading import check_references
 
@@ -217,10 +268,22 @@ def render_environment(main: MainObjects, env: EnvironmentObjects, environment: 
     files: dict[str, bytes] = {}
     assignments = assign(main, env, environment)
     for a in assignments:
-        roles = {"reconciler": a.cluster_type.reconciler, "namespace": a.cluster_type.namespace_service, "config": a.cluster_type.config_type}
+        roles = {
+            "reconciler": a.cluster_type.reconciler,
+            "namespace": a.cluster_type.namespace_service,
+            "config": a.cluster_type.config_type,
+        }
         for role, filename in ROLE_FILES:
             files[f"{a.cluster_type.name}/{a.name}/{filename}"] = renderer.render(templates[roles[role]], a)
     return Rendered(files, tuple(sorted(env.cluster_types)), tuple(assignments))
 
 
-__all__ = ["ConfigError", "Renderer", "Rendered", "builtin_templates", "render_environment", "to_yaml", "variables"]
+__all__ = [
+    "ConfigError",
+    "Rendered",
+    "Renderer",
+    "builtin_templates",
+    "render_environment",
+    "to_yaml",
+    "variables",
+]

@@ -67,18 +67,11 @@ def cluster_type_selection_labels(ct: ClusterType) -> dict[str, str]:
 
 def schedule(main: MainObjects, env: EnvironmentObjects, environment: str) -> list[Assignment]:
     """Every (deployment target, cluster type) pair some policy assigns, each once, sorted."""
-    targets = [
-        (w, t)
-        for w in main.workloads.values()
-        for t in w.targets
-        if t.environment == environment
-    ]
+    targets = [(w, t) for w in main.workloads.values() for t in w.targets if t.environment == environment]
     pairs: dict[tuple[str, str], Assignment] = {}
     for policy in env.policies.values():
         chosen_targets = [
-            (w, t)
-            for w, t in targets
-            if policy.targets.matches(target_selection_labels(w, t), w.workspace)
+            (w, t) for w, t in targets if policy.targets.matches(target_selection_labels(w, t), w.workspace)
         ]
         if not chosen_targets:
             continue
@@ -140,11 +133,7 @@ def merge_values(base: Any, override: Any) -> Any:
 
 
 def _named_list(value: Any) -> bool:
-    return (
-        isinstance(value, list)
-        and bool(value)
-        and all(isinstance(i, dict) and "name" in i for i in value)
-    )
+    return isinstance(value, list) and bool(value) and all(isinstance(i, dict) and "name" in i for i in value)
 
 
 def merged_config(a: Assignment, configmaps: dict[str, ConfigMap]) -> tuple[dict[str, Any], tuple[str, ...]]:
@@ -163,7 +152,9 @@ def check_schemas(a: Assignment, schemas: dict[str, ConfigSchema]) -> None:
         validator_cls = jsonschema.validators.validator_for(schema.schema)
         error = jsonschema.exceptions.best_match(validator_cls(schema.schema).iter_errors(a.config))
         if error is not None:
-            where = "config" + "".join(f"[{p!r}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+            where = "config" + "".join(
+                f"[{p!r}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path
+            )
             raise SchemaError(
                 f"ConfigSchema {schema.name!r}: assignment {a} ({', '.join(a.config_sources) or 'no ConfigMaps'}): "
                 f"{where}: {error.message}",

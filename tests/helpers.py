@@ -80,7 +80,9 @@ class ControlPlaneFactory:
         for env, files in envs.items():
             self.commit(env, files, f"{env} values")
         for branch in platform_branches:
-            self.commit_platform(branch, {"README.md": "platform\n", ".github/CODEOWNERS": "* @org/platform\n"})
+            self.commit_platform(
+                branch, {"README.md": "platform\n", ".github/CODEOWNERS": "* @org/platform\n"}
+            )
         subprocess.run(["git", "-C", str(self.path), "checkout", "-q", "main"], check=True)
         return self.path
 
@@ -117,16 +119,28 @@ class ControlPlaneFactory:
         for repo in (self.path, self.platform):
             if not repo.exists():
                 continue
-            text = subprocess.run(["git", "-C", str(repo), "for-each-ref", "--format=%(refname) %(objectname)"], capture_output=True, text=True, check=True).stdout
+            text = subprocess.run(
+                ["git", "-C", str(repo), "for-each-ref", "--format=%(refname) %(objectname)"],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
             for line in text.splitlines():
                 ref, sha = line.split(" ")
                 out[f"{repo.name}:{ref}"] = sha
         return out
 
     def platform_file(self, branch: str, path: str) -> str | None:
-        proc = subprocess.run(["git", "-C", str(self.platform), "show", f"{branch}:{path}"], capture_output=True, text=True)
+        proc = subprocess.run(
+            ["git", "-C", str(self.platform), "show", f"{branch}:{path}"], capture_output=True, text=True
+        )
         return proc.stdout if proc.returncode == 0 else None
 
     def platform_files(self, branch: str) -> list[str]:
-        proc = subprocess.run(["git", "-C", str(self.platform), "ls-tree", "-r", "--name-only", branch], capture_output=True, text=True, check=True)
+        proc = subprocess.run(
+            ["git", "-C", str(self.platform), "ls-tree", "-r", "--name-only", branch],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         return proc.stdout.split()

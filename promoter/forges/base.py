@@ -41,7 +41,9 @@ class Forge(ABC):
         """Current status per context on a control-plane commit."""
 
     @abstractmethod
-    def set_status(self, commit: str, context: str, state: str, description: str, target_url: str | None = None) -> None:
+    def set_status(
+        self, commit: str, context: str, state: str, description: str, target_url: str | None = None
+    ) -> None:
         """Post a status on a control-plane commit."""
 
     @abstractmethod

@@ -29,7 +29,9 @@ class LocalForge(Forge):
     def get_statuses(self, commit: str) -> dict[str, Status]:
         return self.statuses.latest(commit)
 
-    def set_status(self, commit: str, context: str, state: str, description: str, target_url: str | None = None) -> None:
+    def set_status(
+        self, commit: str, context: str, state: str, description: str, target_url: str | None = None
+    ) -> None:
         self.statuses.post(commit, Status(context, state, description[:140], target_url))
 
     def _url(self, env: Environment) -> str:
@@ -44,7 +46,9 @@ class LocalForge(Forge):
         state, merge_sha = "open", None
         if base and self.platform.git.is_ancestor(head, base):
             state, merge_sha = "merged", self._merge_commit(head, base)
-        return PullRequest(env.name, head_branch, env.gitops_branch, head, state, self._url(env), None, merge_sha)  # type: ignore[arg-type]
+        return PullRequest(
+            env.name, head_branch, env.gitops_branch, head, state, self._url(env), None, merge_sha
+        )  # type: ignore[arg-type]
 
     def _merge_commit(self, head: str, base: str) -> str:
         """The first commit on the base branch's first-parent line that contains ``head``."""
@@ -58,16 +62,29 @@ class LocalForge(Forge):
         # The promotion branch was pushed by the orchestrator; on this forge it is the PR.
         pr = self.find_pr(env)
         if pr is None or pr.head_sha != head_sha:
-            raise GitError(f"promotion branch {promotion_branch(env.name)} is not at {head_sha[:12]}; it moved")
+            raise GitError(
+                f"promotion branch {promotion_branch(env.name)} is not at {head_sha[:12]}; it moved"
+            )
         return pr
 
     def refresh_pr(self, pr: PullRequest) -> PullRequest:
         heads = self.platform.fetch([pr.head_branch, pr.base_branch])
         head, base = heads[pr.head_branch], heads[pr.base_branch]
         if base and self.platform.git.is_ancestor(pr.head_sha, base):
-            return PullRequest(pr.environment, pr.head_branch, pr.base_branch, pr.head_sha, "merged", pr.url, None, self._merge_commit(pr.head_sha, base))
+            return PullRequest(
+                pr.environment,
+                pr.head_branch,
+                pr.base_branch,
+                pr.head_sha,
+                "merged",
+                pr.url,
+                None,
+                self._merge_commit(pr.head_sha, base),
+            )
         if head != pr.head_sha:  # deleted or replaced without being merged
-            return PullRequest(pr.environment, pr.head_branch, pr.base_branch, head or pr.head_sha, "closed", pr.url)
+            return PullRequest(
+                pr.environment, pr.head_branch, pr.base_branch, head or pr.head_sha, "closed", pr.url
+            )
         return pr
 
     def merge_pr(self, pr: PullRequest, expected_head: str, message: str) -> str:

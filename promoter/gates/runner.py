@@ -52,17 +52,25 @@ def run_gates(
             last[i] = gate.check(ctx)
             due[i] = clock.now() + gate.interval
             if last[i].state == "failure":
-                raise GateFailed(f"{ctx.environment}: gate {gate.describe()} failed: {last[i].message}", outcomes())
+                raise GateFailed(
+                    f"{ctx.environment}: gate {gate.describe()} failed: {last[i].message}", outcomes()
+                )
         if all(o.state == "success" for o in last.values()):
             return outcomes()
         now = clock.now()
         if now >= deadline:
             waiting = "; ".join(str(o) for o in outcomes() if o.state != "success")
-            raise GateTimedOut(f"{ctx.environment}: gates did not pass within the timeout: {waiting}", outcomes())
+            raise GateTimedOut(
+                f"{ctx.environment}: gates did not pass within the timeout: {waiting}", outcomes()
+            )
         if now >= next_progress:
             progress(_progress_line(ctx.environment, now - start, outcomes()))
             next_progress = now + progress_interval
-        pending_due = [due[i] for i, g in enumerate(gates) if last[i].state != "success" and (others_done or not g.after_others)]
+        pending_due = [
+            due[i]
+            for i, g in enumerate(gates)
+            if last[i].state != "success" and (others_done or not g.after_others)
+        ]
         wake = min([*pending_due, next_progress, deadline])
         clock.sleep(max(wake - clock.now(), 0.05))
 

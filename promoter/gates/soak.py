@@ -37,6 +37,4 @@ class SoakGate(Gate):
         soaked = ctx.clock.now() - start
         if soaked >= self.duration:
             return Observation("success", f"soaked {format_duration(soaked)}")
-        return Observation(
-            "pending", f"{format_duration(soaked)} of {format_duration(self.duration)}"
-        )
+        return Observation("pending", f"{format_duration(soaked)} of {format_duration(self.duration)}")
