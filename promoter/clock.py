@@ -51,6 +51,8 @@ def parse_duration(value: object) -> float:
             raise ValueError(f"a duration cannot be negative: {value!r}")
         return float(value)
     if isinstance(value, str):
+        if re.fullmatch(r"\d+(\.\d+)?", value.strip()):
+            return float(value)
         match = _DURATION.match(value.strip())
         if match and any(match.groups()):
             h, m, s, ms = (float(g) if g else 0.0 for g in match.groups())
