@@ -9,6 +9,7 @@ namespace exists in the same folder.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import yaml
 
@@ -39,7 +40,7 @@ def check_tree(git: Git, commit: str, root: str, expect_main: str | None) -> Che
         if e.path.endswith(".yaml") and "/." not in "/" + e.path[len(prefix) :]
     ]
     blobs = git.read_blobs(e.sha for e in entries)
-    folders: dict[str, dict[str, list[dict[str, object]]]] = {}
+    folders: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for e in entries:
         rel = e.path[len(prefix) :]
         try:
@@ -63,9 +64,9 @@ def check_tree(git: Git, commit: str, root: str, expect_main: str | None) -> Che
             str(d["metadata"]["name"])
             for d in files.get("namespace.yaml", [])
             if d.get("kind") == "Namespace"
-        }  # type: ignore[index]
+        }
         for doc in files.get("platform-config.yaml", []):
-            ns = (doc.get("metadata") or {}).get("namespace")  # type: ignore[union-attr]
+            ns = (doc.get("metadata") or {}).get("namespace")
             if namespaces and ns not in namespaces:
                 result.problems.append(
                     f"{prefix}{folder}/platform-config.yaml: namespace {ns} is not created in this folder"

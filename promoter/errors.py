@@ -6,6 +6,8 @@ translates its library's exceptions at its edge with ``raise ... from err``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 
 class PromoterError(Exception):
     """Base of every error the promoter reports to its user."""
@@ -56,9 +58,9 @@ class PromotionFailed(PromoterError):
 class GateFailed(PromotionFailed):
     """A health gate reported failure; ``outcomes`` holds every gate's last observation."""
 
-    def __init__(self, message: str, outcomes: list[object] | None = None) -> None:
+    def __init__(self, message: str, outcomes: Sequence[object] = ()) -> None:
         super().__init__(message)
-        self.outcomes = outcomes or []
+        self.outcomes = list(outcomes)
 
 
 class GateTimedOut(GateFailed):

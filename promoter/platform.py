@@ -190,8 +190,9 @@ class PlatformRepo:
         and the previous render; other files and dot-folders are kept."""
         old = self.listing(base, root)
         previous = parse_provenance(self.read(base, _join(root, PROVENANCE))) if base else {}
+        listed = previous.get("clusterTypes")
         managed = set(cluster_types) | {
-            str(c) for c in previous.get("clusterTypes") or [] if isinstance(c, str)
+            c for c in (listed if isinstance(listed, list) else []) if isinstance(c, str)
         }
         entries = {p: v for p, v in old.items() if p.split("/", 1)[0] not in managed and p != PROVENANCE}
         inline: dict[str, bytes] = {}

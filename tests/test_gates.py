@@ -105,7 +105,11 @@ def test_command_gate_retry_turns_failure_into_pending() -> None:
     [
         ("command", {"run": []}, "gate command: 'run' must be a non-empty string or list of strings"),
         ("command", {"run": "x", "sh": True}, "gate command: unknown field 'sh'"),
-        ("command", {"run": "x", "interval": "soon"}, "gate command: expected a duration like 30s, 5m or 1h, got 'soon'"),
+        (
+            "command",
+            {"run": "x", "interval": "soon"},
+            "gate command: expected a duration like 30s, 5m or 1h, got 'soon'",
+        ),
         ("soak", "forever", "gate soak: expected a duration like 30s, 5m or 1h, got 'forever'"),
         ("soak", {"time": "1m"}, "gate soak: unknown field 'time'"),
     ],
@@ -116,6 +120,8 @@ def test_bad_gate_specs_name_the_line(kind: str, spec: Any, message: str) -> Non
     assert str(err.value) == f"promoter.yaml:12: {message}"
 
 
-@pytest.mark.parametrize(("text", "seconds"), [("90", 90), (90, 90), ("1h30m", 5400), ("2m5s", 125), ("500ms", 0.5), ("0.5s", 0.5)])
+@pytest.mark.parametrize(
+    ("text", "seconds"), [("90", 90), (90, 90), ("1h30m", 5400), ("2m5s", 125), ("500ms", 0.5), ("0.5s", 0.5)]
+)
 def test_durations(text: Any, seconds: float) -> None:
     assert parse_duration(text) == seconds

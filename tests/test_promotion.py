@@ -18,7 +18,9 @@ from tests.helpers import ENV, WORKLOAD, ControlPlaneFactory
 
 
 def _statuses(path: Path, commit: str | None = None) -> dict[str, str]:
-    args = ["status", "--control-plane", str(path), "--output", "json"] + (["--commit", commit] if commit else [])
+    args = ["status", "--control-plane", str(path), "--output", "json"] + (
+        ["--commit", commit] if commit else []
+    )
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
     return {row["environment"]: row["state"] for row in json.loads(result.output)["environments"]}
@@ -26,18 +28,37 @@ def _statuses(path: Path, commit: str | None = None) -> dict[str, str]:
 
 def _merges(platform: Path, branch: str) -> list[str]:
     """Merge commits on the first-parent line of a platform branch."""
-    out = subprocess.run(["git", "-C", str(platform), "rev-list", "--first-parent", "--merges", branch], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        ["git", "-C", str(platform), "rev-list", "--first-parent", "--merges", branch],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return out.stdout.split()
 
 
 def test_whole_sample_promotion_through_the_cli(tmp_path: Path) -> None:
     control_plane, platform = build_repos(tmp_path)
     x = Git(control_plane).out("rev-parse", "main")
-    result = CliRunner().invoke(cli, ["promote", "--control-plane", str(control_plane), "--poll-interval", "0.1s", "--progress-interval", "0.5s"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "promote",
+            "--control-plane",
+            str(control_plane),
+            "--poll-interval",
+            "0.1s",
+            "--progress-interval",
+            "0.5s",
+        ],
+    )
     assert result.exit_code == 0, result.output
     for env in ("dev", "qa", "prod"):
         assert f"{env}: rendered 12 files for 4 assignments on 3 cluster types (+12 ~0 -0)" in result.output
-        assert f"{env}: gate command promoter check-platform: success (ok: 17 manifests in 4 folders" in result.output
+        assert (
+            f"{env}: gate command promoter check-platform: success (ok: 17 manifests in 4 folders"
+            in result.output
+        )
         prov = yaml.safe_load(Git(platform).out("show", f"{env}:.promoter/promotion.yaml"))
         assert prov["mainCommit"] == x and prov["environment"] == env
         assert prov["environmentCommit"] == Git(control_plane).out("rev-parse", env)
@@ -48,11 +69,21 @@ def test_whole_sample_promotion_through_the_cli(tmp_path: Path) -> None:
     notes = Git(control_plane).out("notes", "--ref=promoter", "show", x)
     assert [json.loads(line)["context"] for line in notes.splitlines() if line][-1] == "promoter/prod"
     # the summary table
-    assert result.output.splitlines()[-4].split() == ["environment", "result", "files", "changes", "merge", "commit", "gates"]
+    assert result.output.splitlines()[-4].split() == [
+        "environment",
+        "result",
+        "files",
+        "changes",
+        "merge",
+        "commit",
+        "gates",
+    ]
     assert result.output.splitlines()[-1].startswith("prod          success          12  +12 ~0 -0")
 
 
-def test_rerun_is_a_noop_and_new_commit_without_render_changes_makes_no_pr(factory: ControlPlaneFactory) -> None:
+def test_rerun_is_a_noop_and_new_commit_without_render_changes_makes_no_pr(
+    factory: ControlPlaneFactory,
+) -> None:
     path = factory.create(platform_branches=("dev", "qa", "prod"))
     first = orchestrator(path).promote(Git(path).out("rev-parse", "main"))
     assert [r.state for r in first.results] == ["success"] * 3
@@ -69,7 +100,9 @@ def test_rerun_is_a_noop_and_new_commit_without_render_changes_makes_no_pr(facto
 
 def test_stale_files_removed_dot_folders_and_other_files_kept(factory: ControlPlaneFactory) -> None:
     path = factory.create(platform_branches=("dev", "qa", "prod"))
-    factory.commit_platform("dev", {"README.md": "x\n", ".github/CODEOWNERS": "* @o\n", "notes/keep.txt": "k\n"})
+    factory.commit_platform(
+        "dev", {"README.md": "x\n", ".github/CODEOWNERS": "* @o\n", "notes/keep.txt": "k\n"}
+    )
     assert orchestrator(path).promote(Git(path).out("rev-parse", "main")).ok
     assert "small/app-t/reconciler.yaml" in factory.platform_files("dev")
     # the target moves to a new cluster type; the old folder goes, everything else stays
@@ -88,21 +121,30 @@ def test_stale_files_removed_dot_folders_and_other_files_kept(factory: ControlPl
     ]
 
 
-def test_scheduling_flow_rerenders_one_environment_with_last_promoted_commit(factory: ControlPlaneFactory) -> None:
+def test_scheduling_flow_rerenders_one_environment_with_last_promoted_commit(
+    factory: ControlPlaneFactory,
+) -> None:
     path = factory.create()
     x = Git(path).out("rev-parse", "main")
     assert orchestrator(path).promote(x).ok
-    factory.commit("main", {"workloads/app.yaml": WORKLOAD.replace("./qa", "./qa-next")}, "not yet promoted", keep=True)
+    factory.commit(
+        "main", {"workloads/app.yaml": WORKLOAD.replace("./qa", "./qa-next")}, "not yet promoted", keep=True
+    )
     before = factory.refs()
     factory.commit("qa", {"env.yaml": ENV.replace("REGION: here", "REGION: there")}, "qa config")
     report = orchestrator(path).schedule("qa")
     assert report.flow == "scheduling" and report.main_commit == x and report.ok
     config = factory.platform_file("qa", "small/app-t2/platform-config.yaml")
     assert config is not None and "REGION: there" in config
-    assert "./qa\"" in (factory.platform_file("qa", "small/app-t2/reconciler.yaml") or "")  # still main at x
+    assert './qa"' in (factory.platform_file("qa", "small/app-t2/reconciler.yaml") or "")  # still main at x
     after = factory.refs()
     changed = {k for k in after if after[k] != before.get(k)}
-    assert changed == {"control-plane:refs/heads/qa", "control-plane:refs/notes/promoter", "platform.git:refs/heads/qa", "platform.git:refs/heads/promoter/qa"}
+    assert changed == {
+        "control-plane:refs/heads/qa",
+        "control-plane:refs/notes/promoter",
+        "platform.git:refs/heads/qa",
+        "platform.git:refs/heads/promoter/qa",
+    }
 
 
 def test_manual_merge_waits_for_a_human(factory: ControlPlaneFactory) -> None:
@@ -135,16 +177,23 @@ def test_manual_merge_times_out_and_fails(factory: ControlPlaneFactory) -> None:
     assert [r.state for r in report.results] == ["success", "failure"]
     assert "was not merged within 10m" in report.results[1].message
     assert _statuses(path) == {"dev": "success", "qa": "failure", "prod": "none"}
-    assert "prod" not in {p.split(":")[1].removeprefix("refs/heads/") for p in factory.refs() if p.startswith("platform")}
+    assert "prod" not in {
+        p.split(":")[1].removeprefix("refs/heads/") for p in factory.refs() if p.startswith("platform")
+    }
 
 
 def test_failed_gate_stops_and_holds_the_commit(factory: ControlPlaneFactory) -> None:
     failing = pipeline().replace("gates: [{soak: 30s}]", "gates: []")
-    failing = failing.replace("gates: [{soak: 1m}]\n    - name: prod", "gates: [{command: ['sh', '-c', 'echo broken >&2; exit 3']}]\n    - name: prod")
+    failing = failing.replace(
+        "gates: [{soak: 1m}]\n    - name: prod",
+        "gates: [{command: ['sh', '-c', 'echo broken >&2; exit 3']}]\n    - name: prod",
+    )
     path = factory.create({"promoter.yaml": failing, "workloads/app.yaml": WORKLOAD})
     result = CliRunner().invoke(cli, ["promote", "--control-plane", str(path), "--poll-interval", "0.1s"])
     assert result.exit_code == 1
-    assert "qa: FAILED: qa: gate command sh -c 'echo broken >&2; exit 3' failed: exit 3: broken" in result.output
+    assert (
+        "qa: FAILED: qa: gate command sh -c 'echo broken >&2; exit 3' failed: exit 3: broken" in result.output
+    )
     assert _statuses(path) == {"dev": "success", "qa": "failure", "prod": "none"}
     refs = factory.refs()
     again = CliRunner().invoke(cli, ["promote", "--control-plane", str(path)])
@@ -203,7 +252,14 @@ def test_supersede_marks_the_older_pending_promotion(factory: ControlPlaneFactor
     report = orchestrator(path).promote(y, to="qa")
     assert report.results[-1].state == "failure"  # manual merge never came
     assert _statuses(path, x)["qa"] == "error"
-    assert "superseded by" in json.loads(CliRunner().invoke(cli, ["status", "--control-plane", str(path), "--commit", x, "--output", "json"]).output)["environments"][1]["description"]
+    assert (
+        "superseded by"
+        in json.loads(
+            CliRunner()
+            .invoke(cli, ["status", "--control-plane", str(path), "--commit", x, "--output", "json"])
+            .output
+        )["environments"][1]["description"]
+    )
 
 
 def test_environments_sharing_a_branch_in_folders(factory: ControlPlaneFactory) -> None:
@@ -218,9 +274,13 @@ def test_environments_sharing_a_branch_in_folders(factory: ControlPlaneFactory) 
         - {name: qa, gitops: {branch: main, path: envs/qa}}
         - {name: prod, gitops: {branch: main, path: ./envs/prod/}, merge: direct}
     """
-    path = factory.create({"promoter.yaml": shared, "workloads/app.yaml": WORKLOAD}, platform_branches=("main",))
+    path = factory.create(
+        {"promoter.yaml": shared, "workloads/app.yaml": WORKLOAD}, platform_branches=("main",)
+    )
     assert orchestrator(path).promote(Git(path).out("rev-parse", "main")).ok
     files = factory.platform_files("main")
     assert "README.md" in files and "envs/dev/.promoter/promotion.yaml" in files
-    assert "envs/qa/small/app-t2/reconciler.yaml" in files and "envs/prod/small/app-t3/reconciler.yaml" in files
+    assert (
+        "envs/qa/small/app-t2/reconciler.yaml" in files and "envs/prod/small/app-t3/reconciler.yaml" in files
+    )
     assert len(_merges(factory.platform, "main")) == 2  # prod was pushed directly

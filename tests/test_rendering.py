@@ -43,7 +43,10 @@ def test_sample_renders_like_golden(sample: ControlPlane, environment: str) -> N
         assert all(isinstance(d, dict) for d in yaml.safe_load_all(data))
     # 3 cluster types, 2 workloads; observability only where size is large
     assert rendered.cluster_types == ("east-large", "edge", "west-small")
-    assert {p.split("/")[1] for p in rendered.files} == {f"hello-world-{_target(environment)}", f"observability-metrics-{environment}"}
+    assert {p.split("/")[1] for p in rendered.files} == {
+        f"hello-world-{_target(environment)}",
+        f"observability-metrics-{environment}",
+    }
 
 
 def _target(environment: str) -> str:
@@ -63,7 +66,10 @@ def test_sample_config_merge_order_matters(sample: ControlPlane) -> None:
 
 
 def _template_plane(factory: ControlPlaneFactory, body: str) -> Path:
-    template = "apiVersion: promoter.dev/v1alpha1\nkind: Template\nmetadata: {name: broken}\nspec:\n  type: reconciler\n  manifests:\n    - |\n" + "".join(f"      {line}\n" for line in body.splitlines())
+    template = (
+        "apiVersion: promoter.dev/v1alpha1\nkind: Template\nmetadata: {name: broken}\nspec:\n  type: reconciler\n  manifests:\n    - |\n"
+        + "".join(f"      {line}\n" for line in body.splitlines())
+    )
     env = ENV.replace("reconciler: flux", "reconciler: broken")
     return factory.create(
         {"promoter.yaml": PIPELINE, "workloads/app.yaml": WORKLOAD, "templates/broken.yaml": template},
@@ -87,12 +93,17 @@ def test_template_error_through_cli_is_exit_2_with_one_line(factory: ControlPlan
     path = _template_plane(factory, "apiVersion: v1\nkind: {{ workload ]]\n")
     result = CliRunner().invoke(cli, ["validate", "--control-plane", str(path)])
     assert result.exit_code == 2
-    assert result.output.startswith("error: templates/broken.yaml:9: template 'broken' manifest 1: syntax error:")
+    assert result.output.startswith(
+        "error: templates/broken.yaml:9: template 'broken' manifest 1: syntax error:"
+    )
     assert result.output.count("\n") == 1
 
 
 def test_sandbox_blocks_python_internals(factory: ControlPlaneFactory) -> None:
-    path = _template_plane(factory, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ ''.__class__.__mro__[1].__subclasses__() }}\n")
+    path = _template_plane(
+        factory,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ ''.__class__.__mro__[1].__subclasses__() }}\n",
+    )
     result = CliRunner().invoke(cli, ["validate", "--control-plane", str(path)])
     assert result.exit_code == 2
     assert "templates/broken.yaml:11:" in result.output and "unsafe" in result.output
@@ -100,9 +111,13 @@ def test_sandbox_blocks_python_internals(factory: ControlPlaneFactory) -> None:
 
 def test_render_command_writes_tree_with_provenance(sample: ControlPlane, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    result = CliRunner().invoke(cli, ["render", "--control-plane", str(sample.path), "--env", "qa", "--out", str(out)])
+    result = CliRunner().invoke(
+        cli, ["render", "--control-plane", str(sample.path), "--env", "qa", "--out", str(out)]
+    )
     assert result.exit_code == 0, result.output
     assert result.output == f"qa: wrote 12 files for 4 assignments to {out}\n"
     prov = yaml.safe_load((out / ".promoter/promotion.yaml").read_text())
     assert prov["mainCommit"] == sample.resolve(None) and prov["environment"] == "qa"
-    assert (out / "edge/hello-world-uat/reconciler.yaml").read_bytes() == (GOLDEN / "qa/edge/hello-world-uat/reconciler.yaml").read_bytes()
+    assert (out / "edge/hello-world-uat/reconciler.yaml").read_bytes() == (
+        GOLDEN / "qa/edge/hello-world-uat/reconciler.yaml"
+    ).read_bytes()

@@ -39,7 +39,9 @@ class Died(BaseException):
     """Stands for SIGKILL: nothing in the promoter may catch it."""
 
 
-def instrument(orch: Orchestrator, crash_at: tuple[str, int] | None, monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+def instrument(
+    orch: Orchestrator, crash_at: tuple[str, int] | None, monkeypatch: pytest.MonkeyPatch
+) -> Counter[str]:
     """Count side effects by kind; die right after the n-th one of ``crash_at``'s kind."""
     counts: Counter[str] = Counter()
 
@@ -81,7 +83,9 @@ def check_finished(factory: ControlPlaneFactory, path: Path) -> None:
     platform = str(factory.platform)
 
     def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", platform, *args], capture_output=True, text=True, check=True).stdout
+        return subprocess.run(
+            ["git", "-C", platform, *args], capture_output=True, text=True, check=True
+        ).stdout
 
     for env in ("dev", "qa"):
         assert len(git("rev-list", "--first-parent", "--merges", env).split()) == 1, env
@@ -89,25 +93,34 @@ def check_finished(factory: ControlPlaneFactory, path: Path) -> None:
     for env in ("dev", "qa", "prod"):
         assert f"mainCommit: {x}" in git("show", f"{env}:.promoter/promotion.yaml")
     statuses = orchestrator(path).forge.get_statuses(x)
-    assert {k: v.state for k, v in statuses.items()} == {f"promoter/{e}": "success" for e in ("dev", "qa", "prod")}
+    assert {k: v.state for k, v in statuses.items()} == {
+        f"promoter/{e}": "success" for e in ("dev", "qa", "prod")
+    }
 
 
 @pytest.fixture(scope="module")
 def baseline(tmp_path_factory: pytest.TempPathFactory) -> Counter[str]:
     factory = ControlPlaneFactory(tmp_path_factory.mktemp("baseline"))
-    path = factory.create({"promoter.yaml": PIPELINE, "workloads/app.yaml": WORKLOAD}, platform_branches=("dev", "qa", "prod"))
+    path = factory.create(
+        {"promoter.yaml": PIPELINE, "workloads/app.yaml": WORKLOAD}, platform_branches=("dev", "qa", "prod")
+    )
     counts = run(path, None)
     check_finished(factory, path)
     return counts
 
 
 @pytest.mark.parametrize("kind", ["push", "merge", "status", "gate"])
-def test_dies_after_each_side_effect_and_a_rerun_finishes(kind: str, baseline: Counter[str], tmp_path: Path) -> None:
+def test_dies_after_each_side_effect_and_a_rerun_finishes(
+    kind: str, baseline: Counter[str], tmp_path: Path
+) -> None:
     assert baseline[kind] >= 2, baseline
     for n in range(1, baseline[kind] + 1):
         factory = ControlPlaneFactory(tmp_path / f"{kind}-{n}")
         factory.root.mkdir()
-        path = factory.create({"promoter.yaml": PIPELINE, "workloads/app.yaml": WORKLOAD}, platform_branches=("dev", "qa", "prod"))
+        path = factory.create(
+            {"promoter.yaml": PIPELINE, "workloads/app.yaml": WORKLOAD},
+            platform_branches=("dev", "qa", "prod"),
+        )
         with pytest.raises(Died):
             run(path, (kind, n))
         run(path, None)

@@ -30,7 +30,9 @@ def ct(name: str, **labels: str) -> ClusterType:
     return ClusterType(name, labels, "flux", "default", "configmap", SRC)
 
 
-def workload(name: str, workspace: str = "team", labels: dict[str, str] | None = None, **targets: dict[str, str]) -> Workload:
+def workload(
+    name: str, workspace: str = "team", labels: dict[str, str] | None = None, **targets: dict[str, str]
+) -> Workload:
     return Workload(
         name,
         labels or {},
@@ -44,14 +46,24 @@ def cm(name: str, data: dict[str, Any], **labels: str) -> ConfigMap:
     return ConfigMap(name, {"platform-config": "true", **labels}, data, SRC)
 
 
-def objects(workloads: list[Workload], cts: list[ClusterType], policies: list[SchedulingPolicy], cms: list[ConfigMap] = (), schemas: list[ConfigSchema] = ()) -> tuple[MainObjects, EnvironmentObjects]:  # type: ignore[assignment]
+def objects(
+    workloads: list[Workload],
+    cts: list[ClusterType],
+    policies: list[SchedulingPolicy],
+    cms: list[ConfigMap] = (),
+    schemas: list[ConfigSchema] = (),
+) -> tuple[MainObjects, EnvironmentObjects]:  # type: ignore[assignment]
     pipeline = Pipeline("p", "../platform", None, (), SRC)
     main = MainObjects("x" * 40, pipeline, {}, {w.name: w for w in workloads}, {s.name: s for s in schemas})
-    env = EnvironmentObjects("dev", "e" * 40, {c.name: c for c in cts}, {p.name: p for p in policies}, {c.name: c for c in cms})
+    env = EnvironmentObjects(
+        "dev", "e" * 40, {c.name: c for c in cts}, {p.name: p for p in policies}, {c.name: c for c in cms}
+    )
     return main, env
 
 
-def policy(name: str, targets: Selector | None = None, cluster_types: Selector | None = None) -> SchedulingPolicy:
+def policy(
+    name: str, targets: Selector | None = None, cluster_types: Selector | None = None
+) -> SchedulingPolicy:
     return SchedulingPolicy(name, targets or Selector(), cluster_types or Selector(), SRC)
 
 
@@ -78,8 +90,14 @@ def test_selectors_use_workspace_labels_and_expressions() -> None:
                 Selector({"tier": "front"}, workspace="team"),
                 Selector(match_expressions=(Requirement("region", "In", ("west",)),)),
             ),
-            policy("data-not-large", Selector(workspace="data"), Selector(match_expressions=(Requirement("size", "NotIn", ("large",)),))),
-            policy("by-implicit-name", Selector({"deployment-target": "b"}), Selector({"cluster-type": "small"})),
+            policy(
+                "data-not-large",
+                Selector(workspace="data"),
+                Selector(match_expressions=(Requirement("size", "NotIn", ("large",)),)),
+            ),
+            policy(
+                "by-implicit-name", Selector({"deployment-target": "b"}), Selector({"cluster-type": "small"})
+            ),
         ],
     )
     pairs = [(a.cluster_type.name, a.name) for a in schedule(main, env, "dev")]
@@ -93,7 +111,13 @@ def test_config_merges_by_specificity_then_name() -> None:
         [policy("all")],
         [
             # name order would put these first; specificity puts them last
-            cm("a-most-specific", {"LEVEL": "three", "NESTED": {"x": 3}}, region="west", purpose="test", workload="web"),
+            cm(
+                "a-most-specific",
+                {"LEVEL": "three", "NESTED": {"x": 3}},
+                region="west",
+                purpose="test",
+                workload="web",
+            ),
             cm("b-two", {"LEVEL": "two-b", "NESTED": {"y": 2}}, region="west", size="large"),
             cm("a-two", {"LEVEL": "two-a", "ONLY_A": True}, region="west", team="shop"),
             cm("z-general", {"LEVEL": "one", "NESTED": {"x": 1, "z": 1}, "PORT": 8080}),
@@ -119,8 +143,19 @@ def test_merge_values_rules() -> None:
 
 
 def test_schema_failure_names_assignment_value_and_schema() -> None:
-    schema = ConfigSchema("base", {}, {"type": "object", "required": ["REGION"], "properties": {"PORT": {"type": "integer"}}}, Source("schemas/base.yaml", 4))
-    main, env = objects([workload("web", a={})], [ct("large")], [policy("all")], [cm("d", {"REGION": "w", "PORT": "eighty"})], [schema])
+    schema = ConfigSchema(
+        "base",
+        {},
+        {"type": "object", "required": ["REGION"], "properties": {"PORT": {"type": "integer"}}},
+        Source("schemas/base.yaml", 4),
+    )
+    main, env = objects(
+        [workload("web", a={})],
+        [ct("large")],
+        [policy("all")],
+        [cm("d", {"REGION": "w", "PORT": "eighty"})],
+        [schema],
+    )
     with pytest.raises(SchemaError) as err:
         assign(main, env, "dev")
     assert str(err.value) == (
@@ -130,6 +165,12 @@ def test_schema_failure_names_assignment_value_and_schema() -> None:
 
 def test_schema_applies_only_where_its_labels_match() -> None:
     schema = ConfigSchema("west-needs-db", {"region": "west"}, {"required": ["DB"]}, SRC)
-    main, env = objects([workload("web", a={})], [ct("east", region="east"), ct("west", region="west")], [policy("all")], [], [schema])
+    main, env = objects(
+        [workload("web", a={})],
+        [ct("east", region="east"), ct("west", region="west")],
+        [policy("all")],
+        [],
+        [schema],
+    )
     with pytest.raises(SchemaError, match="dev/west/web-a"):
         assign(main, env, "dev")

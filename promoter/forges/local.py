@@ -7,6 +7,8 @@ git notes of the control-plane repo, so ``promoter status`` reads them back from
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from promoter.errors import GitError
 from promoter.forges.base import Forge, MergeNotReady, PullRequest
 from promoter.gitcmd import Git
@@ -43,12 +45,10 @@ class LocalForge(Forge):
         head, base = heads[head_branch], heads[env.gitops_branch]
         if head is None:
             return None
-        state, merge_sha = "open", None
+        pr = PullRequest(env.name, head_branch, env.gitops_branch, head, "open", self._url(env))
         if base and self.platform.git.is_ancestor(head, base):
-            state, merge_sha = "merged", self._merge_commit(head, base)
-        return PullRequest(
-            env.name, head_branch, env.gitops_branch, head, state, self._url(env), None, merge_sha
-        )  # type: ignore[arg-type]
+            return replace(pr, state="merged", merge_sha=self._merge_commit(head, base))
+        return pr
 
     def _merge_commit(self, head: str, base: str) -> str:
         """The first commit on the base branch's first-parent line that contains ``head``."""

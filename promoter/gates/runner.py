@@ -57,7 +57,9 @@ def run_gates(
                 )
         if all(o.state == "success" for o in last.values()):
             return outcomes()
-        if not others_done and all(last[i].state == "success" for i, g in enumerate(gates) if not g.after_others):
+        if not others_done and all(
+            last[i].state == "success" for i, g in enumerate(gates) if not g.after_others
+        ):
             continue  # the others just passed: start soaking now, not at the next wake-up
         now = clock.now()
         if now >= deadline:
