@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 from pathlib import Path
@@ -242,10 +243,8 @@ def test_supersede_marks_the_older_pending_promotion(factory: ControlPlaneFactor
         raise Killed
 
     clock.sleep = killed  # type: ignore[method-assign]
-    try:
+    with contextlib.suppress(Killed):
         orchestrator(path, clock).promote(x, to="qa")
-    except Killed:
-        pass
     assert _statuses(path, x)["qa"] == "pending"
     y = factory.commit("main", {"workloads/app.yaml": WORKLOAD.replace("./qa", "./qa2")}, "newer", keep=True)
     assert orchestrator(path).promote(y, to="dev").ok
