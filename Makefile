@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: demo test lint typecheck unit bench clean
+.PHONY: demo test lint typecheck unit clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,8 +23,8 @@ demo: $(STAMP)
 	$(BIN)/promoter demo
 
 lint: $(TEST_STAMP)
-	$(BIN)/ruff check promoter tests benchmarks
-	$(BIN)/ruff format --check promoter tests benchmarks
+	$(BIN)/ruff check promoter tests
+	$(BIN)/ruff format --check promoter tests
 
 typecheck: $(TEST_STAMP)
 	$(BIN)/mypy promoter
@@ -33,9 +33,6 @@ unit: $(TEST_STAMP)
 	$(BIN)/pytest -q
 
 test: lint typecheck unit
-
-bench: $(STAMP)
-	$(BIN)/python benchmarks/bench_render.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache
