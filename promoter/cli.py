@@ -324,7 +324,11 @@ def demo(directory: str | None, progress_interval: str) -> None:
     from promoter.clock import parse_duration
     from promoter.demo import run_demo
 
-    report = run_demo(Path(directory) if directory else None, parse_duration(progress_interval))
+    try:
+        interval = parse_duration(progress_interval)
+    except ValueError as err:
+        raise UsageError(f"--progress-interval: {err}") from err
+    report = run_demo(Path(directory) if directory else None, interval)
     _print_summary(report)
     if not report.ok:
         sys.exit(1)

@@ -46,7 +46,7 @@ class Report:
             "ok": self.ok,
             "environments": [
                 {
-                    **{k: v for k, v in asdict(r).items() if k not in ("changes", "gates")},
+                    **{_camel(k): v for k, v in asdict(r).items() if k not in ("changes", "gates")},
                     "changes": {k: asdict(c) for k, c in sorted(r.changes.items())},
                     "gates": [asdict(g) for g in r.gates],
                 }
@@ -56,6 +56,11 @@ class Report:
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=2, sort_keys=True)
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
 
 
 def change_summary(changes: dict[str, Change]) -> str:

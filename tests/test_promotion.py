@@ -283,3 +283,13 @@ def test_environments_sharing_a_branch_in_folders(factory: ControlPlaneFactory) 
         "envs/qa/small/app-t2/reconciler.yaml" in files and "envs/prod/small/app-t3/reconciler.yaml" in files
     )
     assert len(_merges(factory.platform, "main")) == 2  # prod was pushed directly
+
+
+def test_dry_run_goes_past_environments_without_changes(factory: ControlPlaneFactory) -> None:
+    path = factory.create()
+    assert orchestrator(path).promote(Git(path).out("rev-parse", "main"), to="dev").ok
+    y = factory.commit("main", {"README.md": "docs only\n"}, "docs", keep=True)
+    refs = factory.refs()
+    report = orchestrator(path, dry_run=True).promote(y)
+    assert [r.state for r in report.results] == ["noop", "dry-run"] and report.ok
+    assert factory.refs() == refs
