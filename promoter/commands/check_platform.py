@@ -1,0 +1,48 @@
+"""``promoter check-platform``: smoke-check a rendered platform tree (a command gate)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from promoter.errors import UsageError
+
+
+@click.command("check-platform")
+@click.option(
+    "--repo",
+    envvar="PROMOTER_PLATFORM_REPO",
+    required=True,
+    help="Platform repo path (default: $PROMOTER_PLATFORM_REPO).",
+)
+@click.option(
+    "--ref",
+    envvar="PROMOTER_PLATFORM_SHA",
+    required=True,
+    help="Commit to check (default: $PROMOTER_PLATFORM_SHA).",
+)
+@click.option(
+    "--path", "root", envvar="PROMOTER_PLATFORM_PATH", default=".", help="The environment's folder."
+)
+@click.option(
+    "--expect-commit", envvar="PROMOTER_COMMIT", default=None, help="Main commit the provenance must name."
+)
+def check_platform(repo: str, ref: str, root: str, expect_commit: str | None) -> None:
+    """Smoke-check a rendered platform tree at one commit (for use as a command gate)."""
+    from promoter.checks import check_tree
+    from promoter.gitcmd import Git
+
+    git = Git(repo.removeprefix("file://"))
+    commit = git.commit_of(ref)
+    if commit is None:
+        raise UsageError(f"--ref {ref}: no such commit in {repo}")
+    result = check_tree(git, commit, "" if root in (".", "") else root.strip("/"), expect_commit)
+    for problem in result.problems:
+        click.echo(f"problem: {problem}", err=True)
+    if result.problems:
+        click.echo(
+            f"{len(result.problems)} problems in {result.manifests} manifests at {commit[:12]}", err=True
+        )
+        sys.exit(1)
+    click.echo(f"ok: {result.manifests} manifests in {result.folders} folders at {commit[:12]}")

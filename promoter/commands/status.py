@@ -1,0 +1,64 @@
+"""``promoter status``: where a main commit stands, read back from the repos."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from promoter.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH
+from promoter.commands.common import control_plane as control_plane_at
+
+
+@click.command()
+@CONTROL_PLANE
+@COMMIT
+@click.option("--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@MAIN_BRANCH
+def status(control_plane: str, commit: str | None, output: str, main_branch: str) -> None:
+    """Where a main commit stands in each environment, read back from the repos."""
+    from promoter.app import build_runtime
+    from promoter.console import Console
+    from promoter.platform import PROVENANCE, parse_provenance
+
+    cp = control_plane_at(control_plane, main_branch)
+    sha = cp.resolve(commit)
+    main = cp.main(sha)
+    runtime = build_runtime(cp, main.pipeline, Console(quiet=True))
+    statuses = runtime.forge.get_statuses(sha)
+    branches = [e.gitops_branch for e in main.pipeline.environments]
+    heads = runtime.platform.fetch(list(dict.fromkeys(branches)))
+    rows = []
+    for env in main.pipeline.environments:
+        st = statuses.get(runtime.forge.status_context(env.name))
+        head = heads.get(env.gitops_branch)
+        prov = (
+            parse_provenance(
+                runtime.platform.read(
+                    head, f"{env.gitops_path}/{PROVENANCE}" if env.gitops_path else PROVENANCE
+                )
+            )
+            if head
+            else {}
+        )
+        rows.append(
+            {
+                "environment": env.name,
+                "state": st.state if st else "none",
+                "description": st.description if st else "",
+                "updatedAt": st.created_at if st else None,
+                "platformBranch": env.gitops_branch,
+                "platformCommit": head,
+                "deployedMainCommit": prov.get("mainCommit"),
+            }
+        )
+    if output == "json":
+        click.echo(json.dumps({"mainCommit": sha, "environments": rows}, indent=2))
+        return
+    click.echo(f"main {sha[:12]} {cp.git.out('log', '-1', '--format=%s', sha)}")
+    for row in rows:
+        deployed = row["deployedMainCommit"]
+        there = "this commit" if deployed == sha else (str(deployed)[:12] if deployed else "nothing")
+        click.echo(
+            f"  {row['environment']:<10} {row['state']:<9} {row['description']}  [{row['platformBranch']} has {there}]"
+        )

@@ -1,0 +1,26 @@
+"""``promoter validate``: load and check main and every environment branch."""
+
+from __future__ import annotations
+
+import click
+
+from promoter.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH
+from promoter.commands.common import control_plane as control_plane_at
+
+
+@click.command()
+@CONTROL_PLANE
+@COMMIT
+@MAIN_BRANCH
+def validate(control_plane: str, commit: str | None, main_branch: str) -> None:
+    """Load and check main and every environment branch; render each environment."""
+    from promoter.rendering import Renderer, all_templates, render_environment
+
+    cp = control_plane_at(control_plane, main_branch)
+    sha = cp.resolve(commit)
+    main = cp.main(sha)
+    Renderer(all_templates(main)).compile_all()
+    for env in main.pipeline.environments:
+        rendered = render_environment(main, cp.environment(env), env.name)
+        click.echo(f"{env.name}: ok, {len(rendered.assignments)} assignments, {len(rendered.files)} files")
+    click.echo(f"valid: main {sha[:12]}, {len(main.workloads)} workloads, {len(main.templates)} templates")
