@@ -56,10 +56,6 @@ class Fields:
             self.fail(f"must be {wanted}, got {_kind(value)}", key)
         return value
 
-    def str(self, key: str, *, required: bool = False, default: str | None = None) -> str | None:
-        value = self.get(key, str, required=required)
-        return default if value is None else value
-
     def name(self, key: str, *, required: bool = True, default: str = "") -> str:
         """A DNS-1123 name; ``default`` when absent and not required."""
         value = self.str(key, required=required)
@@ -109,6 +105,11 @@ class Fields:
         for key in self.value:
             if key not in self.seen:
                 self.fail(f"unknown field '{self.sub(key)}'", key)
+
+    # Defined last: in the class body, later annotations would take ``str`` to mean this method.
+    def str(self, key: str, *, required: bool = False, default: str | None = None) -> str | None:
+        value = self.get(key, str, required=required)
+        return default if value is None else value
 
 
 def check_name(value: str, fail: Any) -> None:

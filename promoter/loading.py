@@ -10,6 +10,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import jsonschema
+from jsonschema_specifications import REGISTRY as METASCHEMAS  # type: ignore[import-untyped]
+from referencing.exceptions import Unresolvable
+from referencing.jsonschema import DRAFT202012, specification_with
 
 from promoter.errors import ConfigError
 from promoter.fields import Fields, check_branch, check_relative_path
@@ -46,8 +49,10 @@ MAX_FILES = 20_000
 Doc = tuple[str, LDict]
 
 
-def read_documents(git: Git, commit: str) -> Iterator[Doc]:
-    """(file, document) for every control-plane object in the tree of ``commit``."""
+def read_documents(git: Git, commit: str, prefix: str = "") -> Iterator[Doc]:
+    """(file, document) for every control-plane object in the tree of ``commit``; each file is
+    named ``prefix + path`` (``dev:env.yaml`` on an environment branch, where every branch may
+    have the same paths)."""
     entries = [
         e
         for e in git.ls_tree(commit)
@@ -59,9 +64,10 @@ def read_documents(git: Git, commit: str) -> Iterator[Doc]:
         raise ConfigError(f"{len(entries)} YAML files at {commit[:12]}, over the limit of {MAX_FILES}")
     blobs = git.read_blobs(e.sha for e in entries)
     for entry in sorted(entries, key=lambda e: e.path):
-        for doc in load_documents(blobs[entry.sha], entry.path):
-            if _is_object(doc, entry.path):
-                yield entry.path, doc
+        file = prefix + entry.path
+        for doc in load_documents(blobs[entry.sha], file):
+            if _is_object(doc, file):
+                yield file, doc
 
 
 def _is_object(doc: Any, file: str) -> bool:
@@ -162,7 +168,8 @@ def load_main(git: Git, commit: str) -> MainObjects:
                 raise _duplicate("Pipeline", obj.name, pipeline.source, obj.source)
             pipeline = _pipeline(obj)
             continue
-        table: dict[str, Any] = {"Template": templates, "Workload": workloads, "ConfigSchema": schemas}[obj.kind]
+        tables: dict[str, dict[str, Any]] = {"Template": templates, "Workload": workloads, "ConfigSchema": schemas}
+        table = tables[obj.kind]
         if obj.name in table:
             raise _duplicate(obj.kind, obj.name, table[obj.name].source, obj.source)
         table[obj.name] = {"Template": _template, "Workload": _workload, "ConfigSchema": _schema}[obj.kind](obj)
@@ -236,12 +243,13 @@ def _environment(f: Fields) -> Environment:
         gitops_path = check_relative_path(gitops.str("path", default=".") or ".", lambda m: gitops.fail(m, "path"))
         gitops.done()
     merge = f.choice("merge", ("auto", "manual", "direct"), default="auto")
+    timeout_value = f.get("timeout", (str, int, float))  # a wrong type fails here, with its own message
     try:
-        timeout = parse_duration(f.get("timeout", (str, int, float)) or "30m")
+        timeout = parse_duration(timeout_value or "30m")
     except ValueError as err:
         f.fail(str(err), "timeout")
     gates = []
-    for path, line, item in f.items("gates"):
+    for _path, line, item in f.items("gates"):
         if not isinstance(item, dict) or len(item) != 1:
             f.fail("each gate is a mapping with one key, the gate type (" + ", ".join(sorted(GATES)) + ")", line=line)
         kind = next(iter(item))
@@ -258,7 +266,7 @@ def _template(obj: _Object) -> Template:
     spec = obj.spec()
     kind = spec.choice("type", ("reconciler", "namespace", "config"), default="")
     manifests = []
-    for path, line, item in spec.items("manifests", required=True):
+    for _path, line, item in spec.items("manifests", required=True):
         if isinstance(item, str):
             manifests.append(Manifest(item, line))
         elif isinstance(item, dict):
@@ -304,9 +312,33 @@ def _schema(obj: _Object) -> ConfigSchema:
         jsonschema.validators.validator_for(plain(schema)).check_schema(plain(schema))
     except jsonschema.SchemaError as err:
         spec.fail(f"not a valid JSON Schema: {err.message}", "schema")
+    ref = _unresolvable_ref(plain(schema))
+    if ref is not None:
+        spec.fail(f"not a valid JSON Schema: $ref {ref!r} does not resolve within it (other documents are not fetched)", "schema")
     spec.done()
     obj.top.done()
     return ConfigSchema(obj.name, obj.labels, plain(schema), obj.source)
+
+
+def _unresolvable_ref(schema: dict[str, Any]) -> str | None:
+    """The first ``$ref`` of ``schema`` that names nothing in it (nor a JSON Schema metaschema).
+
+    jsonschema resolves references only when validation reaches them, and then raises instead of
+    reporting, or fetches a URL over the network; checked here, a bad one is an error with a line.
+    """
+    dialect = schema.get("$schema")
+    root = specification_with(dialect if isinstance(dialect, str) else "", default=DRAFT202012).create_resource(schema)
+    stack = [(METASCHEMAS.resolver_with_root(root), root)]
+    while stack:
+        resolver, resource = stack.pop()
+        ref = resource.contents.get("$ref") if isinstance(resource.contents, dict) else None
+        if isinstance(ref, str):
+            try:
+                resolver.lookup(ref)
+            except Unresolvable:
+                return ref
+        stack.extend((resolver.in_subresource(sub), sub) for sub in resource.subresources())
+    return None
 
 
 # ---------------------------------------------------------------- environment branches
@@ -318,7 +350,7 @@ def load_environment(git: Git, branch: str, commit: str) -> EnvironmentObjects:
     policies: dict[str, SchedulingPolicy] = {}
     configmaps: dict[str, ConfigMap] = {}
     where = f"environment branch {branch!r}"
-    for file, doc in read_documents(git, commit):
+    for file, doc in read_documents(git, commit, prefix=f"{branch}:"):
         obj = _Object(file, doc)
         if obj.kind in MAIN_KINDS:
             raise _wrong_branch(obj, where)
@@ -376,13 +408,13 @@ def check_references(main: MainObjects, env: EnvironmentObjects, builtins: dict[
                 raise ConfigError(
                     f"spec.{field}: ClusterType {ct.name!r} names template {name!r}, which does not exist "
                     f"(known {kind} templates: {', '.join(known) or 'none'})",
-                    file=f"{env.branch}:{ct.source.file}",
+                    file=ct.source.file,
                     line=ct.source.line,
                 )
             if template.type != kind:
                 raise ConfigError(
                     f"spec.{field}: template {name!r} is of type {template.type}, not {kind}",
-                    file=f"{env.branch}:{ct.source.file}",
+                    file=ct.source.file,
                     line=ct.source.line,
                 )
 

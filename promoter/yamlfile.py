@@ -15,9 +15,10 @@ from promoter.errors import ConfigError
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
 MAX_NODES = 200_000
+MAX_DEPTH = 100  # nesting of mappings and sequences; deeper crashes libyaml's composer or Python
 
 try:  # the C loader composes several times faster; same semantics
-    _Loader: type[yaml.SafeLoader] = yaml.CSafeLoader
+    _Loader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment]
 except AttributeError:  # pragma: no cover - depends on how PyYAML was built
     _Loader = yaml.SafeLoader
 
@@ -55,32 +56,53 @@ def plain(value: Any) -> Any:
     return value
 
 
+_STD_TAG = "tag:yaml.org,2002:"
+
+
 class _Builder:
-    def __init__(self, loader: yaml.SafeLoader, file: str, max_nodes: int) -> None:
+    def __init__(self, loader: yaml.SafeLoader, file: str, max_nodes: int, max_depth: int) -> None:
         self.loader = loader
         self.file = file
         self.budget = max_nodes
+        self.max_depth = max_depth
 
     def error(self, node: yaml.Node, message: str) -> ConfigError:
         return ConfigError(message, file=self.file, line=node.start_mark.line + 1)
 
-    def build(self, node: yaml.Node) -> Any:
+    def build(self, node: yaml.Node, depth: int = 1) -> Any:
         self.budget -= 1
         if self.budget < 0:
             raise self.error(node, "too many YAML nodes (an alias bomb?); refusing to expand")
+        if isinstance(node, yaml.CollectionNode):
+            if depth > self.max_depth:  # through aliases, nesting can exceed what the text shows
+                raise self.error(node, f"nested more than {self.max_depth} levels deep")
+            mapping = isinstance(node, yaml.MappingNode)
+            if node.tag != _STD_TAG + ("map" if mapping else "seq"):
+                raise self.error(node, f"unsupported YAML tag {_tag(node.tag)} on a {'mapping' if mapping else 'sequence'}")
         if isinstance(node, yaml.MappingNode):
-            return self._mapping(node)
+            return self._mapping(node, depth)
         if isinstance(node, yaml.SequenceNode):
             out = LList()
             out.line = node.start_mark.line + 1
             out.lines = []
             for item in node.value:
-                out.append(self.build(item))
+                out.append(self.build(item, depth + 1))
                 out.lines.append(_content_line(item))
             return out
-        return self.loader.construct_object(node, deep=True)
+        return self.scalar(node)
 
-    def _mapping(self, node: yaml.MappingNode) -> LDict:
+    def scalar(self, node: yaml.Node) -> Any:
+        try:
+            return self.loader.construct_object(node, deep=True)
+        except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as err:
+            # PyYAML's constructors raise these for values that match a tag's pattern but are
+            # not valid, such as the implicit timestamp 2024-02-30 or an explicit "!!int abc".
+            detail = "" if isinstance(err, KeyError | AttributeError) else str(err)
+            raise self.error(
+                node, f"invalid {_tag(node.tag)} value {node.value!r}" + (f" ({detail})" if detail else "")
+            ) from err
+
+    def _mapping(self, node: yaml.MappingNode, depth: int) -> LDict:
         out = LDict()
         out.line = node.start_mark.line + 1
         out.lines = {}
@@ -89,16 +111,39 @@ class _Builder:
                 raise self.error(key_node, "YAML merge keys (<<) are not supported")
             if not isinstance(key_node, yaml.ScalarNode):
                 raise self.error(key_node, "mapping keys must be plain scalars")
-            key = self.loader.construct_object(key_node)
+            key = self.scalar(key_node)
             if not isinstance(key, str):
                 key = str(key) if key is not None else "null"
             if key in out:
                 raise self.error(
                     key_node, f"duplicate key {key!r} (first at line {out.lines[key]})"
                 )
-            out[key] = self.build(value_node)
+            out[key] = self.build(value_node, depth + 1)
             out.lines[key] = key_node.start_mark.line + 1
         return out
+
+
+def _tag(tag: str) -> str:
+    return "!!" + tag[len(_STD_TAG) :] if tag.startswith(_STD_TAG) else tag
+
+
+def _check_depth(text: str, file: str, max_depth: int) -> None:
+    """Refuse deep nesting before composing: libyaml's composer recurses in C, and a few
+    thousand levels of ``[`` crash the whole process instead of raising."""
+    loader = _Loader(text)
+    depth = 0
+    try:
+        while loader.check_event():
+            event = loader.get_event()  # type: ignore[no-untyped-call]
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > max_depth:
+                    line = event.start_mark.line + 1 if event.start_mark else None
+                    raise ConfigError(f"nested more than {max_depth} levels deep", file=file, line=line)
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    finally:
+        loader.dispose()
 
 
 def _content_line(node: yaml.Node) -> int:
@@ -110,7 +155,12 @@ def _content_line(node: yaml.Node) -> int:
 
 
 def load_documents(
-    data: bytes, file: str, *, max_bytes: int = MAX_FILE_BYTES, max_nodes: int = MAX_NODES
+    data: bytes,
+    file: str,
+    *,
+    max_bytes: int = MAX_FILE_BYTES,
+    max_nodes: int = MAX_NODES,
+    max_depth: int = MAX_DEPTH,
 ) -> list[Any]:
     """Every YAML document in ``data``, with line information; ConfigError naming ``file``."""
     if len(data) > max_bytes:
@@ -123,8 +173,14 @@ def load_documents(
     if "\x00" in text:
         line = text[: text.index("\x00")].count("\n") + 1
         raise ConfigError("contains a NUL character", file=file, line=line)
+    try:
+        _check_depth(text, file, max_depth)
+    except yaml.MarkedYAMLError as err:
+        raise _syntax_error(err, file) from err
+    except yaml.YAMLError as err:
+        raise ConfigError(f"invalid YAML: {err}", file=file) from err
     loader = _Loader(text)
-    builder = _Builder(loader, file, max_nodes)
+    builder = _Builder(loader, file, max_nodes, max_depth)
     docs: list[Any] = []
     try:
         while loader.check_node():
@@ -132,12 +188,16 @@ def load_documents(
             if node is not None:
                 docs.append(builder.build(node))
     except yaml.MarkedYAMLError as err:
-        mark = err.problem_mark or err.context_mark
-        line = mark.line + 1 if mark else None
-        problem = err.problem or str(err)
-        raise ConfigError(f"invalid YAML: {problem}", file=file, line=line) from err
+        raise _syntax_error(err, file) from err
     except yaml.YAMLError as err:
         raise ConfigError(f"invalid YAML: {err}", file=file) from err
     finally:
         loader.dispose()
     return docs
+
+
+def _syntax_error(err: yaml.MarkedYAMLError, file: str) -> ConfigError:
+    mark = err.problem_mark or err.context_mark
+    line = mark.line + 1 if mark else None
+    problem = err.problem or str(err)
+    return ConfigError(f"invalid YAML: {problem}", file=file, line=line)
