@@ -90,7 +90,9 @@ class Fields:
             if not LABEL_KEY.match(k) or len(k) > 253:
                 self.fail(f"invalid label key {k!r}", key, line=line_of(value, k))
             if not isinstance(v, str):
-                self.fail(f"label {k!r} must be a string (quote it), got {_kind(v)}", key, line=line_of(value, k))
+                self.fail(
+                    f"label {k!r} must be a string (quote it), got {_kind(v)}", key, line=line_of(value, k)
+                )
             if not LABEL_VALUE.match(v) or len(v) > 63:
                 self.fail(f"invalid label value {v!r} for {k!r}", key, line=line_of(value, k))
             out[k] = v
@@ -116,7 +118,9 @@ def check_name(value: str, fail: Any) -> None:
     if len(value) > 63:
         fail(f"name {value[:20]!r}... is {len(value)} characters, over 63")
     if not NAME.match(value):
-        fail(f"invalid name {value!r}: use lowercase letters, digits and '-', starting and ending with a letter or digit")
+        fail(
+            f"invalid name {value!r}: use lowercase letters, digits and '-', starting and ending with a letter or digit"
+        )
 
 
 def check_branch(value: str, fail: Any) -> None:

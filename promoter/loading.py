@@ -27,6 +27,7 @@ from promoter.model import (
     EnvironmentObjects,
     GateSpec,
     MainObjects,
+    MergePolicy,
     Manifest,
     Pipeline,
     Requirement,
@@ -80,14 +81,18 @@ def _is_object(doc: Any, file: str) -> bool:
         if kind not in MAIN_KINDS + ENV_KINDS:
             raise ConfigError(f"unknown kind {kind!r}", file=file, line=line_of(doc, "kind"))
         if api == KALYPSO_API_VERSION and kind not in KALYPSO_KINDS:
-            raise ConfigError(f"kind {kind} is not a Kalypso kind; use apiVersion {API_VERSION}", file=file, line=line)
+            raise ConfigError(
+                f"kind {kind} is not a Kalypso kind; use apiVersion {API_VERSION}", file=file, line=line
+            )
         return True
     if api == "v1" and kind == "ConfigMap":
         return True
     if isinstance(api, str) and api.startswith(("promoter.dev/", "scheduler.kalypso.io/")):
         raise ConfigError(f"unsupported apiVersion {api!r}; use {API_VERSION}", file=file, line=line)
     if api is None and kind in MAIN_KINDS + ENV_KINDS:
-        raise ConfigError(f"kind {kind} needs apiVersion: {API_VERSION}", file=file, line=line_of(doc, "kind"))
+        raise ConfigError(
+            f"kind {kind} needs apiVersion: {API_VERSION}", file=file, line=line_of(doc, "kind")
+        )
     return False
 
 
@@ -145,7 +150,9 @@ def _duplicate(kind: str, name: str, first: Source, again: Source) -> ConfigErro
 
 def _wrong_branch(obj: _Object, where: str) -> ConfigError:
     home = "an environment branch" if obj.kind in ENV_KINDS else "main"
-    return ConfigError(f"kind {obj.kind} belongs on {home}, not on {where}", file=obj.file, line=obj.source.line)
+    return ConfigError(
+        f"kind {obj.kind} belongs on {home}, not on {where}", file=obj.file, line=obj.source.line
+    )
 
 
 # ---------------------------------------------------------------- main
@@ -163,18 +170,31 @@ def load_main(git: Git, commit: str) -> MainObjects:
             raise _wrong_branch(obj, "main")
         if obj.kind == "Pipeline":
             if file != PIPELINE_FILE:
-                raise ConfigError(f"the Pipeline must be in {PIPELINE_FILE} at the root of main", file=file, line=obj.source.line)
+                raise ConfigError(
+                    f"the Pipeline must be in {PIPELINE_FILE} at the root of main",
+                    file=file,
+                    line=obj.source.line,
+                )
             if pipeline is not None:
                 raise _duplicate("Pipeline", obj.name, pipeline.source, obj.source)
             pipeline = _pipeline(obj)
             continue
-        tables: dict[str, dict[str, Any]] = {"Template": templates, "Workload": workloads, "ConfigSchema": schemas}
+        tables: dict[str, dict[str, Any]] = {
+            "Template": templates,
+            "Workload": workloads,
+            "ConfigSchema": schemas,
+        }
         table = tables[obj.kind]
         if obj.name in table:
             raise _duplicate(obj.kind, obj.name, table[obj.name].source, obj.source)
-        table[obj.name] = {"Template": _template, "Workload": _workload, "ConfigSchema": _schema}[obj.kind](obj)
+        table[obj.name] = {"Template": _template, "Workload": _workload, "ConfigSchema": _schema}[obj.kind](
+            obj
+        )
     if pipeline is None:
-        raise ConfigError(f"no Pipeline at commit {commit[:12]}: main needs a {PIPELINE_FILE} at its root", file=PIPELINE_FILE)
+        raise ConfigError(
+            f"no Pipeline at commit {commit[:12]}: main needs a {PIPELINE_FILE} at its root",
+            file=PIPELINE_FILE,
+        )
     names = {e.name for e in pipeline.environments}
     for workload in workloads.values():
         for target in workload.targets:
@@ -220,7 +240,11 @@ def _pipeline(obj: _Object) -> Pipeline:
     seen: dict[str, Environment] = {}
     for env in environments:
         if env.name in seen:
-            raise ConfigError(f"environment {env.name!r} is listed twice (also at line {seen[env.name].source.line})", file=obj.file, line=env.source.line)
+            raise ConfigError(
+                f"environment {env.name!r} is listed twice (also at line {seen[env.name].source.line})",
+                file=obj.file,
+                line=env.source.line,
+            )
         seen[env.name] = env
     spec.done()
     obj.top.done()
@@ -240,18 +264,25 @@ def _environment(f: Fields) -> Environment:
     if gitops is not None:
         gitops_branch = gitops.str("branch", default=name) or name
         check_branch(gitops_branch, lambda m: gitops.fail(m, "branch"))
-        gitops_path = check_relative_path(gitops.str("path", default=".") or ".", lambda m: gitops.fail(m, "path"))
+        gitops_path = check_relative_path(
+            gitops.str("path", default=".") or ".", lambda m: gitops.fail(m, "path")
+        )
         gitops.done()
     merge = f.choice("merge", ("auto", "manual", "direct"), default="auto")
     timeout_value = f.get("timeout", (str, int, float))  # a wrong type fails here, with its own message
     try:
-        timeout = parse_duration(timeout_value or "30m")
+        timeout = parse_duration("30m" if timeout_value is None else timeout_value)
     except ValueError as err:
         f.fail(str(err), "timeout")
+    if timeout <= 0:
+        f.fail("must be longer than zero", "timeout")
     gates = []
     for _path, line, item in f.items("gates"):
         if not isinstance(item, dict) or len(item) != 1:
-            f.fail("each gate is a mapping with one key, the gate type (" + ", ".join(sorted(GATES)) + ")", line=line)
+            f.fail(
+                "each gate is a mapping with one key, the gate type (" + ", ".join(sorted(GATES)) + ")",
+                line=line,
+            )
         kind = next(iter(item))
         if kind not in GATES:
             f.fail(f"unknown gate {kind!r}; known: {', '.join(sorted(GATES))}", line=line)
@@ -259,7 +290,10 @@ def _environment(f: Fields) -> Environment:
         validate_gate(kind, plain(item[kind]), source)
         gates.append(GateSpec(kind, plain(item[kind]), source))
     f.done()
-    return Environment(name, branch, gitops_branch, gitops_path, merge, timeout, tuple(gates), Source(f.file, f.line))  # type: ignore[arg-type]
+    policy: MergePolicy = "manual" if merge == "manual" else "direct" if merge == "direct" else "auto"
+    return Environment(
+        name, branch, gitops_branch, gitops_path, policy, timeout, tuple(gates), Source(f.file, f.line)
+    )
 
 
 def _template(obj: _Object) -> Template:
@@ -298,7 +332,9 @@ def _workload(obj: _Object) -> Workload:
         manifests.str("repo", required=True)
         for key in manifests.value:
             manifests.any(key)
-        targets.append(DeploymentTarget(name, environment, labels, plain(manifests.value), Source(obj.file, line)))
+        targets.append(
+            DeploymentTarget(name, environment, labels, plain(manifests.value), Source(obj.file, line))
+        )
         t.done()
     spec.done()
     obj.top.done()
@@ -314,7 +350,10 @@ def _schema(obj: _Object) -> ConfigSchema:
         spec.fail(f"not a valid JSON Schema: {err.message}", "schema")
     ref = _unresolvable_ref(plain(schema))
     if ref is not None:
-        spec.fail(f"not a valid JSON Schema: $ref {ref!r} does not resolve within it (other documents are not fetched)", "schema")
+        spec.fail(
+            f"not a valid JSON Schema: $ref {ref!r} does not resolve within it (other documents are not fetched)",
+            "schema",
+        )
     spec.done()
     obj.top.done()
     return ConfigSchema(obj.name, obj.labels, plain(schema), obj.source)
@@ -327,7 +366,9 @@ def _unresolvable_ref(schema: dict[str, Any]) -> str | None:
     reporting, or fetches a URL over the network; checked here, a bad one is an error with a line.
     """
     dialect = schema.get("$schema")
-    root = specification_with(dialect if isinstance(dialect, str) else "", default=DRAFT202012).create_resource(schema)
+    root = specification_with(
+        dialect if isinstance(dialect, str) else "", default=DRAFT202012
+    ).create_resource(schema)
     stack = [(METASCHEMAS.resolver_with_root(root), root)]
     while stack:
         resolver, resource = stack.pop()

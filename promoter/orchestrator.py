@@ -19,9 +19,9 @@ from promoter.forges.base import Forge, MergeNotReady, PullRequest
 from promoter.forges.local import promotion_branch
 from promoter.gates import GateContext, build_gate
 from promoter.gates.runner import GateOutcome, run_gates
-from promoter.model import Environment, MainObjects
+from promoter.model import Environment, EnvironmentObjects, MainObjects
 from promoter.platform import PROVENANCE, PlatformRepo, parse_provenance, provenance_text
-from promoter.rendering import render_environment
+from promoter.rendering import Rendered, render_environment
 from promoter.report import EnvResult, Report, change_summary, pr_body, pr_title
 
 
@@ -58,6 +58,7 @@ class Orchestrator:
         self.out = console
         self.opts = options or Options()
         self._passed: set[str] = set()
+        self._prepared: dict[tuple[str, str], tuple[EnvironmentObjects, Rendered]] = {}
 
     # ------------------------------------------------------------ flows
 
@@ -72,6 +73,8 @@ class Orchestrator:
         report = Report("promotion", commit)
         subject = self._subject(commit)
         self.out.say(f'promoting main {commit[:12]} "{subject}" to {", ".join(e.name for e in envs)}')
+        for env in envs:  # all input is checked before anything is pushed
+            self._prepare(main, env)
         for env in envs:
             result = self._promote_one(main, env, scheduling=False)
             report.results.append(result)
@@ -106,7 +109,9 @@ class Orchestrator:
         env = main.pipeline.environment(environment)
         if env is None:
             raise UsageError(f"--env {environment}: the Pipeline at {commit[:12]} has no such environment")
-        self.out.say(f"scheduling {environment} with main {commit[:12]}" + ("" if chosen else " (last promoted there)"))
+        self.out.say(
+            f"scheduling {environment} with main {commit[:12]}" + ("" if chosen else " (last promoted there)")
+        )
         return Report("scheduling", commit, [self._promote_one(main, env, scheduling=True)])
 
     # ------------------------------------------------------------ one environment
@@ -150,8 +155,7 @@ class Orchestrator:
                 )
             self._guard(main, env)
 
-        env_objects = self.cp.environment(env)
-        rendered = render_environment(main, env_objects, env.name)
+        env_objects, rendered = self._prepare(main, env)
         head_branch = promotion_branch(env.name)
         heads = self.platform.fetch([env.gitops_branch, head_branch])
         base, existing = heads[env.gitops_branch], heads[head_branch]
@@ -217,6 +221,14 @@ class Orchestrator:
         merge_sha = self._merge(main, env, base, promo_sha, plan, superseded, result, start)
         result.merge_sha = merge_sha
         self._gates(main, env, merge_sha, result, start)
+
+    def _prepare(self, main: MainObjects, env: Environment) -> tuple[EnvironmentObjects, Rendered]:
+        """Load and render an environment once per run (bad input fails here: exit 2)."""
+        key = (main.commit, env.name)
+        if key not in self._prepared:
+            objects = self.cp.environment(env)
+            self._prepared[key] = (objects, render_environment(main, objects, env.name))
+        return self._prepared[key]
 
     def _guard(self, main: MainObjects, env: Environment) -> None:
         i = main.pipeline.index(env.name)

@@ -20,7 +20,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from promoter.errors import ConfigError, TemplateError
 from promoter.model import EnvironmentObjects, MainObjects, Manifest, Template
 from promoter.scheduling import Assignment, assign
-from promoter.yamlfile import load_documents
+from promoter.yamlfile import MAX_DEPTH, check_depth, load_documents
 
 MAX_OUTPUT_BYTES = 4 * 1024 * 1024
 ROLE_FILES = (
@@ -187,6 +187,13 @@ class Renderer:
     def _check_yaml(
         self, template: Template, index: int, manifest: Manifest, text: str, a: Assignment
     ) -> None:
+        if _maybe_deep(text):  # libyaml's composer recurses in C: refuse before it crashes
+            try:
+                check_depth(text, template.source.file, MAX_DEPTH)
+            except ConfigError as err:
+                raise self._error(
+                    template, index, manifest, err.line, f"rendered text is {err.message}", a
+                ) from err
         try:
             docs = [d for d in yaml.load_all(text, Loader=_YamlLoader) if d is not None]
         except yaml.YAMLError as err:
@@ -209,6 +216,16 @@ class Renderer:
                 f"must render exactly one YAML mapping, got {len(docs)} documents",
                 a,
             )
+
+
+def _maybe_deep(text: str) -> bool:
+    """Cheap test: could ``text`` nest more than MAX_DEPTH levels? (flow brackets or indentation)"""
+    if text.count("[") + text.count("{") > MAX_DEPTH:
+        return True
+    return (
+        len(text) > 2 * MAX_DEPTH
+        and max(len(ln) - len(ln.lstrip(" -")) for ln in text.splitlines()) > MAX_DEPTH
+    )
 
 
 def variables(a: Assignment) -> dict[str, Any]:

@@ -78,7 +78,9 @@ class _Builder:
                 raise self.error(node, f"nested more than {self.max_depth} levels deep")
             mapping = isinstance(node, yaml.MappingNode)
             if node.tag != _STD_TAG + ("map" if mapping else "seq"):
-                raise self.error(node, f"unsupported YAML tag {_tag(node.tag)} on a {'mapping' if mapping else 'sequence'}")
+                raise self.error(
+                    node, f"unsupported YAML tag {_tag(node.tag)} on a {'mapping' if mapping else 'sequence'}"
+                )
         if isinstance(node, yaml.MappingNode):
             return self._mapping(node, depth)
         if isinstance(node, yaml.SequenceNode):
@@ -115,9 +117,7 @@ class _Builder:
             if not isinstance(key, str):
                 key = str(key) if key is not None else "null"
             if key in out:
-                raise self.error(
-                    key_node, f"duplicate key {key!r} (first at line {out.lines[key]})"
-                )
+                raise self.error(key_node, f"duplicate key {key!r} (first at line {out.lines[key]})")
             out[key] = self.build(value_node, depth + 1)
             out.lines[key] = key_node.start_mark.line + 1
         return out
@@ -127,7 +127,7 @@ def _tag(tag: str) -> str:
     return "!!" + tag[len(_STD_TAG) :] if tag.startswith(_STD_TAG) else tag
 
 
-def _check_depth(text: str, file: str, max_depth: int) -> None:
+def check_depth(text: str, file: str, max_depth: int) -> None:
     """Refuse deep nesting before composing: libyaml's composer recurses in C, and a few
     thousand levels of ``[`` crash the whole process instead of raising."""
     loader = _Loader(text)
@@ -174,7 +174,7 @@ def load_documents(
         line = text[: text.index("\x00")].count("\n") + 1
         raise ConfigError("contains a NUL character", file=file, line=line)
     try:
-        _check_depth(text, file, max_depth)
+        check_depth(text, file, max_depth)
     except yaml.MarkedYAMLError as err:
         raise _syntax_error(err, file) from err
     except yaml.YAMLError as err:

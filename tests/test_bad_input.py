@@ -987,12 +987,8 @@ CASES = [
     ),
 ]
 
-# Known bugs outside the loading code, kept as strict xfails so that they fail once fixed.
-ONE_ENV_AT_A_TIME = (
-    "promote loads and renders each environment only when it gets to it (orchestrator._run_env), "
-    "so dev and qa are pushed, merged and given statuses before bad input for a later one is found"
-)
-XFAIL_CASES = [
+# Cases that once were bugs outside the loading code: input errors found in a later environment, a deep render.
+LATER_CASES = [
     pytest.param(
         Case(
             "error-only-on-prod-branch",
@@ -1002,7 +998,6 @@ XFAIL_CASES = [
             prod={E: sub(ENV, "{reconciler: flux}", "{reconciler: fluxx}")},
         ),
         id="error-only-on-prod-branch",
-        marks=pytest.mark.xfail(strict=True, reason=ONE_ENV_AT_A_TIME),
     ),
     pytest.param(
         Case(
@@ -1013,7 +1008,6 @@ XFAIL_CASES = [
             main={P: sub(PIPELINE, "    - name: qa\n", "    - name: qa\n      branch: quality\n")},
         ),
         id="qa-environment-branch-missing",
-        marks=pytest.mark.xfail(strict=True, reason=ONE_ENV_AT_A_TIME),
     ),
     pytest.param(
         Case(
@@ -1025,11 +1019,6 @@ XFAIL_CASES = [
             isolated=True,
         ),
         id="template-renders-deeply-nested-yaml",
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="rendering._check_yaml parses rendered text with yaml.load_all, whose C composer "
-            "recurses per nesting level: the process dies with SIGSEGV (exit -11, no message)",
-        ),
     ),
 ]
 
@@ -1097,8 +1086,8 @@ def test_bad_input(factory: ControlPlaneFactory, case: Case) -> None:
     _check(factory, case)
 
 
-@pytest.mark.parametrize("case", XFAIL_CASES)
-def test_bad_input_known_bugs(factory: ControlPlaneFactory, case: Case) -> None:
+@pytest.mark.parametrize("case", LATER_CASES)
+def test_bad_input_found_before_anything_is_pushed(factory: ControlPlaneFactory, case: Case) -> None:
     _check(factory, case)
 
 
