@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: demo test lint typecheck unit clean
+.PHONY: demo test deps lint typecheck extra-lint unit clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,10 @@ $(TEST_STAMP): $(STAMP)
 demo: $(STAMP)
 	$(BIN)/promoter demo
 
+# Tools the tests need from outside PyPI (apt, npm): each scripts/deps/*.sh installs what is missing.
+deps: $(TEST_STAMP)
+	@for script in scripts/deps/*.sh; do [ -e "$$script" ] || continue; bash "$$script" || exit 1; done
+
 lint: $(TEST_STAMP)
 	$(BIN)/ruff check promoter tests
 	$(BIN)/ruff format --check promoter tests
@@ -29,10 +33,15 @@ lint: $(TEST_STAMP)
 typecheck: $(TEST_STAMP)
 	$(BIN)/mypy promoter
 
-unit: $(TEST_STAMP)
+# More linters (workflows, actions) add recipes to this double-colon target from mk/*.mk.
+extra-lint:: deps
+
+unit: deps
 	$(BIN)/pytest -q
 
-test: lint typecheck unit
+test: lint typecheck extra-lint unit
 
 clean:
 	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache
+
+-include mk/*.mk

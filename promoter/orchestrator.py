@@ -20,6 +20,7 @@ from promoter.forges.local import promotion_branch
 from promoter.gates import GateContext, build_gate
 from promoter.gates.runner import GateOutcome, run_gates
 from promoter.model import Environment, EnvironmentObjects, MainObjects
+from promoter.notes import Status
 from promoter.platform import PROVENANCE, PlatformRepo, parse_provenance, provenance_text
 from promoter.rendering import Rendered, render_environment
 from promoter.report import EnvResult, Report, change_summary, pr_body, pr_title
@@ -58,6 +59,7 @@ class Orchestrator:
         self.out = console
         self.opts = options or Options()
         self._passed: set[str] = set()
+        self._status_cache: dict[str, dict[str, Status]] = {}
         self._prepared: dict[tuple[str, str], tuple[EnvironmentObjects, Rendered]] = {}
 
     # ------------------------------------------------------------ flows
@@ -131,7 +133,7 @@ class Orchestrator:
             if isinstance(err, GateFailed):
                 result.gates = list(err.outcomes)  # type: ignore[arg-type]
             if not self.opts.dry_run and result.state != "held":
-                self.forge.set_status(main.commit, self._ctx(env), "failure", str(err), self.opts.run_url)
+                self._post(main.commit, self._ctx(env), "failure", str(err), self.opts.run_url)
             self.out.say(f"{env.name}: FAILED: {err}")
         result.duration = self.clock.now() - start
         result.requests = self.forge.request_count() - requests_before
@@ -142,7 +144,7 @@ class Orchestrator:
     ) -> None:
         x = main.commit
         context = self._ctx(env)
-        current = self.forge.get_statuses(x).get(context)
+        current = self._statuses(x).get(context)
         if not scheduling:
             if current and current.state == "success" and not self.opts.force:
                 result.state, result.message = "skipped", "already promoted"
@@ -188,7 +190,7 @@ class Orchestrator:
                 result.state, result.merge_sha = "noop", base
                 result.message = "no changes to the platform branch"
                 if not self.opts.dry_run:
-                    self.forge.set_status(
+                    self._post(
                         x,
                         context,
                         "success",
@@ -216,7 +218,7 @@ class Orchestrator:
         )
         result.promotion_sha = promo_sha
         if superseded:
-            self.forge.set_status(superseded, context, "error", f"superseded by {x[:12]}", self.opts.run_url)
+            self._post(superseded, context, "error", f"superseded by {x[:12]}", self.opts.run_url)
             self.out.say(f"{env.name}: supersedes the pending promotion of {superseded[:12]}")
         merge_sha = self._merge(main, env, base, promo_sha, plan, superseded, result, start)
         result.merge_sha = merge_sha
@@ -312,7 +314,7 @@ class Orchestrator:
         deadline = start + env.timeout
         if env.merge == "direct":
             self.platform.push({env.gitops_branch: (base, promo_sha)})
-            self.forge.set_status(
+            self._post(
                 x, context, "pending", f"pushed to {env.gitops_branch}; waiting for gates", self.opts.run_url
             )
             self.out.say(
@@ -320,16 +322,21 @@ class Orchestrator:
             )
             return promo_sha
         title = pr_title(env.name, x, self._subject(x))
+        env_commit = self._prepare(main, env)[0].commit
         pr = self.forge.open_pr(
-            env, promo_sha, title, self._body(main, env, self.cp.env_head(env), plan, superseded)
+            env,
+            promotion_branch(env.name),
+            promo_sha,
+            title,
+            self._body(main, env, env_commit, plan, superseded),
         )
         result.pr_url = pr.url
-        self.forge.set_status(x, context, "pending", f"PR open: {pr.url}", pr.url)
+        self._post(x, context, "pending", f"PR open: {pr.url}", pr.url)
         self.out.say(f"{env.name}: PR {pr.url} ({env.merge} merge)")
         if env.merge == "manual":
             self.out.say(f"{env.name}: waiting for someone to merge {pr.head_branch} into {pr.base_branch}")
         merge_sha = self._wait_merge(env, pr, promo_sha, deadline, title)
-        self.forge.set_status(x, context, "pending", f"merged {merge_sha[:12]}; waiting for gates", pr.url)
+        self._post(x, context, "pending", f"merged {merge_sha[:12]}; waiting for gates", pr.url)
         self.out.say(f"{env.name}: merged {merge_sha[:12]} into {env.gitops_branch}")
         return merge_sha
 
@@ -380,6 +387,7 @@ class Orchestrator:
             self.clock,
             env.gitops_path,
             self.forge,
+            platform=self.platform,
         )
         outcomes: list[GateOutcome] = []
         if gates:
@@ -389,19 +397,27 @@ class Orchestrator:
                 self.out.say(f"{env.name}: gate {outcome}")
         result.gates = outcomes
         summary = "; ".join(f"{o.gate}: {o.state}" for o in outcomes) or "no gates"
-        self.forge.set_status(
-            x, context, "success", f"healthy at {merge_sha[:12]} ({summary})", self.opts.run_url
-        )
+        self._post(x, context, "success", f"healthy at {merge_sha[:12]} ({summary})", self.opts.run_url)
         result.state, result.message = "success", summary
         self.out.say(f"{env.name}: success in {format_duration(self.clock.now() - start)}")
 
     # ------------------------------------------------------------ helpers
 
+    def _statuses(self, commit: str) -> dict[str, Status]:
+        """Statuses of a main commit, read once per run and kept in step with what we post."""
+        if commit not in self._status_cache:
+            self._status_cache[commit] = dict(self.forge.get_statuses(commit))
+        return self._status_cache[commit]
+
+    def _post(self, commit: str, context: str, state: str, description: str, url: str | None) -> None:
+        self.forge.set_status(commit, context, state, description, url)
+        self._statuses(commit)[context] = Status(context, state, description[:140], url)
+
     def _ctx(self, env: Environment) -> str:
         return self.forge.status_context(env.name)
 
     def _state(self, commit: str, context: str) -> str | None:
-        status = self.forge.get_statuses(commit).get(context)
+        status = self._statuses(commit).get(context)
         return status.state if status else None
 
     def _index(self, main: MainObjects, name: str) -> int:

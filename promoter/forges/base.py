@@ -47,12 +47,16 @@ class Forge(ABC):
         """Post a status on a control-plane commit."""
 
     @abstractmethod
-    def find_pr(self, env: Environment) -> PullRequest | None:
-        """The newest promotion PR of ``env`` (open, else the last merged or closed), if any."""
+    def find_pr(self, env: Environment, head_branch: str) -> PullRequest | None:
+        """The newest PR from ``head_branch`` into ``env``'s platform branch (open, else the last
+        merged or closed), if any."""
 
     @abstractmethod
-    def open_pr(self, env: Environment, head_sha: str, title: str, body: str) -> PullRequest:
-        """Open the promotion PR of ``env`` or update the open one (idempotent)."""
+    def open_pr(
+        self, env: Environment, head_branch: str, head_sha: str, title: str, body: str
+    ) -> PullRequest:
+        """Open the PR from ``head_branch`` (already pushed, at ``head_sha``) into ``env``'s
+        platform branch, or update the open one (idempotent)."""
 
     @abstractmethod
     def refresh_pr(self, pr: PullRequest) -> PullRequest:
@@ -61,6 +65,11 @@ class Forge(ABC):
     @abstractmethod
     def merge_pr(self, pr: PullRequest, expected_head: str, message: str) -> str:
         """Merge if the head is still ``expected_head``; the merge commit. MergeNotReady to retry."""
+
+    @abstractmethod
+    def platform_statuses(self, sha: str) -> list[Status]:
+        """Every status posted on a platform-repo commit (by the clusters' reconcilers), oldest
+        first, all pages."""
 
     def comment(self, pr: PullRequest, body: str) -> None:  # noqa: B027 - optional
         """Add a note to the PR where the forge has comments."""

@@ -36,16 +36,18 @@ class LocalForge(Forge):
     ) -> None:
         self.statuses.post(commit, Status(context, state, description[:140], target_url))
 
-    def _url(self, env: Environment) -> str:
-        return f"{self.platform.url}#{promotion_branch(env.name)}"
+    def _url(self, head_branch: str) -> str:
+        return f"{self.platform.url}#{head_branch}"
 
-    def find_pr(self, env: Environment) -> PullRequest | None:
-        head_branch = promotion_branch(env.name)
+    def platform_statuses(self, sha: str) -> list[Status]:
+        return NoteStatuses(Git(self.platform.url)).history(sha)
+
+    def find_pr(self, env: Environment, head_branch: str) -> PullRequest | None:
         heads = self.platform.fetch([head_branch, env.gitops_branch])
         head, base = heads[head_branch], heads[env.gitops_branch]
         if head is None:
             return None
-        pr = PullRequest(env.name, head_branch, env.gitops_branch, head, "open", self._url(env))
+        pr = PullRequest(env.name, head_branch, env.gitops_branch, head, "open", self._url(head_branch))
         if base and self.platform.git.is_ancestor(head, base):
             return replace(pr, state="merged", merge_sha=self._merge_commit(head, base))
         return pr
@@ -58,13 +60,13 @@ class LocalForge(Forge):
         commits = line.split()
         return commits[-1] if commits else base
 
-    def open_pr(self, env: Environment, head_sha: str, title: str, body: str) -> PullRequest:
-        # The promotion branch was pushed by the orchestrator; on this forge it is the PR.
-        pr = self.find_pr(env)
+    def open_pr(
+        self, env: Environment, head_branch: str, head_sha: str, title: str, body: str
+    ) -> PullRequest:
+        # The branch was pushed by the orchestrator; on this forge it is the PR.
+        pr = self.find_pr(env, head_branch)
         if pr is None or pr.head_sha != head_sha:
-            raise GitError(
-                f"promotion branch {promotion_branch(env.name)} is not at {head_sha[:12]}; it moved"
-            )
+            raise GitError(f"branch {head_branch} is not at {head_sha[:12]}; it moved")
         return pr
 
     def refresh_pr(self, pr: PullRequest) -> PullRequest:

@@ -30,6 +30,7 @@ class GateContext:
     clock: Clock
     platform_path: str = ""
     forge: Any = None
+    platform: Any = None  # promoter.platform.PlatformRepo: the platform repo's git objects
     others_passed_at: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
