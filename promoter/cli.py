@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from promoter.commands import check_platform, demo, promote, render, status, validate
+from promoter.commands import check_platform, demo, promote, render, rollback, status, validate
 from promoter.errors import PromoterError
 from promoter.masking import mask
 
@@ -53,6 +53,7 @@ for command in (
     status.status,
     check_platform.check_platform,
     demo.demo,
+    rollback.rollback,
 ):
     cli.add_command(command)
 

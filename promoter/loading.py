@@ -25,6 +25,7 @@ from promoter.model import (
     DeploymentTarget,
     Environment,
     EnvironmentObjects,
+    FailurePolicy,
     GateSpec,
     MainObjects,
     Manifest,
@@ -269,6 +270,9 @@ def _environment(f: Fields) -> Environment:
         )
         gitops.done()
     merge = f.choice("merge", ("auto", "manual", "direct"), default="auto")
+    on_failure: FailurePolicy = (
+        "rollback" if f.choice("onFailure", ("stop", "rollback"), default="stop") == "rollback" else "stop"
+    )
     timeout_value = f.get("timeout", (str, int, float))  # a wrong type fails here, with its own message
     try:
         timeout = parse_duration("30m" if timeout_value is None else timeout_value)
@@ -292,7 +296,15 @@ def _environment(f: Fields) -> Environment:
     f.done()
     policy: MergePolicy = "manual" if merge == "manual" else "direct" if merge == "direct" else "auto"
     return Environment(
-        name, branch, gitops_branch, gitops_path, policy, timeout, tuple(gates), Source(f.file, f.line)
+        name,
+        branch,
+        gitops_branch,
+        gitops_path,
+        policy,
+        timeout,
+        tuple(gates),
+        Source(f.file, f.line),
+        on_failure,
     )
 
 

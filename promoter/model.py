@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 MergePolicy = Literal["auto", "manual", "direct"]
 TemplateType = Literal["reconciler", "namespace", "config"]
+FailurePolicy = Literal["stop", "rollback"]
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,7 @@ class Environment:
     timeout: float
     gates: tuple[GateSpec, ...]
     source: Source
+    on_failure: FailurePolicy = "stop"
 
 
 @dataclass(frozen=True)

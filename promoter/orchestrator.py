@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import Any
 
 from promoter.clock import Clock, format_duration
 from promoter.console import Console
 from promoter.controlplane import ControlPlane
-from promoter.errors import GateFailed, MergeRefused, PromotionFailed, Superseded, UsageError
+from promoter.errors import GateFailed, MergeRefused, PromoterError, PromotionFailed, Superseded, UsageError
 from promoter.forges.base import Forge, MergeNotReady, PullRequest
 from promoter.forges.local import promotion_branch
 from promoter.gates import GateContext, build_gate
@@ -23,7 +24,8 @@ from promoter.model import Environment, EnvironmentObjects, MainObjects
 from promoter.notes import Status
 from promoter.platform import PROVENANCE, PlatformRepo, parse_provenance, provenance_text
 from promoter.rendering import Rendered, render_environment
-from promoter.report import EnvResult, Report, change_summary, pr_body, pr_title
+from promoter.report import EnvResult, Report, change_summary, gate_report, pr_body, pr_title
+from promoter.rollback import GoodState, deployed_main, find_state, last_good, restore_commit
 
 
 @dataclass
@@ -60,6 +62,7 @@ class Orchestrator:
         self.opts = options or Options()
         self._passed: set[str] = set()
         self._status_cache: dict[str, dict[str, Status]] = {}
+        self._prs: dict[str, PullRequest] = {}
         self._prepared: dict[tuple[str, str], tuple[EnvironmentObjects, Rendered]] = {}
 
     # ------------------------------------------------------------ flows
@@ -331,6 +334,7 @@ class Orchestrator:
             self._body(main, env, env_commit, plan, superseded),
         )
         result.pr_url = pr.url
+        self._prs[env.name] = pr
         self._post(x, context, "pending", f"PR open: {pr.url}", pr.url)
         self.out.say(f"{env.name}: PR {pr.url} ({env.merge} merge)")
         if env.merge == "manual":
@@ -392,14 +396,118 @@ class Orchestrator:
         outcomes: list[GateOutcome] = []
         if gates:
             self.out.say(f"{env.name}: gates on {merge_sha[:12]}: {', '.join(g.describe() for g in gates)}")
-            outcomes = run_gates(gates, ctx, start + env.timeout, self.out.say, self.opts.progress_interval)
+            try:
+                outcomes = run_gates(
+                    gates, ctx, start + env.timeout, self.out.say, self.opts.progress_interval
+                )
+            except GateFailed as err:
+                self._report_gates(env, merge_sha, err.outcomes, str(err))
+                if env.on_failure == "rollback":
+                    raise type(err)(f"{err}; {self._roll_back(main, env, merge_sha)}", err.outcomes) from err
+                raise
             for outcome in outcomes:
                 self.out.say(f"{env.name}: gate {outcome}")
+            self._report_gates(env, merge_sha, outcomes, "all gates passed")
         result.gates = outcomes
         summary = "; ".join(f"{o.gate}: {o.state}" for o in outcomes) or "no gates"
         self._post(x, context, "success", f"healthy at {merge_sha[:12]} ({summary})", self.opts.run_url)
         result.state, result.message = "success", summary
         self.out.say(f"{env.name}: success in {format_duration(self.clock.now() - start)}")
+
+    def _report_gates(self, env: Environment, merge_sha: str, outcomes: list[Any], verdict: str) -> None:
+        pr = self._prs.get(env.name)
+        if pr is not None:
+            self.forge.comment(pr, gate_report(env.name, merge_sha, outcomes, verdict))
+
+    # ------------------------------------------------------------ rollback
+
+    def _roll_back(self, main: MainObjects, env: Environment, failed_sha: str) -> str:
+        """After failed gates: restore the last good state (onFailure: rollback). A sentence
+        for the failure message; never raises, since the gate failure is what matters."""
+        try:
+            head = self.platform.fetch([env.gitops_branch])[env.gitops_branch] or failed_sha
+            good = last_good(
+                self.platform, env, head, lambda m: self._state(m, self._ctx(env)) == "success", {main.commit}
+            )
+            if good is None:
+                return "nothing to roll back to (no earlier healthy promotion)"
+            return self._restore(env, head, good, f"{main.commit[:12]} failed its gates")
+        except PromoterError as err:
+            return f"rollback failed: {err}"
+
+    def rollback(self, environment: str, to: str | None = None) -> GoodState:
+        """``promoter rollback``: restore an environment to a known-good state by hand and hold
+        the main commit that was there."""
+        env = self.cp.main(self.cp.resolve(None)).pipeline.environment(environment)
+        if env is None:
+            raise UsageError(f"--env {environment}: the Pipeline on main has no such environment")
+        head = self.platform.fetch([env.gitops_branch])[env.gitops_branch]
+        if head is None:
+            raise PromotionFailed(f"{environment}: platform branch {env.gitops_branch} does not exist")
+        current = deployed_main(self.platform, env, head)
+        good = self._rollback_target(env, head, current, to)
+        self.out.say(
+            f"{environment}: rolling back to main {good.main_commit[:12]} (platform {good.platform_sha[:12]})"
+        )
+        self.out.say(f"{environment}: {self._restore(env, head, good, 'rolled back by hand')}")
+        if current and current != good.main_commit:
+            self._post(
+                current,
+                self._ctx(env),
+                "failure",
+                f"rolled back by hand to {good.main_commit[:12]}",
+                self.opts.run_url,
+            )
+        return good
+
+    def _rollback_target(self, env: Environment, head: str, current: str | None, to: str | None) -> GoodState:
+        if to is None:
+            skip = {current} if current else set()
+            good = last_good(
+                self.platform, env, head, lambda m: self._state(m, self._ctx(env)) == "success", skip
+            )
+            if good is None:
+                raise PromotionFailed(f"{env.name}: no earlier healthy promotion to roll back to")
+            return good
+        sha = self.platform.git.commit_of(to)
+        if sha is not None and self.platform.git.is_ancestor(sha, head):
+            found = deployed_main(self.platform, env, sha)
+            return GoodState(sha, found or "unknown")
+        main = self.cp.git.commit_of(to)
+        good = find_state(self.platform, env, head, main) if main else None
+        if good is None:
+            raise UsageError(
+                f"--to {to}: neither a commit of {env.gitops_branch} nor a main commit promoted to {env.name}"
+            )
+        return good
+
+    def _restore(self, env: Environment, head: str, good: GoodState, why: str) -> str:
+        """Write and merge (by the environment's policy) the commit that restores ``good``."""
+        title = f"Roll back {env.name} to {good.main_commit[:7]}: {why}"
+        sha = restore_commit(
+            self.platform,
+            env,
+            head,
+            good,
+            f"{title}\n\nRestores {env.gitops_branch} as of {good.platform_sha}.\n",
+        )
+        if env.merge == "direct":
+            self.platform.push({env.gitops_branch: (head, sha)})
+            return f"rolled back to {good.main_commit[:12]} with {sha[:12]}"
+        branch = f"promoter/{env.name}-rollback"
+        existing = self.platform.fetch([branch])[branch]
+        self.platform.push({branch: (existing, sha)})
+        pr = self.forge.open_pr(
+            env,
+            branch,
+            sha,
+            title,
+            f"{title}.\n\nRestores `{env.gitops_branch}` as of `{good.platform_sha}`.\n",
+        )
+        if env.merge == "manual":
+            return f"rollback to {good.main_commit[:12]} waits for a human to merge {pr.url}"
+        merged = self._wait_merge(env, pr, sha, self.clock.now() + env.timeout, title)
+        return f"rolled back to {good.main_commit[:12]} with {merged[:12]} ({pr.url})"
 
     # ------------------------------------------------------------ helpers
 

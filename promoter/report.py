@@ -108,3 +108,17 @@ def pr_body(
     if all(k == ".promoter" for k in changes):
         lines.append("| (no rendered changes) | 0 | 0 | 0 |")
     return "\n".join(lines) + "\n"
+
+
+def gate_report(environment: str, merge_sha: str, outcomes: list[Any], verdict: str) -> str:
+    """A PR comment with every gate's last observation."""
+    lines = [
+        f"**{environment}** gates on `{merge_sha[:12]}`: {verdict}",
+        "",
+        "| gate | state | last observed |",
+        "| --- | --- | --- |",
+    ]
+    for o in outcomes:
+        message = str(getattr(o, "message", "")).replace("|", "\\|")
+        lines.append(f"| {getattr(o, 'gate', o)} | {getattr(o, 'state', '')} | {message} |")
+    return "\n".join(lines) + "\n"
