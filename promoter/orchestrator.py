@@ -15,7 +15,15 @@ from typing import Any
 from promoter.clock import Clock, format_duration
 from promoter.console import Console
 from promoter.controlplane import ControlPlane
-from promoter.errors import GateFailed, MergeRefused, PromoterError, PromotionFailed, Superseded, UsageError
+from promoter.errors import (
+    GateFailed,
+    GitError,
+    MergeRefused,
+    PromoterError,
+    PromotionFailed,
+    Superseded,
+    UsageError,
+)
 from promoter.forges.base import Forge, MergeNotReady, PullRequest
 from promoter.forges.local import promotion_branch
 from promoter.gates import GateContext, build_gate
@@ -129,6 +137,8 @@ class Orchestrator:
             self._run_env(main, env, scheduling, result, start)
         except Superseded as err:
             result.state, result.message = "superseded", str(err)
+            if not self.opts.dry_run:
+                self._post(main.commit, self._ctx(env), "error", f"superseded: {err}", self.opts.run_url)
             self.out.say(f"{env.name}: superseded: {err}")
         except PromotionFailed as err:
             result.state = "held" if result.state == "held" else "failure"
@@ -159,11 +169,38 @@ class Orchestrator:
                     f"{env.name}: {x[:12]} failed here before ({current.description}); held, use --force to retry"
                 )
             self._guard(main, env)
+        for _ in range(MAX_REPLANS):
+            try:
+                self._attempt(main, env, scheduling, result, start, current)
+                return
+            except _BaseMoved as moved:
+                self.out.say(
+                    f"{env.name}: {env.gitops_branch} moved to {moved.sha[:12]}; rendering onto it again"
+                )
+        raise PromotionFailed(
+            f"{env.name}: {env.gitops_branch} kept moving under the promotion; try again later"
+        )
 
+    def _attempt(
+        self,
+        main: MainObjects,
+        env: Environment,
+        scheduling: bool,
+        result: EnvResult,
+        start: float,
+        current: Status | None,
+    ) -> None:
+        """Plan onto the platform branch as it is now, push, merge, gate. _BaseMoved: plan again."""
+        x, context = main.commit, self._ctx(env)
         env_objects, rendered = self._prepare(main, env)
         head_branch = promotion_branch(env.name)
         heads = self.platform.fetch([env.gitops_branch, head_branch])
         base, existing = heads[env.gitops_branch], heads[head_branch]
+        deployed = deployed_main(self.platform, env, base) if base else None
+        if deployed and deployed != x and self.cp.git.is_ancestor(x, deployed):
+            raise Superseded(
+                f"{env.gitops_branch} already has the newer main commit {deployed[:12]}; not going back"
+            )
         provenance = provenance_text(
             pipeline=main.pipeline.name,
             environment=env.name,
@@ -182,8 +219,7 @@ class Orchestrator:
         )
 
         if not plan.changed and base is not None:
-            there = parse_provenance(self.platform.read(base, _join(env.gitops_path, PROVENANCE)))
-            there_commit = there.get("mainCommit")
+            there_commit = deployed
             proven = (
                 isinstance(there_commit, str)
                 and there_commit != x
@@ -278,7 +314,13 @@ class Orchestrator:
         title = pr_title(env.name, x, self._subject(x))
         message = f"{title}\n\n{self._body(main, env, env_commit, plan, superseded)}"
         sha = self.platform.commit(plan, env.gitops_path, [base] if base else [], message)  # type: ignore[arg-type]
-        self.platform.push({promotion_branch(env.name): (existing, sha)})
+        try:
+            self.platform.push({promotion_branch(env.name): (existing, sha)})
+        except GitError:  # another promotion pushed the branch first: look again
+            now = self.platform.fetch([promotion_branch(env.name)])[promotion_branch(env.name)]
+            if now == existing:
+                raise
+            raise _BaseMoved(now or "nothing") from None
         self.out.say(f"{env.name}: pushed {promotion_branch(env.name)} at {sha[:12]}")
         return sha, superseded
 
@@ -316,7 +358,7 @@ class Orchestrator:
         x, context = main.commit, self._ctx(env)
         deadline = start + env.timeout
         if env.merge == "direct":
-            self.platform.push({env.gitops_branch: (base, promo_sha)})
+            self._push_onto(env, base, promo_sha)
             self._post(
                 x, context, "pending", f"pushed to {env.gitops_branch}; waiting for gates", self.opts.run_url
             )
@@ -339,14 +381,33 @@ class Orchestrator:
         self.out.say(f"{env.name}: PR {pr.url} ({env.merge} merge)")
         if env.merge == "manual":
             self.out.say(f"{env.name}: waiting for someone to merge {pr.head_branch} into {pr.base_branch}")
-        merge_sha = self._wait_merge(env, pr, promo_sha, deadline, title)
+        merge_sha = self._wait_merge(env, pr, promo_sha, deadline, title, base)
         self._post(x, context, "pending", f"merged {merge_sha[:12]}; waiting for gates", pr.url)
         self.out.say(f"{env.name}: merged {merge_sha[:12]} into {env.gitops_branch}")
         return merge_sha
 
+    def _push_onto(self, env: Environment, base: str | None, sha: str) -> None:
+        """Push straight to the platform branch if it is still at ``base``; _BaseMoved if not."""
+        try:
+            self.platform.push({env.gitops_branch: (base, sha)})
+        except GitError:
+            now = self.platform.fetch([env.gitops_branch])[env.gitops_branch]
+            if now != base:
+                raise _BaseMoved(now or "nothing") from None
+            raise
+
     def _wait_merge(
-        self, env: Environment, pr: PullRequest, promo_sha: str, deadline: float, title: str
+        self,
+        env: Environment,
+        pr: PullRequest,
+        promo_sha: str,
+        deadline: float,
+        title: str,
+        base: str | None = None,
     ) -> str:
+        """Until ``pr`` is merged: merge it (auto) or wait for a human (manual). With ``base``,
+        an auto merge happens only onto that base: merging a render onto content it was not
+        planned on would mix two promotions."""
         started = self.clock.now()
         next_progress = started + self.opts.progress_interval
         last = "waiting"
@@ -361,10 +422,19 @@ class Orchestrator:
             if now_pr.state == "closed":
                 raise MergeRefused(f"{env.name}: the promotion PR {pr.url} was closed without merging")
             if env.merge == "auto":
+                if base is not None:
+                    moved = self.platform.fetch([env.gitops_branch])[env.gitops_branch]
+                    if moved != base:
+                        raise _BaseMoved(moved or "nothing")
                 try:
                     return self.forge.merge_pr(now_pr, promo_sha, f"Merge {title}")
                 except MergeNotReady as err:
                     last = str(err)
+                except GitError:
+                    moved = self.platform.fetch([env.gitops_branch])[env.gitops_branch]
+                    if base is None or moved == base:
+                        raise
+                    raise _BaseMoved(moved or "nothing") from None
             now = self.clock.now()
             if now >= deadline:
                 raise MergeRefused(
@@ -536,6 +606,17 @@ class Orchestrator:
 
     def _subject(self, commit: str) -> str:
         return self.cp.git.out("log", "-1", "--format=%s", commit)
+
+
+MAX_REPLANS = 5
+
+
+class _BaseMoved(Exception):
+    """The platform branch moved under a promotion; plan again onto its new head."""
+
+    def __init__(self, sha: str) -> None:
+        super().__init__(sha)
+        self.sha = sha
 
 
 def _join(root: str, path: str) -> str:
