@@ -19,6 +19,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from promoter.errors import ConfigError, TemplateError
 from promoter.model import EnvironmentObjects, MainObjects, Manifest, Template
+from promoter.sandbox import LimitedSandbox, time_limit
 from promoter.scheduling import Assignment, assign
 from promoter.yamlfile import MAX_DEPTH, check_depth, load_documents
 
@@ -67,9 +68,7 @@ def configmap_data(config: dict[str, Any]) -> dict[str, str]:
 
 
 def _environment() -> ImmutableSandboxedEnvironment:
-    env = ImmutableSandboxedEnvironment(
-        undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True
-    )
+    env = LimitedSandbox(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
     env.filters.update(
         to_yaml=to_yaml,
         to_json=lambda v: json.dumps(v, sort_keys=True, default=str),
@@ -149,6 +148,10 @@ class Renderer:
         )
 
     def render(self, template: Template, a: Assignment) -> bytes:
+        with time_limit():
+            return self._render(template, a)
+
+    def _render(self, template: Template, a: Assignment) -> bytes:
         context = variables(a)
         docs: list[str] = []
         for index, manifest in enumerate(template.manifests):

@@ -942,7 +942,45 @@ CASES = [
         "ZeroDivisionError",
         main={T: template("apiVersion: v1", "kind: ConfigMap", "metadata: {name: 'x{{ 1 // 0 }}'}")},
     ),
-    Case("template-output-too-large", T, 8, "output is over", main={T: template("a: {{ 'x' * 5000000 }}")}),
+    Case(
+        "template-output-too-large",
+        T,
+        8,
+        "output is over",
+        main={T: template("a: {% for i in range(50000) %}{{ 'x' * 100 }}{% endfor %}")},
+    ),
+    Case(
+        "template-huge-string",
+        T,
+        8,
+        "over the limit of 1000000",
+        main={T: template("a: {{ 'x' * 5000000 }}")},
+    ),
+    Case("template-huge-power", T, 8, "exponent too large", main={T: template("a: {{ 10 ** 100000 }}")}),
+    Case(
+        "template-huge-range",
+        T,
+        8,
+        "range() of",
+        main={T: template("a: {% for i in range(10**8) %}{% endfor %}")},
+    ),
+    Case(
+        "template-runs-forever",
+        T,
+        8,
+        "rendering took longer than",
+        main={
+            T: template("a: {% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}")
+        },
+    ),
+    Case(
+        "template-reads-a-file",
+        T,
+        8,
+        "template 'flux' manifest 1",
+        main={T: template("a: {% include '/etc/passwd' %}")},
+    ),
+    Case("template-reads-env", T, 8, "'os' is undefined", main={T: template("a: {{ os.environ }}")}),
     Case(
         "template-sandbox-mro",
         T,
