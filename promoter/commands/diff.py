@@ -1,0 +1,290 @@
+"""``promoter diff``: what a promotion would change on each platform branch, pushing nothing.
+
+For pull-request checks on the control plane (``actions/render``): it loads and renders like
+``validate``, then compares each rendered tree with its platform branch and prints a unified
+diff, and can write the same as a markdown pull-request comment.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import click
+
+from promoter.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH
+from promoter.commands.common import control_plane as control_plane_at
+from promoter.errors import UsageError
+from promoter.platform import Change
+
+COMMENT_MARKER = "<!-- promoter-diff -->"
+MAX_COMMENT = 60_000  # GitHub refuses comments over 65,536 characters
+MAX_SUMMARY = 512 * 1024  # a step summary may hold 1 MiB
+
+
+@dataclass
+class EnvDiff:
+    """One environment's rendered tree against its platform branch."""
+
+    environment: str
+    platform_branch: str
+    platform_commit: str | None
+    main_commit: str
+    env_commit: str
+    changes: dict[str, Change]
+    patches: list[str] = field(default_factory=list)  # one unified diff per changed file
+
+    @property
+    def counts(self) -> Change:
+        """Files added, changed and removed, not counting the provenance file."""
+        rendered = [c for group, c in self.changes.items() if group != ".promoter"]
+        return Change(
+            sum(c.added for c in rendered), sum(c.changed for c in rendered), sum(c.removed for c in rendered)
+        )
+
+    @property
+    def changed(self) -> bool:
+        return self.counts.total > 0
+
+    def header(self) -> str:
+        c = self.counts
+        base = f"{self.platform_branch}@{self.platform_commit[:12]}" if self.platform_commit else "new branch"
+        return (
+            f"{self.environment}: +{c.added} ~{c.changed} -{c.removed} against {base} "
+            f"(main {self.main_commit[:7]}, environment {self.env_commit[:7]})"
+        )
+
+
+# ------------------------------------------------------------ pure text builders
+
+
+def file_patch(path: str, old: bytes | None, new: bytes | None) -> str:
+    """A unified diff of one file; binary content is named, not shown."""
+    try:
+        before = old.decode() if old is not None else ""
+        after = new.decode() if new is not None else ""
+    except UnicodeDecodeError:
+        return f"Binary file {path} differs\n"
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        fromfile=f"a/{path}" if old is not None else "/dev/null",
+        tofile=f"b/{path}" if new is not None else "/dev/null",
+    )
+    return "".join(ln if ln.endswith("\n") else ln + "\n\\ No newline at end of file\n" for ln in lines)
+
+
+def diff_text(diffs: list[EnvDiff]) -> str:
+    """Every environment's header line and patches, as ``promoter diff`` prints them."""
+    return "".join(f"# {d.header()}\n" + "".join(d.patches) for d in diffs)
+
+
+def fence(text: str) -> str:
+    """A code fence longer than any run of backticks in ``text``."""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def diff_markdown(diffs: list[EnvDiff], limit: int) -> str:
+    """The diff as markdown (a pull-request comment, a step summary), cut to ``limit`` characters."""
+    main = diffs[0].main_commit[:12] if diffs else "-"
+    head = [
+        COMMENT_MARKER,
+        f"### promoter: rendered changes (main `{main}`)",
+        "",
+        "| environment | platform branch | added | changed | removed |",
+        "| --- | --- | ---: | ---: | ---: |",
+    ]
+    for d in diffs:
+        c = d.counts
+        head.append(f"| {d.environment} | `{d.platform_branch}` | {c.added} | {c.changed} | {c.removed} |")
+    text = "\n".join(head) + "\n"
+    cut = "\n_The diff is too long to show here: run `promoter diff` to see all of it._\n"
+    for d in diffs:
+        if not d.changed:
+            continue
+        body = "".join(d.patches)
+        mark = fence(body)
+        block = f"\n<details><summary>{d.header()}</summary>\n\n{mark}diff\n{body}{mark}\n\n</details>\n"
+        if len(text) + len(block) + len(cut) > limit:
+            return text + cut
+        text += block
+    if not any(d.changed for d in diffs):
+        text += "\nNo rendered changes.\n"
+    return text
+
+
+def diff_outputs(diffs: list[EnvDiff], comment_file: str | None, max_value: int) -> dict[str, str]:
+    """The step outputs of ``promoter diff`` in GitHub Actions."""
+    text = diff_text(diffs)
+    if len(text) > max_value:
+        text = text[:max_value] + "\n# (cut: the diff is longer than a step output may be)\n"
+    outputs = {
+        "commit": diffs[0].main_commit if diffs else "",
+        "environments": json.dumps([d.environment for d in diffs]),
+        "changed": "true" if any(d.changed for d in diffs) else "false",
+        "changed-environments": json.dumps([d.environment for d in diffs if d.changed]),
+        "diff": text,
+    }
+    if comment_file:
+        outputs["comment-file"] = str(Path(comment_file).resolve())
+    return outputs
+
+
+# ------------------------------------------------------------ the command
+
+
+@click.command()
+@CONTROL_PLANE
+@COMMIT
+@click.option("--env", "env_names", multiple=True, help="Only this environment (repeatable).")
+@click.option("--env-branch", default=None, help="Only the environments kept on this control-plane branch.")
+@click.option("--to", default=None, help="The environments up to and including this one.")
+@click.option(
+    "--env-commit",
+    default=None,
+    help="Read the selected environment's branch at this commit (a pull request's head).",
+)
+@click.option(
+    "--deployed-main",
+    is_flag=True,
+    help="Use the main commit deployed in each environment, as the scheduling flow does.",
+)
+@click.option(
+    "--comment-file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Also write the diff as a markdown pull-request comment to this file.",
+)
+@MAIN_BRANCH
+def diff(
+    control_plane: str,
+    commit: str | None,
+    env_names: tuple[str, ...],
+    env_branch: str | None,
+    to: str | None,
+    env_commit: str | None,
+    deployed_main: bool,
+    comment_file: str | None,
+    main_branch: str,
+) -> None:
+    """Show what promoting a commit would change on each platform branch; push nothing."""
+    from promoter import actions_output
+
+    if deployed_main and commit:
+        raise UsageError("--commit and --deployed-main exclude each other")
+    if env_commit and not (env_names or env_branch):
+        raise UsageError("--env-commit needs --env or --env-branch: it is one environment branch's commit")
+    cp = control_plane_at(control_plane, main_branch)
+    main = cp.main(cp.resolve(commit))
+    envs = _select(main.pipeline, env_names, env_branch, to)
+    diffs = _diffs(cp, main, envs, env_commit, deployed_main)
+    if comment_file:
+        Path(comment_file).write_text(diff_markdown(diffs, MAX_COMMENT), encoding="utf-8")
+    _print(diffs, actions_output.active())
+    actions_output.set_outputs(diff_outputs(diffs, comment_file, actions_output.MAX_OUTPUT_VALUE))
+    actions_output.add_summary(diff_markdown(diffs, MAX_SUMMARY).replace(COMMENT_MARKER + "\n", ""))
+
+
+def _print(diffs: list[EnvDiff], grouped: bool) -> None:
+    for d in diffs:
+        click.echo(d.header(), err=True)
+    for d in diffs:
+        if not d.patches:
+            continue
+        if grouped:
+            click.echo(f"::group::{d.environment} diff")
+        click.echo(f"# {d.header()}\n" + "".join(d.patches), nl=False)
+        if grouped:
+            click.echo("::endgroup::")
+
+
+def _select(pipeline: Any, names: tuple[str, ...], branch: str | None, to: str | None) -> list[Any]:
+    envs = list(pipeline.environments)
+    known = ", ".join(e.name for e in envs)
+    for name in (*names, *([to] if to else [])):
+        if pipeline.environment(name) is None:
+            raise UsageError(f"{name}: no such environment (the Pipeline has {known})")
+    if to:
+        envs = envs[: pipeline.index(to) + 1]
+    if names:
+        envs = [e for e in envs if e.name in names]
+    if branch is not None:
+        envs = [e for e in envs if e.branch == branch]
+        if not envs:
+            raise UsageError(f"--env-branch {branch}: no environment of the Pipeline is kept on it")
+    return envs
+
+
+def _diffs(cp: Any, main: Any, envs: list[Any], env_commit: str | None, deployed: bool) -> list[EnvDiff]:
+    from promoter.app import build_runtime
+    from promoter.console import Console
+    from promoter.platform import PROVENANCE, parse_provenance
+    from promoter.rendering import Renderer, all_templates
+
+    Renderer(all_templates(main)).compile_all()
+    runtime = build_runtime(cp, main.pipeline, Console(quiet=True))
+    platform = runtime.platform
+    heads = platform.fetch(list(dict.fromkeys(e.gitops_branch for e in envs)))
+    pinned = _commit(cp, env_commit) if env_commit else None
+    out = []
+    for env in envs:
+        base = heads[env.gitops_branch]
+        env_main = main
+        if deployed and base:
+            there = parse_provenance(platform.read(base, _join(env.gitops_path, PROVENANCE)))
+            found = there.get("mainCommit")
+            if isinstance(found, str):
+                env_main = cp.main(cp.resolve(found))
+        out.append(_env_diff(cp, platform, env_main, env, base, pinned))
+    return out
+
+
+def _env_diff(cp: Any, platform: Any, main: Any, env: Any, base: str | None, pinned: str | None) -> EnvDiff:
+    from promoter.platform import provenance_text
+    from promoter.rendering import render_environment
+
+    objects = cp.environment(env, pinned)
+    rendered = render_environment(main, objects, env.name)
+    provenance = provenance_text(
+        pipeline=main.pipeline.name,
+        environment=env.name,
+        main_commit=main.commit,
+        env_branch=env.branch,
+        env_commit=objects.commit,
+        cluster_types=rendered.cluster_types,
+        files=len(rendered.files),
+    )
+    plan = platform.plan(base, env.gitops_path, rendered.files, rendered.cluster_types, provenance)
+    old = platform.listing(base, env.gitops_path)
+    changed = sorted(
+        p
+        for p in old.keys() | plan.entries.keys()
+        if not p.startswith(".promoter/") and old.get(p) != plan.entries.get(p)
+    )
+    blobs = platform.git.read_blobs([old[p][1] for p in changed if p in old])
+    patches = []
+    for path in changed:
+        before = blobs[old[path][1]] if path in old else None
+        after = None
+        if path in plan.inline:
+            after = plan.inline[path]
+        elif path in plan.entries:  # same content under a new mode, or kept as it was
+            after = platform.git.read_blobs([plan.entries[path][1]])[plan.entries[path][1]]
+        patches.append(file_patch(_join(env.gitops_path, path), before, after))
+    return EnvDiff(env.name, env.gitops_branch, base, main.commit, objects.commit, plan.changes, patches)
+
+
+def _commit(cp: Any, ref: str) -> str:
+    sha: str | None = cp.git.commit_of(ref) or cp.branch_head(ref)
+    if sha is None:
+        raise UsageError(f"--env-commit {ref}: no such commit or branch in {cp.path}")
+    return sha
+
+
+def _join(root: str, path: str) -> str:
+    return f"{root}/{path}" if root else path
