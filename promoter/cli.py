@@ -10,17 +10,23 @@ from typing import Any
 
 import click
 
-from promoter.commands import check_platform, demo, promote, render, rollback, status, validate
+from promoter.commands import check_platform, demo, diff, promote, render, rollback, status, validate
+from promoter.commands.report_status import report_status
 from promoter.errors import PromoterError
 from promoter.masking import mask
 
 
 class PromoterGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
+        from promoter import actions_output  # no-ops outside GitHub Actions
+
+        actions_output.mask_new_secrets()
         try:
             return super().invoke(ctx)
         except PromoterError as err:
-            click.echo(f"error: {mask(str(err))}", err=True)
+            with actions_output.commands_stopped():
+                click.echo(f"error: {mask(str(err))}", err=True)
+            actions_output.report_error(err)
             ctx.exit(err.exit_code)
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
@@ -49,11 +55,13 @@ def cli() -> None:
 for command in (
     validate.validate,
     render.render,
+    diff.diff,
     promote.promote,
     status.status,
     check_platform.check_platform,
     demo.demo,
     rollback.rollback,
+    report_status,
 ):
     cli.add_command(command)
 

@@ -713,8 +713,8 @@ CASES = [
         "gate-type-unknown",
         P,
         9,
-        "unknown gate 'prometheus'",
-        main={P: dev_env("gates:", "  - prometheus: {query: up}")},
+        "unknown gate 'datadog'",
+        main={P: dev_env("gates:", "  - datadog: {query: up}")},
     ),
     Case(
         "gate-not-a-mapping",

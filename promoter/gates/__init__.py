@@ -4,12 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from promoter.gates.argocd import ArgoCDGate
 from promoter.gates.base import Gate, GateContext, Observation
 from promoter.gates.command import CommandGate
+from promoter.gates.commit_status import CommitStatusGate
+from promoter.gates.prometheus import PrometheusGate
 from promoter.gates.soak import SoakGate
 from promoter.model import GateSpec, Source
 
 GATES: dict[str, type[Gate]] = {
+    CommitStatusGate.type: CommitStatusGate,
+    PrometheusGate.type: PrometheusGate,
+    ArgoCDGate.type: ArgoCDGate,
     CommandGate.type: CommandGate,
     SoakGate.type: SoakGate,
 }

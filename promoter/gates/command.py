@@ -2,19 +2,22 @@
 
 No shell unless ``shell: true``; the command gets PROMOTER_ENV, PROMOTER_COMMIT,
 PROMOTER_PLATFORM_SHA, PROMOTER_PLATFORM_REPO, PROMOTER_PLATFORM_BRANCH and
-PROMOTER_PLATFORM_PATH, and the promoter's
-own bin directory first on PATH so that ``promoter ...`` runs the same install.
+PROMOTER_PLATFORM_PATH, and the promoter's own bin directory first on PATH so that
+``promoter ...`` runs the same install. Each attempt runs in its own process group, ended
+whole when the attempt times out.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
+import signal
 import subprocess
 import sys
 from typing import Any
 
-from promoter.clock import parse_duration
+from promoter.clock import format_duration, parse_duration
 from promoter.gates.base import Gate, GateContext, Observation, spec_error
 from promoter.masking import mask
 from promoter.model import Source
@@ -98,26 +101,51 @@ class CommandGate(Gate):
 
     def check(self, ctx: GateContext) -> Observation:
         try:
-            proc = subprocess.run(
-                self.argv if not self.shell else self.argv[0],
-                shell=self.shell,
-                env=self.environment(ctx),
-                capture_output=True,
-                timeout=self.attempt_timeout,
-                stdin=subprocess.DEVNULL,
-                check=False,
-            )
+            code, out, err = self._run(ctx)
+        except OSError as error:
+            return Observation("failure", f"cannot run: {error.strerror or error}")
+        detail = _last_line(err) or _last_line(out)
+        if code is None:
+            took = format_duration(self.attempt_timeout)
+            return self._not_ok(f"timed out after {took}" + (f": {detail}" if detail else ""))
+        if code == 0:
+            return Observation("success", _last_line(out) or "exit 0")
+        return self._not_ok(f"exit {code}" + (f": {detail}" if detail else ""))
+
+    def _run(self, ctx: GateContext) -> tuple[int | None, bytes, bytes]:
+        """Exit code (None on timeout) and output. The command runs in its own process group,
+        so that a timeout or an interrupt also ends what it started (a shell's children)."""
+        proc = subprocess.Popen(
+            self.argv if not self.shell else self.argv[0],
+            shell=self.shell,
+            env=self.environment(ctx),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        try:
+            out, err = proc.communicate(timeout=self.attempt_timeout)
+            return proc.returncode, out, err
         except subprocess.TimeoutExpired:
-            return self._not_ok(f"timed out after {self.attempt_timeout:.0f}s")
-        except OSError as err:
-            return Observation("failure", f"cannot run: {err.strerror or err}")
-        if proc.returncode == 0:
-            return Observation("success", _last_line(proc.stdout) or "exit 0")
-        detail = _last_line(proc.stderr) or _last_line(proc.stdout)
-        return self._not_ok(f"exit {proc.returncode}" + (f": {detail}" if detail else ""))
+            _kill_group(proc)
+            try:
+                out, err = proc.communicate(timeout=5)
+            except subprocess.TimeoutExpired:  # a process left the group and holds the pipes
+                out, err = b"", b""
+            return None, out, err
+        finally:
+            if proc.poll() is None:
+                _kill_group(proc)
+                proc.wait()
 
     def _not_ok(self, message: str) -> Observation:
         return Observation("pending" if self.retry else "failure", message)
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
 
 
 def _last_line(data: bytes) -> str:

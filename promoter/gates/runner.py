@@ -49,7 +49,7 @@ def run_gates(
         for i, gate in enumerate(gates):
             if last[i].state == "success" or due[i] > now or (gate.after_others and not others_done):
                 continue
-            last[i] = gate.check(ctx)
+            last[i] = _tidy(gate.check(ctx))
             due[i] = clock.now() + gate.interval
             if last[i].state == "failure":
                 raise GateFailed(
@@ -77,6 +77,14 @@ def run_gates(
         ]
         wake = min([*pending_due, next_progress, deadline])
         clock.sleep(max(wake - clock.now(), 0.05))
+
+
+def _tidy(observation: Observation, limit: int = 400) -> Observation:
+    """One line of bounded length: messages go into status descriptions, PR tables, summaries."""
+    text = " ".join(observation.message.split())
+    if len(text) > limit:
+        text = text[: limit - 3] + "..."
+    return Observation(observation.state, text)
 
 
 def _progress_line(environment: str, elapsed: float, outcomes: list[GateOutcome]) -> str:
