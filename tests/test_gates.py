@@ -125,3 +125,12 @@ def test_bad_gate_specs_name_the_line(kind: str, spec: Any, message: str) -> Non
 )
 def test_durations(text: Any, seconds: float) -> None:
     assert parse_duration(text) == seconds
+
+
+def test_command_gate_does_not_get_the_promoters_tokens(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PROMOTER_GITHUB_TOKEN", "ghp_abcdefgh12345678")
+    monkeypatch.setenv("GITHUB_TOKEN", "ghs_abcdefgh12345678")
+    monkeypatch.setenv("KUBECONFIG", "/etc/kube")
+    env = CommandGate.from_spec("true", SRC).environment(ctx(FakeClock()))
+    assert "PROMOTER_GITHUB_TOKEN" not in env and "GITHUB_TOKEN" not in env
+    assert env["KUBECONFIG"] == "/etc/kube" and env["PROMOTER_ENV"] == "qa"

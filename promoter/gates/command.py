@@ -19,7 +19,7 @@ from typing import Any
 
 from promoter.clock import format_duration, parse_duration
 from promoter.gates.base import Gate, GateContext, Observation, spec_error
-from promoter.masking import mask
+from promoter.masking import SECRET_VARIABLES, mask
 from promoter.model import Source
 
 
@@ -86,7 +86,8 @@ class CommandGate(Gate):
         return f"command {text if len(text) <= 60 else text[:57] + '...'}"
 
     def environment(self, ctx: GateContext) -> dict[str, str]:
-        env = dict(os.environ)
+        """The promoter's environment without its own credentials, plus the promotion."""
+        env = {k: v for k, v in os.environ.items() if k not in SECRET_VARIABLES}
         bindir = os.path.dirname(sys.executable)
         env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
         env.update(
