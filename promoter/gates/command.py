@@ -19,8 +19,13 @@ from typing import Any
 
 from promoter.clock import format_duration, parse_duration
 from promoter.gates.base import Gate, GateContext, Observation, spec_error
-from promoter.masking import SECRET_VARIABLES, mask
+from promoter.masking import mask
 from promoter.model import Source
+
+
+# The promoter's write access to the repos: a health check never needs it. (Argo CD and
+# Prometheus tokens stay: `argocd app wait` and friends are what gate commands are for.)
+REPO_CREDENTIALS = frozenset({"PROMOTER_GITHUB_TOKEN", "GITHUB_TOKEN", "PROMOTER_GITHUB_APP_PRIVATE_KEY"})
 
 
 class CommandGate(Gate):
@@ -87,7 +92,7 @@ class CommandGate(Gate):
 
     def environment(self, ctx: GateContext) -> dict[str, str]:
         """The promoter's environment without its own credentials, plus the promotion."""
-        env = {k: v for k, v in os.environ.items() if k not in SECRET_VARIABLES}
+        env = {k: v for k, v in os.environ.items() if k not in REPO_CREDENTIALS}
         bindir = os.path.dirname(sys.executable)
         env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
         env.update(
