@@ -7,6 +7,7 @@ oversized files, non-UTF-8 bytes) fail with a clear message instead of eating me
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
@@ -201,3 +202,52 @@ def _syntax_error(err: yaml.MarkedYAMLError, file: str) -> ConfigError:
     line = mark.line + 1 if mark else None
     problem = err.problem or str(err)
     return ConfigError(f"invalid YAML: {problem}", file=file, line=line)
+
+
+# ---------------------------------------------------------------- a fast check of rendered text
+
+try:  # libyaml's parser, driven from C with no Python object per event
+    from yaml._yaml import CParser as _CParser
+
+    _HAVE_CPARSER = True
+except ImportError:  # pragma: no cover - PyYAML built without libyaml: the full check does it all
+    _HAVE_CPARSER = False
+
+# Constructs that only composing or constructing judge (anchors and aliases, tags, merge keys),
+# that may start another document (directives, markers), or that libyaml reads as line breaks
+# besides "\n".
+_SLOW_MARKS = ("&", "*", "!", "%", "<<", "\n---", "\n...", "\r", "\x85", "\u2028", "\u2029")
+_EXPLICIT_KEY = re.compile(r"(?:^|[\s\[{,])\?(?:\s|$)")  # "? key": a key that may be a collection
+_FLOW_KEY = re.compile(r"[\]}]\s*:")  # "[a]: b": a collection as a key, which PyYAML refuses
+_VALUE_TAG = re.compile(r"(?:^|[\s\[{,:])=(?:\s|$|[\]},])")  # a plain "=" (the YAML value type)
+_ROOT_KEY = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./-]*:(?:[ \t]|$)", re.M)  # "key:" at column 0
+
+
+def surely_one_mapping(text: str) -> bool:
+    """True when ``text`` is surely one YAML document holding a mapping that PyYAML's safe
+    loader reads without error; False means "not sure", and the caller parses it fully.
+
+    Loading a document builds a Python object per node, ten times the cost of rendering it.
+    For text with none of the constructs of ``_SLOW_MARKS``, no collection as a key and no
+    plain ``=``, libyaml's parser alone finds every error the safe loader would. With no
+    document marker there is one document, and a first line ``key:`` at column 0 makes its root
+    a block mapping. Nesting depth is not judged here: callers check it first.
+    """
+    if not _HAVE_CPARSER or text.startswith(("---", "...")) or not _ROOT_KEY.match(text):
+        return False
+    if any(mark in text for mark in _SLOW_MARKS):
+        return False
+    if "?" in text and _EXPLICIT_KEY.search(text):
+        return False
+    if ("]" in text or "}" in text) and _FLOW_KEY.search(text):
+        return False
+    if "=" in text and _VALUE_TAG.search(text):
+        return False
+    parser = _CParser(text)
+    try:
+        parser.raw_parse()
+    except yaml.YAMLError:
+        return False
+    finally:
+        parser.dispose()
+    return True

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -10,6 +12,62 @@ import click
 from promoter.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH
 from promoter.commands.common import control_plane as control_plane_at
 from promoter.errors import UsageError
+
+
+def github_options(*, merging: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The github forge's flags, handed to the command as one ``github`` (GitHubOptions)."""
+
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(command)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            from promoter.app import GitHubOptions
+            from promoter.clock import parse_duration
+
+            wait = kwargs.pop("github_rate_limit_wait", None)
+            try:
+                seconds = parse_duration(wait) if wait else GitHubOptions.rate_limit_wait
+            except ValueError as err:
+                raise UsageError(f"--github-rate-limit-wait: {err}") from err
+            kwargs["github"] = GitHubOptions(
+                api_url=kwargs.pop("github_api_url"),
+                control_plane_repo=kwargs.pop("control_plane_repo"),
+                auto_merge=kwargs.pop("github_auto_merge", False),
+                rate_limit_wait=seconds,
+            )
+            return command(*args, **kwargs)
+
+        options = [
+            click.option(
+                "--github-api-url",
+                default=None,
+                help="GitHub's API (default: $GITHUB_API_URL, else https://api.github.com; <server>/api/v3 on GitHub Enterprise Server).",
+            ),
+            click.option(
+                "--control-plane-repo",
+                default=None,
+                metavar="OWNER/NAME",
+                help="The control plane on GitHub, for statuses (default: $GITHUB_REPOSITORY, else the origin remote).",
+            ),
+        ]
+        if merging:
+            options += [
+                click.option(
+                    "--github-auto-merge",
+                    is_flag=True,
+                    help="merge: auto uses GitHub's auto-merge (waits for required checks and reviews).",
+                ),
+                click.option(
+                    "--github-rate-limit-wait",
+                    default="15m",
+                    show_default=True,
+                    help="The longest wait for GitHub's rate limit to reset before giving up.",
+                ),
+            ]
+        for option in reversed(options):
+            wrapper = option(wrapper)
+        return wrapper
+
+    return decorate
 
 
 @click.command()
@@ -32,6 +90,7 @@ from promoter.errors import UsageError
 )
 @click.option("--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @MAIN_BRANCH
+@github_options(merging=True)
 def promote(
     control_plane: str,
     commit: str | None,
@@ -43,11 +102,12 @@ def promote(
     progress_interval: str,
     output: str,
     main_branch: str,
+    github: Any,
 ) -> None:
     """Promote a main commit dev -> qa -> prod, or (--env) re-render one environment."""
+    from promoter import actions_output
     from promoter.app import build_runtime
     from promoter.clock import RealClock, parse_duration
-    from promoter.console import Console
     from promoter.orchestrator import Options, Orchestrator
 
     if to and env_name:
@@ -56,10 +116,11 @@ def promote(
         )
     cp = control_plane_at(control_plane, main_branch)
     sha = cp.resolve(commit)
-    console = Console(stream=sys.stderr if output == "json" else None)
-    runtime = build_runtime(
-        cp, cp.main(cp.resolve(None) if env_name and not commit else sha).pipeline, console
-    )
+    pipeline = cp.main(cp.resolve(None) if env_name and not commit else sha).pipeline
+    names = [e.name for e in pipeline.environments]
+    console = actions_output.console(names, stream=sys.stderr if output == "json" else None)
+    clock = RealClock()
+    runtime = build_runtime(cp, pipeline, console, clock=clock, github=github)
     try:
         options = Options(
             dry_run=dry_run,
@@ -69,11 +130,12 @@ def promote(
         )
     except ValueError as err:
         raise UsageError(str(err)) from err
-    orchestrator = Orchestrator(cp, runtime.platform, runtime.forge, RealClock(), console, options)
+    orchestrator = Orchestrator(cp, runtime.platform, runtime.forge, clock, console, options)
     with runtime.platform.locked():
         report = (
             orchestrator.schedule(env_name, commit and sha) if env_name else orchestrator.promote(sha, to)
         )
+    actions_output.publish_report(report, names)  # outputs and step summary, in GitHub Actions only
     if output == "json":
         click.echo(report.dumps())
     else:
@@ -85,10 +147,17 @@ def promote(
 def print_summary(report: Any) -> None:
     from promoter.report import change_summary
 
+    # The forge's API requests per environment, where it counts them (GitHub).
+    counted = any(r.requests for r in report.results)
     click.echo("")
-    click.echo(f"{'environment':<14}{'result':<12}{'files':>7}  {'changes':<16}{'merge commit':<14}gates")
+    click.echo(
+        f"{'environment':<14}{'result':<12}{'files':>7}  {'changes':<16}{'merge commit':<14}"
+        + (f"{'requests':>8}  " if counted else "")
+        + "gates"
+    )
     for r in report.results:
         gates = ", ".join(f"{g.gate}: {g.state}" for g in r.gates) or "-"
+        requests = f"{r.requests:>8}  " if counted else ""
         click.echo(
-            f"{r.environment:<14}{r.state:<12}{r.files:>7}  {change_summary(r.changes):<16}{(r.merge_sha or '-')[:12]:<14}{gates}"
+            f"{r.environment:<14}{r.state:<12}{r.files:>7}  {change_summary(r.changes):<16}{(r.merge_sha or '-')[:12]:<14}{requests}{gates}"
         )

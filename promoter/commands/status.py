@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import click
 
 from promoter.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH
 from promoter.commands.common import control_plane as control_plane_at
+from promoter.commands.promote import github_options
 
 
 @click.command()
@@ -15,7 +17,8 @@ from promoter.commands.common import control_plane as control_plane_at
 @COMMIT
 @click.option("--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @MAIN_BRANCH
-def status(control_plane: str, commit: str | None, output: str, main_branch: str) -> None:
+@github_options()
+def status(control_plane: str, commit: str | None, output: str, main_branch: str, github: Any) -> None:
     """Where a main commit stands in each environment, read back from the repos."""
     from promoter.app import build_runtime
     from promoter.console import Console
@@ -24,7 +27,7 @@ def status(control_plane: str, commit: str | None, output: str, main_branch: str
     cp = control_plane_at(control_plane, main_branch)
     sha = cp.resolve(commit)
     main = cp.main(sha)
-    runtime = build_runtime(cp, main.pipeline, Console(quiet=True))
+    runtime = build_runtime(cp, main.pipeline, Console(quiet=True), github=github)
     statuses = runtime.forge.get_statuses(sha)
     branches = [e.gitops_branch for e in main.pipeline.environments]
     heads = runtime.platform.fetch(list(dict.fromkeys(branches)))
