@@ -19,7 +19,6 @@ from promoter.errors import (
     GateFailed,
     GitError,
     MergeRefused,
-    PromoterError,
     PromotionFailed,
     Superseded,
     UsageError,
@@ -33,7 +32,7 @@ from promoter.notes import Status
 from promoter.platform import PROVENANCE, PlatformRepo, parse_provenance, provenance_text
 from promoter.rendering import Rendered, render_environment
 from promoter.report import EnvResult, Report, change_summary, gate_report, pr_body, pr_title
-from promoter.rollback import GoodState, deployed_main, find_state, last_good, restore_commit
+from promoter.rollback import GoodState, Rollbacks, deployed_main
 
 
 @dataclass
@@ -138,7 +137,9 @@ class Orchestrator:
         except Superseded as err:
             result.state, result.message = "superseded", str(err)
             if not self.opts.dry_run:
-                self._post(main.commit, self._ctx(env), "error", f"superseded: {err}", self.opts.run_url)
+                self.post_status(
+                    main.commit, self.context_of(env), "error", f"superseded: {err}", self.opts.run_url
+                )
             self.out.say(f"{env.name}: superseded: {err}")
         except PromotionFailed as err:
             result.state = "held" if result.state == "held" else "failure"
@@ -146,7 +147,7 @@ class Orchestrator:
             if isinstance(err, GateFailed):
                 result.gates = list(err.outcomes)  # type: ignore[arg-type]
             if not self.opts.dry_run and result.state != "held":
-                self._post(main.commit, self._ctx(env), "failure", str(err), self.opts.run_url)
+                self.post_status(main.commit, self.context_of(env), "failure", str(err), self.opts.run_url)
             self.out.say(f"{env.name}: FAILED: {err}")
         result.duration = self.clock.now() - start
         result.requests = self.forge.request_count() - requests_before
@@ -156,7 +157,7 @@ class Orchestrator:
         self, main: MainObjects, env: Environment, scheduling: bool, result: EnvResult, start: float
     ) -> None:
         x = main.commit
-        context = self._ctx(env)
+        context = self.context_of(env)
         current = self._statuses(x).get(context)
         if not scheduling:
             if current and current.state == "success" and not self.opts.force:
@@ -191,7 +192,7 @@ class Orchestrator:
         current: Status | None,
     ) -> None:
         """Plan onto the platform branch as it is now, push, merge, gate. _BaseMoved: plan again."""
-        x, context = main.commit, self._ctx(env)
+        x, context = main.commit, self.context_of(env)
         env_objects, rendered = self._prepare(main, env)
         head_branch = promotion_branch(env.name)
         heads = self.platform.fetch([env.gitops_branch, head_branch])
@@ -223,13 +224,13 @@ class Orchestrator:
             proven = (
                 isinstance(there_commit, str)
                 and there_commit != x
-                and self._state(there_commit, context) == "success"
+                and self.state_of(there_commit, context) == "success"
             )
             if proven or (scheduling and there_commit == x and current and current.state == "success"):
                 result.state, result.merge_sha = "noop", base
                 result.message = "no changes to the platform branch"
                 if not self.opts.dry_run:
-                    self._post(
+                    self.post_status(
                         x,
                         context,
                         "success",
@@ -257,7 +258,7 @@ class Orchestrator:
         )
         result.promotion_sha = promo_sha
         if superseded:
-            self._post(superseded, context, "error", f"superseded by {x[:12]}", self.opts.run_url)
+            self.post_status(superseded, context, "error", f"superseded by {x[:12]}", self.opts.run_url)
             self.out.say(f"{env.name}: supersedes the pending promotion of {superseded[:12]}")
         merge_sha = self._merge(main, env, base, promo_sha, plan, superseded, result, start)
         result.merge_sha = merge_sha
@@ -278,7 +279,7 @@ class Orchestrator:
         previous = main.pipeline.environments[i - 1].name
         if previous in self._passed:  # a dry run posts nothing: trust this run's own results
             return
-        if self._state(main.commit, self._ctx(main.pipeline.environments[i - 1])) != "success":
+        if self.state_of(main.commit, self.context_of(main.pipeline.environments[i - 1])) != "success":
             raise PromotionFailed(
                 f"{env.name}: guard: {main.commit[:12]} has not succeeded in {previous} yet (use --force to skip)"
             )
@@ -309,7 +310,7 @@ class Orchestrator:
                 )
                 return existing, None
             old = theirs.get("mainCommit")
-            if isinstance(old, str) and old != x and self._state(old, self._ctx(env)) == "pending":
+            if isinstance(old, str) and old != x and self.state_of(old, self.context_of(env)) == "pending":
                 superseded = old
         title = pr_title(env.name, x, self._subject(x))
         message = f"{title}\n\n{self._body(main, env, env_commit, plan, superseded)}"
@@ -331,7 +332,7 @@ class Orchestrator:
         previous = None
         if i > 0:
             prev = main.pipeline.environments[i - 1]
-            previous = f"{prev.name}: {self._state(main.commit, self._ctx(prev)) or 'not promoted'}"
+            previous = f"{prev.name}: {self.state_of(main.commit, self.context_of(prev)) or 'not promoted'}"
         return pr_body(
             environment=env.name,
             main_commit=main.commit,
@@ -355,11 +356,11 @@ class Orchestrator:
         result: EnvResult,
         start: float,
     ) -> str:
-        x, context = main.commit, self._ctx(env)
+        x, context = main.commit, self.context_of(env)
         deadline = start + env.timeout
         if env.merge == "direct":
             self._push_onto(env, base, promo_sha)
-            self._post(
+            self.post_status(
                 x, context, "pending", f"pushed to {env.gitops_branch}; waiting for gates", self.opts.run_url
             )
             self.out.say(
@@ -377,12 +378,12 @@ class Orchestrator:
         )
         result.pr_url = pr.url
         self._prs[env.name] = pr
-        self._post(x, context, "pending", f"PR open: {pr.url}", pr.url)
+        self.post_status(x, context, "pending", f"PR open: {pr.url}", pr.url)
         self.out.say(f"{env.name}: PR {pr.url} ({env.merge} merge)")
         if env.merge == "manual":
             self.out.say(f"{env.name}: waiting for someone to merge {pr.head_branch} into {pr.base_branch}")
-        merge_sha = self._wait_merge(env, pr, promo_sha, deadline, title, base)
-        self._post(x, context, "pending", f"merged {merge_sha[:12]}; waiting for gates", pr.url)
+        merge_sha = self.wait_merge(env, pr, promo_sha, deadline, title, base)
+        self.post_status(x, context, "pending", f"merged {merge_sha[:12]}; waiting for gates", pr.url)
         self.out.say(f"{env.name}: merged {merge_sha[:12]} into {env.gitops_branch}")
         return merge_sha
 
@@ -396,7 +397,7 @@ class Orchestrator:
                 raise _BaseMoved(now or "nothing") from None
             raise
 
-    def _wait_merge(
+    def wait_merge(
         self,
         env: Environment,
         pr: PullRequest,
@@ -450,7 +451,7 @@ class Orchestrator:
     def _gates(
         self, main: MainObjects, env: Environment, merge_sha: str, result: EnvResult, start: float
     ) -> None:
-        x, context = main.commit, self._ctx(env)
+        x, context = main.commit, self.context_of(env)
         gates = [build_gate(spec) for spec in env.gates]
         ctx = GateContext(
             env.name,
@@ -480,7 +481,7 @@ class Orchestrator:
             self._report_gates(env, merge_sha, outcomes, "all gates passed")
         result.gates = outcomes
         summary = "; ".join(f"{o.gate}: {o.state}" for o in outcomes) or "no gates"
-        self._post(x, context, "success", f"healthy at {merge_sha[:12]} ({summary})", self.opts.run_url)
+        self.post_status(x, context, "success", f"healthy at {merge_sha[:12]} ({summary})", self.opts.run_url)
         result.state, result.message = "success", summary
         self.out.say(f"{env.name}: success in {format_duration(self.clock.now() - start)}")
 
@@ -492,92 +493,12 @@ class Orchestrator:
     # ------------------------------------------------------------ rollback
 
     def _roll_back(self, main: MainObjects, env: Environment, failed_sha: str) -> str:
-        """After failed gates: restore the last good state (onFailure: rollback). A sentence
-        for the failure message; never raises, since the gate failure is what matters."""
-        try:
-            head = self.platform.fetch([env.gitops_branch])[env.gitops_branch] or failed_sha
-            good = last_good(
-                self.platform, env, head, lambda m: self._state(m, self._ctx(env)) == "success", {main.commit}
-            )
-            if good is None:
-                return "nothing to roll back to (no earlier healthy promotion)"
-            return self._restore(env, head, good, f"{main.commit[:12]} failed its gates")
-        except PromoterError as err:
-            return f"rollback failed: {err}"
+        return Rollbacks(self).after_failure(main, env, failed_sha)
 
     def rollback(self, environment: str, to: str | None = None) -> GoodState:
         """``promoter rollback``: restore an environment to a known-good state by hand and hold
         the main commit that was there."""
-        env = self.cp.main(self.cp.resolve(None)).pipeline.environment(environment)
-        if env is None:
-            raise UsageError(f"--env {environment}: the Pipeline on main has no such environment")
-        head = self.platform.fetch([env.gitops_branch])[env.gitops_branch]
-        if head is None:
-            raise PromotionFailed(f"{environment}: platform branch {env.gitops_branch} does not exist")
-        current = deployed_main(self.platform, env, head)
-        good = self._rollback_target(env, head, current, to)
-        self.out.say(
-            f"{environment}: rolling back to main {good.main_commit[:12]} (platform {good.platform_sha[:12]})"
-        )
-        self.out.say(f"{environment}: {self._restore(env, head, good, 'rolled back by hand')}")
-        if current and current != good.main_commit:
-            self._post(
-                current,
-                self._ctx(env),
-                "failure",
-                f"rolled back by hand to {good.main_commit[:12]}",
-                self.opts.run_url,
-            )
-        return good
-
-    def _rollback_target(self, env: Environment, head: str, current: str | None, to: str | None) -> GoodState:
-        if to is None:
-            skip = {current} if current else set()
-            good = last_good(
-                self.platform, env, head, lambda m: self._state(m, self._ctx(env)) == "success", skip
-            )
-            if good is None:
-                raise PromotionFailed(f"{env.name}: no earlier healthy promotion to roll back to")
-            return good
-        sha = self.platform.git.commit_of(to)
-        if sha is not None and self.platform.git.is_ancestor(sha, head):
-            found = deployed_main(self.platform, env, sha)
-            return GoodState(sha, found or "unknown")
-        main = self.cp.git.commit_of(to)
-        good = find_state(self.platform, env, head, main) if main else None
-        if good is None:
-            raise UsageError(
-                f"--to {to}: neither a commit of {env.gitops_branch} nor a main commit promoted to {env.name}"
-            )
-        return good
-
-    def _restore(self, env: Environment, head: str, good: GoodState, why: str) -> str:
-        """Write and merge (by the environment's policy) the commit that restores ``good``."""
-        title = f"Roll back {env.name} to {good.main_commit[:7]}: {why}"
-        sha = restore_commit(
-            self.platform,
-            env,
-            head,
-            good,
-            f"{title}\n\nRestores {env.gitops_branch} as of {good.platform_sha}.\n",
-        )
-        if env.merge == "direct":
-            self.platform.push({env.gitops_branch: (head, sha)})
-            return f"rolled back to {good.main_commit[:12]} with {sha[:12]}"
-        branch = f"promoter/{env.name}-rollback"
-        existing = self.platform.fetch([branch])[branch]
-        self.platform.push({branch: (existing, sha)})
-        pr = self.forge.open_pr(
-            env,
-            branch,
-            sha,
-            title,
-            f"{title}.\n\nRestores `{env.gitops_branch}` as of `{good.platform_sha}`.\n",
-        )
-        if env.merge == "manual":
-            return f"rollback to {good.main_commit[:12]} waits for a human to merge {pr.url}"
-        merged = self._wait_merge(env, pr, sha, self.clock.now() + env.timeout, title)
-        return f"rolled back to {good.main_commit[:12]} with {merged[:12]} ({pr.url})"
+        return Rollbacks(self).by_hand(environment, to)
 
     # ------------------------------------------------------------ helpers
 
@@ -587,14 +508,14 @@ class Orchestrator:
             self._status_cache[commit] = dict(self.forge.get_statuses(commit))
         return self._status_cache[commit]
 
-    def _post(self, commit: str, context: str, state: str, description: str, url: str | None) -> None:
+    def post_status(self, commit: str, context: str, state: str, description: str, url: str | None) -> None:
         self.forge.set_status(commit, context, state, description, url)
         self._statuses(commit)[context] = Status(context, state, description[:140], url)
 
-    def _ctx(self, env: Environment) -> str:
+    def context_of(self, env: Environment) -> str:
         return self.forge.status_context(env.name)
 
-    def _state(self, commit: str, context: str) -> str | None:
+    def state_of(self, commit: str, context: str) -> str | None:
         status = self._statuses(commit).get(context)
         return status.state if status else None
 
