@@ -1,0 +1,447 @@
+"""The one layer between the promoter and GitHub: retries, rate limits, spacing, ETags, counting.
+
+PyGithub's own retry is switched off (``retry=None``, no built-in spacing, which would sleep on
+the real clock); every request the github forge makes goes through ``GitHubHttp.call`` instead,
+where tenacity retries it as GitHub asks (docs: "Rate limits for the REST API", "Best practices"):
+
+- a primary limit (403/429 with ``x-ratelimit-remaining: 0``) waits until ``x-ratelimit-reset``,
+  measured against the response's own ``Date`` so that clock skew does not matter, up to a cap;
+- a secondary limit (403/429 whose message says so) waits ``Retry-After``, at least 60 s, and
+  doubles while it persists;
+- 5xx, connection resets and timeouts back off exponentially; every kind is bounded by
+  ``RetryPolicy.attempts``;
+- mutating requests are spaced (1 s, more before creating or merging a PR);
+- a write that failed ambiguously (the server may have done it) is checked before it is sent
+  again, so a retried POST never creates a second object.
+
+Git over HTTPS (fetch, push) goes through ``git_call`` with the same policy, reading git's
+error text since git gives no headers. The clock is injectable, so tests never sleep.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import http
+import importlib.metadata
+import json
+import re
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+import github
+import requests
+import tenacity
+from github.GithubException import GithubException
+
+from promoter.clock import Clock, format_duration
+from promoter.errors import ForgeError, GitError
+from promoter.masking import mask
+
+T = TypeVar("T")
+try:
+    USER_AGENT = f"promoter/{importlib.metadata.version('promoter')}"  # GitHub requires one
+except importlib.metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
+    USER_AGENT = "promoter"
+Kind = Literal["primary", "secondary", "transient", "fatal"]
+Write = Literal["write", "pr"] | None
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How patient the promoter is with GitHub. Durations in seconds."""
+
+    attempts: int = 5
+    backoff: float = 2.0  # first wait after a 5xx or a connection error; doubles
+    backoff_cap: float = 60.0
+    secondary_wait: float = 60.0  # GitHub: "wait for at least one minute"
+    rate_limit_wait: float = 900.0  # the longest wait for a primary limit to reset
+    write_gap: float = 1.0  # GitHub: at least one second between mutating requests
+    pr_gap: float = 3.0  # before creating or merging a PR, which notify people and start CI
+    timeout: int = 30
+
+
+@dataclass(frozen=True)
+class Verdict:
+    kind: Kind
+    wait: float
+    reason: str
+
+
+class GitHubRequestError(ForgeError):
+    """A GitHub request failed for good; ``status`` is None for a network failure."""
+
+    def __init__(
+        self,
+        call: str,
+        message: str,
+        status: int | None = None,
+        data: Any = None,
+        github_message: str = "",
+    ) -> None:
+        super().__init__(mask(message))
+        self.call = call
+        self.status = status
+        self.data = data
+        self.github_message = github_message
+
+
+@dataclass
+class RequestCounts:
+    total: int = 0
+    polls: int = 0
+    not_modified: int = 0
+
+    def __post_init__(self) -> None:
+        self.by_call: Counter[str] = Counter()
+
+
+# ------------------------------------------------------------------ classification
+
+
+def _header(headers: Mapping[str, Any] | None, name: str) -> str | None:
+    if not headers:
+        return None
+    for key, value in headers.items():
+        if key.lower() == name:
+            return str(value)
+    return None
+
+
+def _seconds(value: str | None) -> float | None:
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def server_time(headers: Mapping[str, Any] | None, wall: Callable[[], float]) -> float:
+    """GitHub's idea of now (its ``Date`` header), else ours: the reset time is GitHub's."""
+    date = _header(headers, "date")
+    if date:
+        try:
+            return email.utils.parsedate_to_datetime(date).timestamp()
+        except (TypeError, ValueError):
+            pass
+    return wall()
+
+
+def github_message(err: GithubException) -> str:
+    """GitHub's message with its details: ``Validation Failed: A pull request already exists ...``,
+    or a GraphQL error's text."""
+    data = err.data if isinstance(err.data, dict) else {}
+    parts = [str(data.get("message") or err.message or "")]
+    for item in data.get("errors") or []:
+        if isinstance(item, dict) and item.get("message"):
+            parts.append(str(item["message"]))
+    return ": ".join(part for part in parts if part)
+
+
+def describe(err: BaseException) -> str:
+    """``503 Service Unavailable: <GitHub's message>``, ``connection reset``, ``timed out``."""
+    if isinstance(err, GithubException):
+        try:
+            phrase = http.HTTPStatus(err.status).phrase
+        except ValueError:
+            phrase = "error"
+        message = github_message(err)
+        said = message and message.lower() != phrase.lower()  # not "404 Not Found: Not Found"
+        return f"{err.status} {phrase}" + (f": {message}" if said else "")
+    if isinstance(err, requests.Timeout):
+        return "timed out"
+    if "reset" in str(err).lower():
+        return "connection reset"
+    return f"connection failed ({err})"
+
+
+def is_secondary(status: int, message: str) -> bool:
+    lower = message.lower()
+    return status == 429 or "secondary rate limit" in lower or "abuse" in lower
+
+
+def classify(
+    err: BaseException, attempt: int, secondary_hits: int, policy: RetryPolicy, wall: Callable[[], float]
+) -> Verdict:
+    """What to do after ``err`` on the ``attempt``-th try (pure: no clock, no I/O)."""
+    reason = describe(err)
+    backoff = min(policy.backoff_cap, policy.backoff * 2 ** (attempt - 1))
+    if isinstance(err, requests.RequestException):
+        return Verdict("transient", backoff, reason)
+    if not isinstance(err, GithubException):
+        return Verdict("fatal", 0, reason)
+    status, headers = err.status, err.headers
+    retry_after = _seconds(_header(headers, "retry-after"))
+    if status in (403, 429) and _header(headers, "x-ratelimit-remaining") == "0":
+        reset = _seconds(_header(headers, "x-ratelimit-reset")) or 0
+        wait = max(reset - server_time(headers, wall), 0) + 1  # one second for clock granularity
+        if retry_after is not None:
+            wait = max(wait, retry_after)
+        return (
+            Verdict("primary", wait, reason)
+            if wait <= policy.rate_limit_wait
+            else Verdict("fatal", wait, reason)
+        )
+    if status in (403, 429) and is_secondary(status, github_message(err)):
+        wait = max(retry_after or 0, policy.secondary_wait * 2**secondary_hits)
+        return (
+            Verdict("secondary", wait, reason)
+            if wait <= policy.rate_limit_wait
+            else Verdict("fatal", wait, reason)
+        )
+    if status >= 500:
+        return Verdict("transient", retry_after if retry_after is not None else backoff, reason)
+    return Verdict("fatal", 0, reason)
+
+
+_HINTS = {
+    401: " (check PROMOTER_GITHUB_TOKEN or GITHUB_TOKEN, or the GitHub App's id and key)",
+    403: " (the token lacks a permission; see docs/github.md)",
+    404: " (no such repository or object, or the token cannot see it)",
+}
+
+_GIT_STATUS = re.compile(r"(?:returned error:|HTTP) (\d{3})")
+_GIT_NETWORK = re.compile(
+    r"reset by peer|empty reply|timed out|too slow|hung up unexpectedly|unexpected disconnect|"
+    r"early eof|failed to connect|could not resolve host|couldn't connect|curl (?:7|18|28|52|55|56)\b",
+    re.IGNORECASE,
+)
+
+
+def git_verdict(message: str, attempt: int, secondary_hits: int, policy: RetryPolicy) -> Verdict:
+    """The same policy for git over HTTPS, from git's error text (git shows no headers)."""
+    backoff = min(policy.backoff_cap, policy.backoff * 2 ** (attempt - 1))
+    match = _GIT_STATUS.search(message)
+    if match:
+        status = int(match.group(1))
+        reason = f"HTTP {status} {_phrase(status)}".strip()
+        if status == 429:
+            return Verdict("secondary", policy.secondary_wait * 2**secondary_hits, reason)
+        if status >= 500:
+            return Verdict("transient", backoff, reason)
+        return Verdict("fatal", 0, reason)
+    if _GIT_NETWORK.search(message):
+        return Verdict("transient", backoff, "connection reset or timed out")
+    return Verdict("fatal", 0, "")
+
+
+def _phrase(status: int) -> str:
+    try:
+        return http.HTTPStatus(status).phrase
+    except ValueError:
+        return ""
+
+
+# ------------------------------------------------------------------ the layer
+
+
+class GitHubHttp:
+    """Every GitHub request of a run: PyGithub clients without their own retry, one policy."""
+
+    def __init__(
+        self,
+        api_url: str,
+        clock: Clock,
+        policy: RetryPolicy | None = None,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
+        self.api_url = api_url.rstrip("/")
+        self.clock = clock
+        self.policy = policy or RetryPolicy()
+        self.wall = wall
+        self.counts = RequestCounts()
+        self._last_write: float | None = None
+        self._etags: dict[str, tuple[str, dict[str, Any], Any]] = {}
+
+    def client(self, auth: github.Auth.Auth) -> github.Github:
+        """A PyGithub client whose retries and spacing are this layer's, not its own."""
+        return github.Github(auth=auth, lazy=True, **self.client_options())
+
+    def client_options(self) -> dict[str, Any]:
+        return {
+            "base_url": self.api_url,
+            "timeout": self.policy.timeout,
+            "user_agent": USER_AGENT,
+            "per_page": 100,
+            "retry": None,
+            "seconds_between_requests": None,
+            "seconds_between_writes": None,
+        }
+
+    # -------------------------------------------------------------- REST
+
+    def call(
+        self,
+        name: str,
+        fn: Callable[[], T],
+        *,
+        write: Write = None,
+        poll: bool = False,
+        verify: Callable[[], T | None] | None = None,
+    ) -> T:
+        """Run ``fn`` (exactly one request) under the retry policy.
+
+        ``write`` spaces it after the previous write; ``verify`` (one read) says whether an
+        ambiguously failed write was done after all, before it is sent again.
+        """
+        tries = _Tries()
+
+        def attempt() -> T:
+            tries.number += 1
+            if tries.ambiguous and verify is not None:
+                done = self._verify(name, verify)
+                if done is not None:
+                    return done
+            self._space(write)
+            self._count(name, poll)
+            try:
+                return fn()
+            except (requests.RequestException, GithubException) as err:
+                if write and (not isinstance(err, GithubException) or err.status >= 500):
+                    tries.ambiguous = True  # the server may have done it before failing
+                raise
+            finally:
+                if write:
+                    self._last_write = self.clock.now()
+
+        def judge(err: BaseException) -> Verdict:
+            return classify(err, tries.number, tries.secondary, self.policy, self.wall)
+
+        try:
+            return self._retry(tries, attempt, judge)
+        except (requests.RequestException, GithubException) as err:
+            raise self._failure(name, err, judge(err), tries.number) from err
+
+    def get_json(self, name: str, gh: github.Github, url: str, params: dict[str, Any], *, poll: bool) -> Any:
+        """GET with ``If-None-Match``: a 304 (free against the primary limit) reuses the last body."""
+        key = f"{url}?{sorted(params.items())}"
+
+        def fetch() -> Any:
+            cached = self._etags.get(key)
+            headers = {"If-None-Match": cached[0]} if cached else {}
+            status, response_headers, output = gh.requester.requestJson("GET", url, params, headers)
+            if status == 304 and cached:
+                self.counts.not_modified += 1
+                return cached[2]
+            data = _json(output)
+            if status >= 400:
+                raise gh.requester.createException(status, response_headers, data)
+            etag = _header(response_headers, "etag")
+            if etag:
+                self._etags[key] = (etag, response_headers, data)
+            return data
+
+        return self.call(name, fetch, poll=poll)
+
+    def not_modified(self) -> None:
+        """Record a 304 seen by a PyGithub conditional ``update()``."""
+        self.counts.not_modified += 1
+
+    def _count(self, name: str, poll: bool) -> None:
+        self.counts.total += 1
+        self.counts.by_call[name] += 1
+        if poll:
+            self.counts.polls += 1
+
+    def _space(self, write: Write) -> None:
+        if not write or self._last_write is None:
+            return
+        gap = self.policy.pr_gap if write == "pr" else self.policy.write_gap
+        wait = self._last_write + gap - self.clock.now()
+        if wait > 0:
+            self.clock.sleep(wait)
+
+    def _verify(self, name: str, verify: Callable[[], T | None]) -> T | None:
+        self._count(f"{name} (check)", False)
+        try:
+            return verify()
+        except (requests.RequestException, GithubException):
+            return None  # cannot tell; sending the write again is the lesser evil
+
+    def _failure(self, name: str, err: BaseException, verdict: Verdict, attempts: int) -> GitHubRequestError:
+        status = err.status if isinstance(err, GithubException) else None
+        data = err.data if isinstance(err, GithubException) else None
+        message = github_message(err) if isinstance(err, GithubException) else ""
+        if verdict.kind == "fatal" and verdict.wait > 0:
+            text = (
+                f"GitHub {name}: {verdict.reason}; the rate limit resets in {format_duration(verdict.wait)}, "
+                f"longer than the {format_duration(self.policy.rate_limit_wait)} this run may wait "
+                "(--github-rate-limit-wait); rerun later"
+            )
+        elif verdict.kind == "fatal":
+            text = f"GitHub {name}: {verdict.reason}{_HINTS.get(status or 0, '')}"
+        else:
+            text = f"GitHub {name}: {verdict.reason}, still failing after {attempts} attempts"
+        return GitHubRequestError(name, text, status, data, message)
+
+    # -------------------------------------------------------------- git over HTTPS
+
+    def git_call(self, name: str, fn: Callable[[], T], verify: Callable[[], T | None] | None = None) -> T:
+        """Run a git network operation under the same policy (git errors are GitError)."""
+        tries = _Tries()
+
+        def attempt() -> T:
+            tries.number += 1
+            if tries.ambiguous and verify is not None:
+                done = verify()
+                if done is not None:
+                    return done
+            try:
+                return fn()
+            except GitError:
+                tries.ambiguous = True  # a push may have landed before the connection broke
+                raise
+
+        def judge(err: BaseException) -> Verdict:
+            if not isinstance(err, GitError):
+                return Verdict("fatal", 0, str(err))
+            return git_verdict(str(err), tries.number, tries.secondary, self.policy)
+
+        try:
+            return self._retry(tries, attempt, judge)
+        except GitError as err:
+            found = judge(err)
+            if found.kind == "fatal":
+                raise
+            raise GitError(
+                mask(f"{name}: {found.reason}, still failing after {tries.number} attempts ({err})")
+            ) from err
+
+    def _retry(self, tries: _Tries, attempt: Callable[[], T], judge: Callable[[BaseException], Verdict]) -> T:
+        """tenacity, with waits and stops from ``judge``, sleeping on the injected clock."""
+
+        def wait(retry_state: tenacity.RetryCallState) -> float:
+            err = retry_state.outcome.exception() if retry_state.outcome else None
+            found = judge(err) if err else Verdict("transient", 0, "")
+            if found.kind == "secondary":
+                tries.secondary += 1  # the next one waits twice as long
+            return found.wait
+
+        retrying = tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(self.policy.attempts),
+            wait=wait,
+            retry=tenacity.retry_if_exception(lambda err: judge(err).kind != "fatal"),
+            sleep=self.clock.sleep,
+            reraise=True,
+        )
+        return retrying(attempt)
+
+
+class _Tries:
+    """One retried operation: which try this is, how many secondary limits it met, and whether
+    a failure may have happened after the server did the work."""
+
+    def __init__(self) -> None:
+        self.number = 0
+        self.secondary = 0
+        self.ambiguous = False
+
+
+def _json(output: Any) -> Any:
+    if not output:
+        return None
+    try:
+        return json.loads(output)
+    except ValueError:  # an HTML error page from a proxy: no message worth repeating
+        return {"data": str(output)[:200]}
