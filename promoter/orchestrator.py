@@ -239,11 +239,20 @@ class Orchestrator:
                     )
                 self.out.say(f"{env.name}: no changes; {env.gitops_branch} is already at this content")
                 return
+            if self.opts.dry_run:
+                result.state, result.merge_sha = "dry-run", base
+                result.message = f"would check the gates of {base[:12]}, which already has this content"
+                self.out.say(f"{env.name}: dry run: {result.message}")
+                return
             # Our content is already merged (a rerun after a merge): check its health.
             self.out.say(
                 f"{env.name}: {env.gitops_branch} already has this content at {base[:12]}; checking gates"
             )
             result.merge_sha = base
+            pr = self.forge.find_pr(env, head_branch)
+            if pr is not None and pr.state == "merged":  # report the gates where the merge was
+                self._prs[env.name] = pr
+                result.pr_url = pr.url
             self._gates(main, env, base, result, start)
             return
 
