@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import gc
+import hashlib
 import json
 import os
 import pickle
@@ -16,10 +17,11 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -29,9 +31,10 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from promoter import sandbox
 from promoter.errors import ConfigError, PromoterError, TemplateError
-from promoter.model import EnvironmentObjects, MainObjects, Manifest, Template
+from promoter.model import ClusterType, EnvironmentObjects, MainObjects, Manifest, Template
+from promoter.platform import FolderMemo, RenderedFolders
 from promoter.sandbox import LimitedSandbox, RenderTimeout, time_limit
-from promoter.scheduling import Assignment, assign
+from promoter.scheduling import Assignment, EnvironmentSchedule
 from promoter.yamlfile import MAX_DEPTH, check_depth, load_documents, surely_one_mapping
 
 MAX_OUTPUT_BYTES = 4 * 1024 * 1024
@@ -109,9 +112,9 @@ def builtin_templates() -> dict[str, Template]:
 class Rendered:
     """The rendered tree of one environment, relative to its gitops path."""
 
-    files: dict[str, bytes]
+    files: Mapping[str, bytes]
     cluster_types: tuple[str, ...]
-    assignments: tuple[Assignment, ...]
+    assignments: Sequence[Assignment]
 
 
 class Renderer:
@@ -160,15 +163,18 @@ class Renderer:
             line=line,
         )
 
-    def render(self, template: Template, a: Assignment) -> bytes:
+    def render(self, template: Template, a: Assignment, context: dict[str, Any] | None = None) -> bytes:
+        """The file ``template`` makes for ``a``; ``context``: ``variables(a)``, when the caller
+        renders several templates for one assignment (templates cannot change it)."""
+        context = variables(a) if context is None else context
         if self._watched:
             self._started = time.monotonic()
             try:
-                return self._render(template, a)
+                return self._render(template, a, context)
             finally:
                 self._started = None
         with time_limit():
-            return self._render(template, a)
+            return self._render(template, a, context)
 
     @contextmanager
     def watchdog(self) -> Iterator[None]:
@@ -204,8 +210,7 @@ class Renderer:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, old)
 
-    def _render(self, template: Template, a: Assignment) -> bytes:
-        context = variables(a)
+    def _render(self, template: Template, a: Assignment, context: dict[str, Any]) -> bytes:
         docs: list[str] = []
         for index, manifest in enumerate(template.manifests):
             try:
@@ -334,20 +339,187 @@ def all_templates(main: MainObjects) -> dict[str, Template]:
 def render_environment(
     main: MainObjects, env: EnvironmentObjects, environment: str, renderer: Renderer | None = None
 ) -> Rendered:
-    """Schedule and render one environment: ``<cluster-type>/<workload>-<target>/<role>.yaml``."""
+    """Schedule and render one environment: ``<cluster-type>/<workload>-<target>/<role>.yaml``.
+
+    A cluster type whose inputs (its assignments, their config, the templates, this code) have
+    the digest of an earlier render that succeeded is not rendered again (``FolderMemo``): its
+    files are rendered only if someone reads them, and a commit reuses its tree. The result is
+    the same either way, since rendering is deterministic."""
     from promoter.loading import check_references
 
     templates = all_templates(main)
     check_references(main, env, builtin_templates())
     renderer = renderer or Renderer(templates)
+    memo = FolderMemo.default()
     with _gc_paused():
-        assignments = assign(main, env, environment)
-        if len(assignments) >= PARALLEL_MIN_ASSIGNMENTS and _can_fork():
-            files = _render_in_two(renderer, templates, assignments)
+        schedule = EnvironmentSchedule(main, env, environment)
+        digests = folder_digests(main, env, environment, schedule, templates)
+        known = {ct: tree for ct, digest in digests.items() if (tree := memo.get(digest))}
+        todo = [ct for ct in schedule.pairs if ct not in known]
+        assigned: dict[str, list[Assignment]] = {}
+        if sum(len(schedule.pairs[ct]) for ct in todo) >= PARALLEL_MIN_ASSIGNMENTS and _can_fork():
+            files = _render_in_two(renderer, templates, schedule, todo, assigned)
         else:
+            assigned.update({ct: schedule.assign(ct) for ct in todo})
             with renderer.watchdog():
-                files = _render_all(renderer, templates, assignments)
-    return Rendered(files, tuple(sorted(env.cluster_types)), tuple(assignments))
+                files = _render_all(renderer, templates, [a for ct in todo for a in assigned[ct]])
+
+    def later(ct: str) -> dict[str, bytes]:
+        return _render_all(renderer, templates, schedule.assign(ct))
+
+    rendered = RenderedFiles(schedule, files, known, digests, later)
+    return Rendered(rendered, tuple(sorted(env.cluster_types)), _Assignments(schedule, assigned))
+
+
+class RenderedFiles(RenderedFolders):
+    """Every rendered path in order, with its content: rendered now, or, for a cluster type
+    found in the memo, rendered on first read (``plan`` reads its tree from the memo instead)."""
+
+    def __init__(
+        self,
+        schedule: EnvironmentSchedule,
+        files: dict[str, bytes],
+        known: dict[str, str],
+        digests: dict[str, str],
+        render: Callable[[str], dict[str, bytes]],
+    ) -> None:
+        self._paths = {
+            ct: [f"{ct}/{w.name}-{t.name}/{filename}" for _, w, t in pairs for _, filename in ROLE_FILES]
+            for ct, pairs in schedule.pairs.items()
+        }
+        self._files = files
+        self._known = dict(known)
+        self._digests = digests
+        self._render = render
+
+    def folders(self) -> list[str]:
+        return list(self._paths)
+
+    def digest(self, folder: str) -> str | None:
+        return self._digests.get(folder)
+
+    def known_tree(self, folder: str) -> str | None:
+        return self._known.get(folder)
+
+    def folder_files(self, folder: str) -> dict[str, bytes]:
+        if folder in self._known:
+            self._files.update(self._render(folder))
+            del self._known[folder]
+        return {p: self._files[p] for p in self._paths.get(folder, ())}
+
+    def __getitem__(self, path: str) -> bytes:
+        if path not in self._files:
+            folder = path.split("/", 1)[0]
+            if folder not in self._known or path not in self._paths.get(folder, ()):
+                raise KeyError(path)
+            self.folder_files(folder)
+        return self._files[path]
+
+    def __iter__(self) -> Iterator[str]:
+        for paths in self._paths.values():
+            yield from paths
+
+    def __len__(self) -> int:
+        return sum(map(len, self._paths.values()))
+
+    def __contains__(self, path: object) -> bool:
+        if not isinstance(path, str):
+            return False
+        return path in self._files or path in self._paths.get(path.split("/", 1)[0], ())
+
+
+class _Assignments(Sequence[Assignment]):
+    """The assignments in order; those of cluster types found in the memo, merged on demand."""
+
+    def __init__(self, schedule: EnvironmentSchedule, assigned: dict[str, list[Assignment]]) -> None:
+        self._schedule = schedule
+        self._assigned = assigned
+        self._len = sum(map(len, schedule.pairs.values()))
+        self._all: list[Assignment] | None = None
+
+    def _list(self) -> list[Assignment]:
+        if self._all is None:
+            self._all = [
+                a
+                for ct in self._schedule.pairs
+                for a in (self._assigned.get(ct) or self._schedule.assign(ct))
+            ]
+        return self._all
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._list()[index]
+
+
+# Bump when rendering changes its output in a way the code digest below would not notice.
+RENDER_FORMAT = 1
+_CODE_DIGEST: list[str] = []
+
+
+def _code_digest() -> str:
+    """What else a rendered file and its checks depend on: this code, the scheduling, sandbox and
+    YAML modules, the sandbox's limits, the libraries."""
+    if not _CODE_DIGEST:
+        from promoter import scheduling, yamlfile
+
+        h = hashlib.sha256(repr((RENDER_FORMAT, jinja2.__version__, yaml.__version__)).encode())
+        for module in (sys.modules[__name__], scheduling, sandbox, yamlfile):
+            h.update(Path(str(module.__file__)).read_bytes())
+        _CODE_DIGEST.append(h.hexdigest())
+    limits = (sandbox.RENDER_SECONDS, sandbox.MAX_STRING, sandbox.MAX_RANGE, MAX_OUTPUT_BYTES, MAX_DEPTH)
+    return f"{_CODE_DIGEST[0]}:{limits!r}"
+
+
+def _short(value: object) -> str:
+    return hashlib.sha256(repr(value).encode()).hexdigest()[:32]
+
+
+def folder_digests(
+    main: MainObjects,
+    env: EnvironmentObjects,
+    environment: str,
+    schedule: EnvironmentSchedule,
+    templates: dict[str, Template],
+) -> dict[str, str]:
+    """Per cluster type with assignments: a digest of everything its folder is rendered and
+    checked from. Its assignments (targets in order), the ConfigMaps it may match (those not
+    labelled for another cluster type), the schemas, its templates, the environment and where
+    it goes, and the code."""
+    where = main.pipeline.environment(environment)
+    general = sorted(schedule.index.general(), key=lambda cm: cm.name)
+    common = _short(
+        (
+            _code_digest(),
+            environment,
+            main.pipeline.platform_url,
+            (where.gitops_branch, where.gitops_path) if where else None,
+            [(s.name, s.labels, s.schema) for s in sorted(main.schemas.values(), key=lambda s: s.name)],
+            [(cm.name, cm.labels, cm.data) for cm in general],
+        )
+    )
+    targets: dict[tuple[str, str], str] = {}
+    out = {}
+    for name, pairs in schedule.pairs.items():
+        ct = pairs[0][0]
+        named = sorted(schedule.index.named(ct), key=lambda cm: cm.name)
+        parts = [
+            common,
+            _short((_cluster_type_inputs(ct, templates), [(cm.name, cm.labels, cm.data) for cm in named])),
+        ]
+        for _, w, t in pairs:
+            key = (w.name, t.name)
+            if key not in targets:
+                targets[key] = _short((w.name, w.labels, w.workspace, t.name, t.labels, t.manifests))
+            parts.append(targets[key])
+        out[name] = hashlib.sha256(" ".join(parts).encode()).hexdigest()
+    return out
+
+
+def _cluster_type_inputs(ct: ClusterType, templates: dict[str, Template]) -> object:
+    used = (ct.reconciler, ct.namespace_service, ct.config_type)
+    return (ct.name, ct.labels, used, [(templates[n].type, templates[n].manifests) for n in used])
 
 
 def _render_all(
@@ -356,14 +528,16 @@ def _render_all(
     files: dict[str, bytes] = {}
     for a in assignments:
         ct = a.cluster_type
+        context = variables(a)
         names = (ct.reconciler, ct.namespace_service, ct.config_type)
         for (_, filename), name in zip(ROLE_FILES, names, strict=True):
-            files[f"{ct.name}/{a.name}/{filename}"] = renderer.render(templates[name], a)
+            files[f"{ct.name}/{a.name}/{filename}"] = renderer.render(templates[name], a, context)
     return files
 
 
-# Rendering is CPU-bound Python: above this many assignments, a forked child renders the second
-# half while this process renders the first (about 5 ms of overhead per thousand files).
+# Merging config and rendering are CPU-bound Python: above this many assignments, a forked child
+# does the second half of the cluster types while this process does the first (the overhead,
+# mostly sending the child's files back, is about 2 ms per thousand files).
 PARALLEL_MIN_ASSIGNMENTS = 2000
 
 
@@ -388,20 +562,39 @@ def _can_fork() -> bool:
 
 
 def _render_in_two(
-    renderer: Renderer, templates: dict[str, Template], assignments: Sequence[Assignment]
+    renderer: Renderer,
+    templates: dict[str, Template],
+    schedule: EnvironmentSchedule,
+    cluster_types: list[str],
+    assigned: dict[str, list[Assignment]],
 ) -> dict[str, bytes]:
-    """Render the second half in a forked child, the first here; the same files, the same
-    order, and the same first error (this half's errors come first) as one loop would give."""
-    cut = len(assignments) // 2
+    """Merge config and render the second half of ``cluster_types`` in a forked child, the
+    first half here. The same files in the same order, and the same first error, as one loop
+    gives: config errors (all checked before any render) before template errors, and this
+    half's before the child's. ``assigned`` gets this half's assignments; the child's are
+    merged again if someone asks for them."""
+    total = sum(len(schedule.pairs[ct]) for ct in cluster_types)
+    count, cut = 0, len(cluster_types)
+    for i, ct in enumerate(cluster_types):
+        if count >= total / 2:
+            cut = i
+            break
+        count += len(schedule.pairs[ct])
+    mine, theirs = cluster_types[:cut], cluster_types[cut:]
     read_fd, write_fd = os.pipe()
     pid = os.fork()
-    if pid == 0:  # the child: render, send the result or the error, and leave at once
+    if pid == 0:  # the child: merge, render, send the result or the error, and leave at once
         os.close(read_fd)
-        _child_render(renderer, templates, assignments[cut:], write_fd)
+        _child_render(renderer, templates, schedule, theirs, write_fd)
     os.close(write_fd)
     try:
-        with renderer.watchdog():
-            files = _render_all(renderer, templates, assignments[:cut])
+        assigned.update({ct: schedule.assign(ct) for ct in mine})
+        try:
+            with renderer.watchdog():
+                files = _render_all(renderer, templates, [a for ct in mine for a in assigned[ct]])
+            failed: TemplateError | None = None
+        except TemplateError as err:
+            files, failed = {}, err
         with os.fdopen(read_fd, "rb") as pipe:
             kind, value = pickle.load(pipe)
     except BaseException:
@@ -409,26 +602,39 @@ def _render_in_two(
         raise
     finally:
         os.waitpid(pid, 0)
-    if kind == "error":
-        raise value
     if kind == "crash":
         raise RuntimeError(f"rendering in a child process failed:\n{value}")
+    if kind == "config-error":
+        raise value
+    if failed is not None:
+        raise failed
+    if kind == "error":
+        raise value
     files.update(value)
     return files
 
 
 def _child_render(
-    renderer: Renderer, templates: dict[str, Template], assignments: Sequence[Assignment], fd: int
+    renderer: Renderer,
+    templates: dict[str, Template],
+    schedule: EnvironmentSchedule,
+    cluster_types: list[str],
+    fd: int,
 ) -> None:
     code = 0
     try:
         try:
-            with renderer.watchdog():
-                result: tuple[str, object] = ("files", _render_all(renderer, templates, assignments))
+            assignments = [a for ct in cluster_types for a in schedule.assign(ct)]
         except PromoterError as err:
-            result = ("error", err)
-        except Exception:
-            result = ("crash", traceback.format_exc())
+            result: tuple[str, object] = ("config-error", err)
+        else:
+            try:
+                with renderer.watchdog():
+                    result = ("files", _render_all(renderer, templates, assignments))
+            except PromoterError as err:
+                result = ("error", err)
+            except Exception:
+                result = ("crash", traceback.format_exc())
         with os.fdopen(fd, "wb") as pipe:
             try:
                 data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)

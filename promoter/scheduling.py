@@ -187,15 +187,32 @@ class ConfigIndex:
         self._by_name = {
             cm.name: cm for cm in configmaps.values() if cm.labels.get(PLATFORM_CONFIG) == "true"
         }
+        # A ConfigMap labelled with a cluster-type can only match that cluster type.
+        self._general: list[ConfigMap] = []
+        self._named: dict[str, list[ConfigMap]] = {}
+        for cm in self._by_name.values():
+            name = cm.labels.get("cluster-type")
+            if name is None:
+                self._general.append(cm)
+            else:
+                self._named.setdefault(name, []).append(cm)
         self._per_cluster_type: dict[str, _ClusterTypeIndex] = {}
         self._merged: dict[tuple[str, ...], dict[str, Any]] = {(): {}}
+
+    def general(self) -> list[ConfigMap]:
+        """The ConfigMaps without a cluster-type label, which any cluster type may match."""
+        return self._general
+
+    def named(self, ct: ClusterType) -> list[ConfigMap]:
+        """The ConfigMaps labelled with ``ct``'s name, the only others it may match."""
+        return self._named.get(ct.name, [])
 
     def _index(self, ct: ClusterType) -> _ClusterTypeIndex:
         found = self._per_cluster_type.get(ct.name)
         if found is not None:
             return found
         index = _ClusterTypeIndex([], {})
-        for cm in self._by_name.values():
+        for cm in self._general + self._named.get(ct.name, []):
             left = left_for_target(cm.labels, ct)
             if left is None:
                 continue
@@ -366,18 +383,35 @@ def check_schemas(a: Assignment, schemas: dict[str, ConfigSchema]) -> None:
     SchemaChecker(schemas).check(a)
 
 
+class EnvironmentSchedule:
+    """The assignments of one environment, grouped by cluster type, with config merged and
+    checked per cluster type on demand: a render that reuses a cluster type's earlier result
+    need not merge its config."""
+
+    def __init__(self, main: MainObjects, env: EnvironmentObjects, environment: str) -> None:
+        self.environment = environment
+        self.pairs: dict[str, list[Pair]] = {}  # by cluster type name, in order
+        for pair in _pairs(main, env, environment):
+            self.pairs.setdefault(pair[0].name, []).append(pair)
+        self.index = ConfigIndex(env.configmaps)
+        self._checker = SchemaChecker(main.schemas)
+        self._facts: dict[tuple[str, str], frozenset[Fact]] = {}
+
+    def assign(self, cluster_type: str) -> list[Assignment]:
+        """The assignments to one cluster type, config merged and checked (SchemaError)."""
+        out = []
+        for ct, w, t in self.pairs.get(cluster_type, ()):
+            facts = self._facts.get((w.name, t.name))
+            if facts is None:
+                facts = self._facts[(w.name, t.name)] = target_facts(w, t)
+            names = self.index.names(ct, facts)
+            done = Assignment(self.environment, ct, w, t, self.index.merged(names), names)
+            self._checker.check(done, facts)
+            out.append(done)
+        return out
+
+
 def assign(main: MainObjects, env: EnvironmentObjects, environment: str) -> list[Assignment]:
     """Schedule, merge config and check schemas: the assignments ready to render."""
-    index = ConfigIndex(env.configmaps)
-    checker = SchemaChecker(main.schemas)
-    all_facts: dict[tuple[str, str], frozenset[Fact]] = {}
-    out = []
-    for ct, w, t in _pairs(main, env, environment):
-        facts = all_facts.get((w.name, t.name))
-        if facts is None:
-            facts = all_facts[(w.name, t.name)] = target_facts(w, t)
-        names = index.names(ct, facts)
-        done = Assignment(environment, ct, w, t, index.merged(names), names)
-        checker.check(done, facts)
-        out.append(done)
-    return out
+    schedule = EnvironmentSchedule(main, env, environment)
+    return [a for cluster_type in schedule.pairs for a in schedule.assign(cluster_type)]

@@ -23,6 +23,13 @@ try:  # the C loader composes several times faster; same semantics
 except AttributeError:  # pragma: no cover - depends on how PyYAML was built
     _Loader = yaml.SafeLoader
 
+try:  # libyaml's parser, driven from C with no Python object per event
+    from yaml._yaml import CParser as _CParser
+
+    _HAVE_CPARSER = True
+except ImportError:  # pragma: no cover - PyYAML built without libyaml: the full check does it all
+    _HAVE_CPARSER = False
+
 
 class LDict(dict[str, Any]):
     """A mapping that knows the line of itself and of each of its keys."""
@@ -58,6 +65,7 @@ def plain(value: Any) -> Any:
 
 
 _STD_TAG = "tag:yaml.org,2002:"
+_STR_TAG = _STD_TAG + "str"
 
 
 class _Builder:
@@ -95,6 +103,8 @@ class _Builder:
         return self.scalar(node)
 
     def scalar(self, node: yaml.Node) -> Any:
+        if node.tag == _STR_TAG and isinstance(node.value, str):  # what the constructor returns
+            return node.value
         try:
             return self.loader.construct_object(node, deep=True)
         except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as err:
@@ -147,6 +157,24 @@ def check_depth(text: str, file: str, max_depth: int) -> None:
         loader.dispose()
 
 
+def _shallow(text: str, max_depth: int) -> bool:
+    """Surely no deeper than ``max_depth``? A block collection nested in another starts on a
+    new line further right, or on the same line after ``- ``, ``? `` or ``: ``, or is a sequence
+    at its key's own column (at most one per column): its depth is at most twice the widest run
+    of leading spaces and indicators, plus one, plus every flow bracket."""
+    flow = text.count("[") + text.count("{")
+    widest = max((len(ln) - len(ln.lstrip(" -?:")) for ln in text.splitlines()), default=0)
+    return 2 * (widest + 1) + flow <= max_depth
+
+
+def _parse_only(text: str) -> None:
+    parser = _CParser(text)
+    try:
+        parser.raw_parse()
+    finally:
+        parser.dispose()
+
+
 def _content_line(node: yaml.Node) -> int:
     """The line where a node's content starts: a block scalar's text starts after its ``|``."""
     line: int = node.start_mark.line + 1
@@ -175,7 +203,10 @@ def load_documents(
         line = text[: text.index("\x00")].count("\n") + 1
         raise ConfigError("contains a NUL character", file=file, line=line)
     try:
-        check_depth(text, file, max_depth)
+        if _HAVE_CPARSER and _shallow(text, max_depth):
+            _parse_only(text)  # the same syntax errors, found in C
+        else:
+            check_depth(text, file, max_depth)
     except yaml.MarkedYAMLError as err:
         raise _syntax_error(err, file) from err
     except yaml.YAMLError as err:
@@ -206,13 +237,6 @@ def _syntax_error(err: yaml.MarkedYAMLError, file: str) -> ConfigError:
 
 # ---------------------------------------------------------------- a fast check of rendered text
 
-try:  # libyaml's parser, driven from C with no Python object per event
-    from yaml._yaml import CParser as _CParser
-
-    _HAVE_CPARSER = True
-except ImportError:  # pragma: no cover - PyYAML built without libyaml: the full check does it all
-    _HAVE_CPARSER = False
-
 # Constructs that only composing or constructing judge (anchors and aliases, tags, merge keys),
 # that may start another document (directives, markers), or that libyaml reads as line breaks
 # besides "\n".
@@ -220,7 +244,8 @@ _SLOW_MARKS = ("&", "*", "!", "%", "<<", "\n---", "\n...", "\r", "\x85", "\u2028
 _EXPLICIT_KEY = re.compile(r"(?:^|[\s\[{,])\?(?:\s|$)")  # "? key": a key that may be a collection
 _FLOW_KEY = re.compile(r"[\]}]\s*:")  # "[a]: b": a collection as a key, which PyYAML refuses
 _VALUE_TAG = re.compile(r"(?:^|[\s\[{,:])=(?:\s|$|[\]},])")  # a plain "=" (the YAML value type)
-_ROOT_KEY = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./-]*:(?:[ \t]|$)", re.M)  # "key:" at column 0
+# "key:" at column 0, after any blank or comment lines
+_ROOT_KEY = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n)*[A-Za-z0-9_][A-Za-z0-9_./-]*:(?:[ \t]|$)", re.M)
 
 
 def surely_one_mapping(text: str) -> bool:
@@ -230,13 +255,14 @@ def surely_one_mapping(text: str) -> bool:
     Loading a document builds a Python object per node, ten times the cost of rendering it.
     For text with none of the constructs of ``_SLOW_MARKS``, no collection as a key and no
     plain ``=``, libyaml's parser alone finds every error the safe loader would. With no
-    document marker there is one document, and a first line ``key:`` at column 0 makes its root
-    a block mapping. Nesting depth is not judged here: callers check it first.
+    document marker there is one document, and a first line ``key:`` at column 0 (after blank
+    or comment lines) makes its root a block mapping. Nesting depth is not judged here: callers check it first.
     """
     if not _HAVE_CPARSER or text.startswith(("---", "...")) or not _ROOT_KEY.match(text):
         return False
-    if any(mark in text for mark in _SLOW_MARKS):
-        return False
+    for mark in _SLOW_MARKS:
+        if mark in text:
+            return False
     if "?" in text and _EXPLICIT_KEY.search(text):
         return False
     if ("]" in text or "}" in text) and _FLOW_KEY.search(text):

@@ -249,18 +249,24 @@ def test_sigkill_after_every_write_in_turn_then_rerun_finishes(served: Served, t
     assert last.returncode == 0, last.stdout + last.stderr
     kills = log.read_text().splitlines()
     assert len(kills) == len(runs) - 1 == len(set(kills))
-    # A run resumed after a merge goes straight to the gates: no "merged" status and no gate
-    # report comment (the kill points status-2 and comment-1 above try those); after prod's
-    # push it posts success once its gates pass (status-7 above).
+    # A run resumed after a merge goes straight to the gates: no "merged" status (the kill
+    # point status-2 above tries that one), but it finds the merged PR and comments the gate
+    # report there; after prod's push it posts success once its gates pass (status-7 above).
     assert [line.split("\t")[0] for line in kills] == [
-        *("push", "create_pr", "label", "status", "merge", "status"),  # dev
-        *("push", "create_pr", "label", "status", "merge", "status"),  # qa
+        *("push", "create_pr", "label", "status", "merge", "comment", "status"),  # dev
+        *("push", "create_pr", "label", "status", "merge", "comment", "status"),  # qa
         *("push", "push", "status"),  # prod: promoter/prod, then prod itself
     ], kills
-    # A resumed run repeats no write but the "PR open" status it posts when it finds its PR.
+    # A resumed run repeats no write but the "PR open" status it posts when it finds its PR,
+    # and the gate report comment of a run that died right after posting it.
     writes = [w for w in trace.read_text().splitlines() if not w.startswith(("render\t", "gate\t"))]
     repeated = sorted({w.split(": ")[0] for w in writes if writes.count(w) > 1})
-    assert repeated == ["status\tpromoter/dev pending", "status\tpromoter/qa pending"], writes
+    assert repeated == [
+        "comment\tcomment on PR (dev)",
+        "comment\tcomment on PR (qa)",
+        "status\tpromoter/dev pending",
+        "status\tpromoter/qa pending",
+    ], writes
     assert_finished(served, x)
 
 

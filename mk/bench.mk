@@ -1,0 +1,17 @@
+# Scale and cost (docs/performance.md): `make bench` builds control planes of about 1,000,
+# 20,000 and 100,000 files per environment, measures each phase of the promoter against git's
+# own floor on this machine, and prints the table and, last, the line for the largest size.
+# BENCH_SIZES=S,M picks sizes; BENCH_ARGS="--work DIR --json FILE" keeps the repos and figures.
+BENCH_SIZES ?= S,M,L
+BENCH_ARGS ?=
+
+.PHONY: bench
+
+bench: $(TEST_STAMP)
+	$(BIN)/python -m benchmarks --sizes $(BENCH_SIZES) $(BENCH_ARGS)
+
+# The benchmark code is held to the package's standards (its size S run is in the test suite).
+extra-lint:: deps
+	$(BIN)/ruff check benchmarks
+	$(BIN)/ruff format --check benchmarks
+	$(BIN)/mypy --strict --follow-imports=silent benchmarks  # the tests it borrows are not held to this
