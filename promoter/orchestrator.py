@@ -29,7 +29,7 @@ from promoter.gates import GateContext, build_gate
 from promoter.gates.runner import GateOutcome, run_gates
 from promoter.model import Environment, EnvironmentObjects, MainObjects
 from promoter.notes import Status
-from promoter.platform import PROVENANCE, PlatformRepo, parse_provenance, provenance_text
+from promoter.platform import PlatformRepo, provenance_text
 from promoter.rendering import Rendered, render_environment
 from promoter.report import EnvResult, Report, change_summary, gate_report, pr_body, pr_title
 from promoter.rollback import GoodState, Rollbacks, deployed_main
@@ -108,11 +108,8 @@ class Orchestrator:
             if env is None:
                 raise UsageError(f"--env {environment}: the Pipeline on main has no such environment")
             base = self.platform.fetch([env.gitops_branch])[env.gitops_branch]
-            there = (
-                parse_provenance(self.platform.read(base, _join(env.gitops_path, PROVENANCE))) if base else {}
-            )
-            found = there.get("mainCommit")
-            if not isinstance(found, str):
+            found = deployed_main(self.platform, env, base) if base else None
+            if found is None:
                 raise PromotionFailed(
                     f"{environment}: nothing has been promoted there yet; run the promotion flow first"
                 )
@@ -307,7 +304,7 @@ class Orchestrator:
         x = main.commit
         superseded = None
         if existing:
-            theirs = parse_provenance(self.platform.read(existing, _join(env.gitops_path, PROVENANCE)))
+            theirs = self.platform.provenance(existing, env.gitops_path)
             parents = self.platform.git.out("rev-list", "--parents", "-n", "1", existing).split()[1:]
             if (
                 theirs.get("mainCommit") == x
@@ -547,7 +544,3 @@ class _BaseMoved(Exception):
     def __init__(self, sha: str) -> None:
         super().__init__(sha)
         self.sha = sha
-
-
-def _join(root: str, path: str) -> str:
-    return f"{root}/{path}" if root else path

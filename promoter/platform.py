@@ -349,6 +349,10 @@ class PlatformRepo:
             self.git.run("update-ref", "--stdin", input=updates.encode())
         return heads
 
+    def provenance(self, commit: str, root: str) -> dict[str, object]:
+        """The provenance of the environment folder ``root`` at ``commit`` ({} when none)."""
+        return parse_provenance(self.read(commit, _join(root, PROVENANCE)))
+
     def read(self, commit: str, path: str) -> bytes | None:
         """A file at a commit; read once per run (what a commit holds never changes)."""
         key = (commit, path)
@@ -381,7 +385,7 @@ class PlatformRepo:
         Folder by folder: a rendered folder whose tree id equals the base's is unchanged and
         costs no listing; only changed folders are compared file by file, for the summary."""
         top = self._top(base, root)
-        previous = parse_provenance(self.read(base, _join(root, PROVENANCE))) if base else {}
+        previous = self.provenance(base, root) if base else {}
         listed = previous.get("clusterTypes")
         managed = set(cluster_types) | {
             c for c in (listed if isinstance(listed, list) else []) if isinstance(c, str)

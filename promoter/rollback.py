@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from promoter.errors import PromoterError, PromotionFailed, UsageError
 from promoter.model import Environment, MainObjects
-from promoter.platform import PROVENANCE, PlatformRepo, TreePlan, parse_provenance
+from promoter.platform import PlatformRepo, TreePlan
 
 if TYPE_CHECKING:
     from promoter.orchestrator import Orchestrator
@@ -28,13 +28,9 @@ class GoodState:
     main_commit: str
 
 
-def _join(root: str, path: str) -> str:
-    return f"{root}/{path}" if root else path
-
-
 def deployed_main(platform: PlatformRepo, env: Environment, sha: str) -> str | None:
     """The main commit whose render is on the platform branch at ``sha``."""
-    found = parse_provenance(platform.read(sha, _join(env.gitops_path, PROVENANCE))).get("mainCommit")
+    found = platform.provenance(sha, env.gitops_path).get("mainCommit")
     return found if isinstance(found, str) else None
 
 

@@ -22,7 +22,6 @@ def status(control_plane: str, commit: str | None, output: str, main_branch: str
     """Where a main commit stands in each environment, read back from the repos."""
     from promoter.app import build_runtime
     from promoter.console import Console
-    from promoter.platform import PROVENANCE, parse_provenance
 
     cp = control_plane_at(control_plane, main_branch)
     sha = cp.resolve(commit)
@@ -35,15 +34,7 @@ def status(control_plane: str, commit: str | None, output: str, main_branch: str
     for env in main.pipeline.environments:
         st = statuses.get(runtime.forge.status_context(env.name))
         head = heads.get(env.gitops_branch)
-        prov = (
-            parse_provenance(
-                runtime.platform.read(
-                    head, f"{env.gitops_path}/{PROVENANCE}" if env.gitops_path else PROVENANCE
-                )
-            )
-            if head
-            else {}
-        )
+        prov = runtime.platform.provenance(head, env.gitops_path) if head else {}
         rows.append(
             {
                 "environment": env.name,
