@@ -145,7 +145,7 @@ def control_plane_repo(flag: str | None, environ: Mapping[str, str], control_pla
             if not re.fullmatch(r"[\w.-]+/[\w.-]+", value):
                 raise UsageError(f"{where} {value}: expected owner/name")
             return value
-    origin = control_plane.git.run("remote", "get-url", "origin", check=False)
+    origin = control_plane.git.run("remote", "get-url", operands=["origin"], check=False)
     repo = parse_repo_url(origin.stdout.decode().strip()) if origin.returncode == 0 else None
     if repo is None:
         raise UsageError(

@@ -12,7 +12,7 @@ import click
 
 from promoter.commands import check_platform, demo, diff, promote, render, rollback, status, validate
 from promoter.commands.report_status import report_status
-from promoter.errors import PromoterError
+from promoter.errors import PromoterError, one_line
 from promoter.masking import mask
 
 
@@ -25,7 +25,7 @@ class PromoterGroup(click.Group):
             return super().invoke(ctx)
         except PromoterError as err:
             with actions_output.commands_stopped():
-                click.echo(f"error: {mask(str(err))}", err=True)
+                click.echo(f"error: {one_line(mask(str(err)))}", err=True)
             actions_output.report_error(err)
             ctx.exit(err.exit_code)
         except KeyboardInterrupt:

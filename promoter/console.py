@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
+from promoter.errors import one_line
 from promoter.masking import mask
 
 
@@ -15,7 +16,7 @@ class Console:
         self.lines: list[str] = []
 
     def say(self, line: str) -> None:
-        line = mask(line)
+        line = one_line(mask(line))
         self.lines.append(line)
         if not self.quiet:
             stream = self.stream or sys.stdout

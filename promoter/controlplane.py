@@ -12,7 +12,7 @@ from functools import cached_property
 from pathlib import Path
 
 from promoter.errors import ConfigError, UsageError
-from promoter.gitcmd import Git
+from promoter.gitcmd import Git, require_branch, require_revision
 from promoter.loading import PIPELINE_FILE, load_environment, load_main
 from promoter.model import Environment, EnvironmentObjects, MainObjects
 
@@ -25,7 +25,7 @@ class ControlPlane:
         self.git = Git(self.path)
         if not self.git.ok("rev-parse", "--git-dir"):
             raise UsageError(f"--control-plane {path}: not a git repository")
-        self.main_branch = main_branch
+        self.main_branch = require_branch(main_branch, "--main-branch")
         self._main: dict[str, MainObjects] = {}
 
     @cached_property
@@ -35,7 +35,7 @@ class ControlPlane:
     def _fetch(self, ref: str) -> bool:
         if not self.has_origin:
             return False
-        return self.git.ok("fetch", "--quiet", "--no-tags", "--depth=1", "origin", ref)
+        return self.git.ok("fetch", "--quiet", "--no-tags", "--depth=1", operands=["origin", ref])
 
     def branch_head(self, branch: str) -> str | None:
         """The commit of ``branch``: local, else origin's, else fetched from origin."""
@@ -56,6 +56,7 @@ class ControlPlane:
                     f"the control plane has no branch {self.main_branch!r} (nor origin/{self.main_branch})"
                 )
             return sha
+        require_revision(ref, "--commit")
         sha = self.git.commit_of(ref) or self.branch_head(ref)
         if sha is None and self._fetch(ref):
             sha = self.git.commit_of(ref)
@@ -85,4 +86,4 @@ class ControlPlane:
     def origin_url(self) -> str | None:
         if not self.has_origin:
             return None
-        return self.git.out("remote", "get-url", "origin") or None
+        return self.git.out("remote", "get-url", operands=["origin"]) or None

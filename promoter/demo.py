@@ -30,13 +30,13 @@ def commit_folder(git: Git, folder: Path, branch: str, message: str, parent: str
     index = git.path / f".promoter-demo-index-{branch.replace('/', '-')}"
     env = {"GIT_INDEX_FILE": str(index)}
     try:
-        git.run(f"--work-tree={folder}", "add", "--all", "--force", ".", env=env)
+        git.run(f"--work-tree={folder}", "add", "--all", "--force", paths=["."], env=env)
         tree = git.run("write-tree", env=env).stdout.decode().strip()
     finally:
         index.unlink(missing_ok=True)
-    args = ["commit-tree", tree, "-m", message] + (["-p", parent] if parent else [])
-    sha = git.out(*args)
-    git.run("update-ref", f"refs/heads/{branch}", sha)
+    args = ["commit-tree", "-m", message] + (["-p", parent] if parent else [])
+    sha = git.out(*args, operands=[tree])
+    git.run("update-ref", operands=[f"refs/heads/{branch}", sha])
     return sha
 
 

@@ -6,7 +6,24 @@ translates its library's exceptions at its edge with ``raise ... from err``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+
+# C0 and C1 controls, DEL, and the characters Unicode or terminals treat as line breaks: a file
+# name or a rendered value holding one could forge a second "error:" line or drive a terminal.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def one_line(text: str) -> str:
+    """``text`` as one printable line: every control character escaped (``\\n``, ``\\x1b``).
+    The one formatter for every line the promoter prints about its input."""
+    return _CONTROL.sub(_escape, text)
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    return _NAMED.get(char) or (f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}")
 
 
 class PromoterError(Exception):

@@ -8,12 +8,13 @@ from collections.abc import Iterator
 from typing import Any, NoReturn
 
 from promoter.errors import ConfigError
+from promoter.gitcmd import valid_branch
 from promoter.yamlfile import LDict, line_of, plain
 
-NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-LABEL_KEY = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
-LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$")
-BAD_REF = re.compile(r"(^[-/.])|(\.\.)|(//)|([\s~^:?*\[\\\x00-\x1f\x7f])|(@\{)|(\.lock$)|(/$)|(\.$)")
+# Matched with ``fullmatch`` only (see ``matches``): ``$`` would also match before a final "\n".
+NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+LABEL_KEY = re.compile(r"([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
+LABEL_VALUE = re.compile(r"([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?")
 
 _TYPE_NAMES = {str: "a string", int: "an integer", list: "a list", dict: "a mapping", bool: "a boolean"}
 
@@ -87,13 +88,13 @@ class Fields:
         value = self.get(key, dict) or {}
         out: dict[str, str] = {}
         for k, v in value.items():
-            if not LABEL_KEY.match(k) or len(k) > 253:
+            if not matches(LABEL_KEY, k) or len(k) > 253:
                 self.fail(f"invalid label key {k!r}", key, line=line_of(value, k))
             if not isinstance(v, str):
                 self.fail(
                     f"label {k!r} must be a string (quote it), got {_kind(v)}", key, line=line_of(value, k)
                 )
-            if not LABEL_VALUE.match(v) or len(v) > 63:
+            if not matches(LABEL_VALUE, v) or len(v) > 63:
                 self.fail(f"invalid label value {v!r} for {k!r}", key, line=line_of(value, k))
             out[k] = v
         return out
@@ -114,18 +115,23 @@ class Fields:
         return default if value is None else value
 
 
+def matches(pattern: re.Pattern[str], value: str) -> bool:
+    """The one way names, label keys and label values are checked: the whole string, or no."""
+    return pattern.fullmatch(value) is not None
+
+
 def check_name(value: str, fail: Any) -> None:
     if len(value) > 63:
         fail(f"name {value[:20]!r}... is {len(value)} characters, over 63")
-    if not NAME.match(value):
+    if not matches(NAME, value):
         fail(
             f"invalid name {value!r}: use lowercase letters, digits and '-', starting and ending with a letter or digit"
         )
 
 
 def check_branch(value: str, fail: Any) -> None:
-    if not value or len(value) > 255 or BAD_REF.search(value):
-        fail(f"invalid branch name {value!r}")
+    if len(value) > 255 or not valid_branch(value):
+        fail(f"invalid branch name {value!r} (git check-ref-format refuses it)")
 
 
 def check_relative_path(value: str, fail: Any) -> str:

@@ -3,18 +3,28 @@
 Everything the promoter does to a repository goes through here: reading objects at a commit
 with no checkout, writing trees with ``git fast-import``, compare-and-swap ref updates and
 pushes. Failures become GitError with git's own message (masked) and the command.
+
+Option injection: a value that comes from a user (a ref, a branch, a URL, a path) never goes
+into ``*args``. ``run`` takes it as an ``operand`` (placed after ``--end-of-options``) or a
+``path`` (placed after ``--``), so git never reads it as an option, whatever it starts with.
+Refs and branch names are checked with git's own rules (``git check-ref-format``).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
-from promoter.errors import GitError
+from promoter.errors import GitError, UsageError
 from promoter.masking import mask
+
+_SHA = re.compile(r"[0-9a-f]{4,64}")
+_ANCESTRY = re.compile(r"(?:[~^][0-9]*)*\Z")  # "~2", "^", "^2~1": a commit's ancestors
 
 IDENTITY = {
     "GIT_AUTHOR_NAME": "promoter",
@@ -47,11 +57,15 @@ class Git:
     def run(
         self,
         *args: str,
+        operands: Sequence[str] = (),
+        paths: Sequence[str] = (),
         input: bytes | None = None,
         check: bool = True,
         env: Mapping[str, str] | None = None,
     ) -> subprocess.CompletedProcess[bytes]:
-        cmd = ["git", "-C", str(self.path), *args]
+        """``git <args> --end-of-options <operands> -- <paths>``: ``args`` are the promoter's own
+        literals; anything a user wrote goes in ``operands`` or ``paths``."""
+        cmd = argv(self.path, args, operands, paths)
         run_env = {**self.env, **env} if env else self.env
         try:
             proc = subprocess.run(cmd, input=input, capture_output=True, env=run_env, check=False)
@@ -62,15 +76,15 @@ class Git:
             raise GitError(mask(f"git {args[0]} failed in {self.path}: {message}"))
         return proc
 
-    def out(self, *args: str, input: bytes | None = None) -> str:
-        return self.run(*args, input=input).stdout.decode("utf-8", "replace").strip()
+    def out(self, *args: str, operands: Sequence[str] = (), input: bytes | None = None) -> str:
+        return self.run(*args, operands=operands, input=input).stdout.decode("utf-8", "replace").strip()
 
-    def ok(self, *args: str) -> bool:
-        return self.run(*args, check=False).returncode == 0
+    def ok(self, *args: str, operands: Sequence[str] = ()) -> bool:
+        return self.run(*args, operands=operands, check=False).returncode == 0
 
     def rev_parse(self, ref: str) -> str | None:
         """The full sha ``ref`` names, or None."""
-        proc = self.run("rev-parse", "--verify", "--quiet", "--end-of-options", ref, check=False)
+        proc = self.run("rev-parse", "--verify", "--quiet", operands=[ref], check=False)
         if proc.returncode != 0:
             return None
         return proc.stdout.decode().strip() or None
@@ -79,17 +93,15 @@ class Git:
         return self.rev_parse(f"{ref}^{{commit}}")
 
     def tree_of(self, commit: str) -> str:
-        return self.out("rev-parse", f"{commit}^{{tree}}")
+        return self.out("rev-parse", "--verify", operands=[f"{commit}^{{tree}}"])
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
-        return self.ok("merge-base", "--is-ancestor", ancestor, descendant)
+        return self.ok("merge-base", "--is-ancestor", operands=[ancestor, descendant])
 
     def ls_tree(self, treeish: str, path: str | None = None) -> list[TreeEntry]:
         """Every blob (and submodule) under ``treeish``, recursively, paths relative to root."""
-        args = ["ls-tree", "-r", "-z", "--full-tree", treeish]
-        if path and path not in (".", ""):
-            args += ["--", path.rstrip("/") + "/"]
-        raw = self.run(*args).stdout
+        paths = [path.rstrip("/") + "/"] if path and path not in (".", "") else []
+        raw = self.run("ls-tree", "-r", "-z", "--full-tree", operands=[treeish], paths=paths).stdout
         entries = []
         for record in raw.split(b"\0"):
             if not record:
@@ -118,12 +130,61 @@ class Git:
         return out
 
     def read_file(self, commit: str, path: str) -> bytes | None:
-        proc = self.run("cat-file", "blob", f"{commit}:{path}", check=False)
+        proc = self.run("cat-file", "blob", operands=[f"{commit}:{path}"], check=False)
         return proc.stdout if proc.returncode == 0 else None
 
     def update_ref(self, ref: str, new: str, old: str | None, message: str = "promoter") -> None:
         """Compare-and-swap: move ``ref`` to ``new`` only if it is still at ``old`` (None: absent)."""
-        self.run("update-ref", "-m", message, ref, new, old or "0" * 40)
+        self.run("update-ref", "-m", message, operands=[ref, new, old or "0" * 40])
 
     def delete_ref(self, ref: str) -> None:
-        self.run("update-ref", "-d", ref, check=False)
+        self.run("update-ref", "-d", operands=[ref], check=False)
+
+
+def argv(path: Path, args: Sequence[str], operands: Sequence[str], paths: Sequence[str]) -> list[str]:
+    """The one place a git command line is built (see the module docstring)."""
+    cmd = ["git", "-C", str(path), *args]
+    if operands:
+        cmd += ["--end-of-options", *operands]
+    if paths:
+        cmd += ["--", *paths]
+    return cmd
+
+
+@lru_cache(maxsize=4096)
+def valid_branch(name: str) -> bool:
+    """Whether git accepts ``name`` as a branch (``git check-ref-format refs/heads/<name>``)."""
+    if not name or name.startswith("-") or name == "HEAD" or "@{" in name:
+        return False
+    proc = subprocess.run(
+        ["git", "check-ref-format", f"refs/heads/{name}"],
+        capture_output=True,
+        check=False,
+    )
+    return proc.returncode == 0
+
+
+def require_revision(text: str, what: str) -> str:
+    """``text`` if it may name a commit (see ``valid_revision``); a UsageError naming ``what``
+    (the flag or input it came from) if not."""
+    if not valid_revision(text):
+        raise UsageError(
+            f"{what} {text!r}: not a commit sha or a valid branch or tag name (git check-ref-format)"
+        )
+    return text
+
+
+def require_branch(text: str, what: str) -> str:
+    if not valid_branch(text):
+        raise UsageError(f"{what} {text!r}: not a valid branch name (git check-ref-format)")
+    return text
+
+
+def valid_revision(text: str) -> bool:
+    """A commit a user may name: a (possibly abbreviated) sha or a branch, tag or ref name; never
+    anything git could read as an option or a revision expression with side effects. Either may
+    be followed by ``~N`` / ``^N``."""
+    base = _ANCESTRY.sub("", text, count=1)
+    if base == "HEAD" or _SHA.fullmatch(base):
+        return True
+    return valid_branch(base.removeprefix("refs/heads/").removeprefix("refs/tags/"))

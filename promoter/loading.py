@@ -16,6 +16,7 @@ from referencing.jsonschema import DRAFT202012, specification_with
 
 from promoter.errors import ConfigError
 from promoter.fields import Fields, check_branch, check_relative_path
+from promoter.forges.base import BRANCH_PREFIX as RESERVED_PREFIX
 from promoter.gates import GATES, validate_gate
 from promoter.gitcmd import Git
 from promoter.model import (
@@ -38,6 +39,7 @@ from promoter.model import (
     Template,
     Workload,
 )
+from promoter.urls import scheme_of, url_problem
 from promoter.yamlfile import LDict, line_of, load_documents, plain
 
 API_VERSION = "promoter.dev/v1alpha1"
@@ -232,6 +234,10 @@ def _pipeline(obj: _Object) -> Pipeline:
     forge = repo.get("forge", str)
     if forge is not None and forge not in ("local", "github"):
         repo.fail(f"must be local or github, got {forge!r}", "forge")
+    assert url is not None
+    problem = url_problem(url, forge or ("local" if scheme_of(url) in ("path", "file") else "github"))
+    if problem:
+        repo.fail(problem, "url")
     repo.done()
     environments: list[Environment] = []
     for path, line, item in spec.items("environments", required=True):
@@ -247,10 +253,51 @@ def _pipeline(obj: _Object) -> Pipeline:
                 line=env.source.line,
             )
         seen[env.name] = env
+    _check_platform_branches(environments, obj.file)
     spec.done()
     obj.top.done()
     assert url is not None
     return Pipeline(obj.name, url, forge, tuple(environments), obj.source)
+
+
+def _check_platform_branches(environments: list[Environment], file: str) -> None:
+    """Each environment's rendered tree has a place of its own on the platform repo: no branch in
+    the promoter's own namespace (promotion and rollback branches), no two environments on
+    overlapping folders of one branch, no branch that is a folder of another (git cannot hold
+    both ``a`` and ``a/b``)."""
+    for i, env in enumerate(environments):
+        branch = env.gitops_branch
+        if branch == RESERVED_PREFIX or branch.startswith(RESERVED_PREFIX + "/"):
+            raise ConfigError(
+                f"spec.environments[{i}].gitops.branch: {branch!r} is in {RESERVED_PREFIX}/, "
+                "the promoter's own promotion and rollback branches",
+                file=file,
+                line=env.source.line,
+            )
+        for other in environments[:i]:
+            clash = _clash(other, env)
+            if clash:
+                raise ConfigError(
+                    f"spec.environments[{i}].gitops: {clash} of environment {other.name!r} (line {other.source.line})",
+                    file=file,
+                    line=env.source.line,
+                )
+
+
+def _clash(a: Environment, b: Environment) -> str | None:
+    if a.gitops_branch == b.gitops_branch:
+        if _nested(a.gitops_path, b.gitops_path):
+            where = f"{b.gitops_path or '.'!r} overlaps {a.gitops_path or '.'!r}"
+            return f"branch {b.gitops_branch!r}, folder {where}"
+        return None
+    if _nested(a.gitops_branch, b.gitops_branch):
+        return f"branch {b.gitops_branch!r} cannot live beside branch {a.gitops_branch!r}"
+    return None
+
+
+def _nested(a: str, b: str) -> bool:
+    """Whether one of two slash-separated paths holds the other ('' holds everything)."""
+    return not a or not b or a == b or a.startswith(b + "/") or b.startswith(a + "/")
 
 
 def _environment(f: Fields) -> Environment:

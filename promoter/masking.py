@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+from promoter.urls import redact
+
 # Environment variables whose values are secrets wherever they appear.
 SECRET_VARIABLES = (
     "PROMOTER_GITHUB_TOKEN",
@@ -30,6 +32,7 @@ def secrets() -> list[str]:
 
 
 def mask(text: str) -> str:
+    text = redact(text)
     for secret in secrets():
         if secret in text:
             text = text.replace(secret, "***")

@@ -39,7 +39,7 @@ class NoteStatuses:
         self.ref = ref
 
     def history(self, commit: str) -> list[Status]:
-        proc = self.git.run("notes", f"--ref={self.ref}", "show", commit, check=False)
+        proc = self.git.run("notes", f"--ref={self.ref}", "show", operands=[commit], check=False)
         if proc.returncode != 0:
             return []
         out = []
@@ -72,7 +72,14 @@ class NoteStatuses:
         line = json.dumps(asdict(stamped), sort_keys=True)
         for attempt in range(20):  # notes refs lock; another writer may hold it for a moment
             proc = self.git.run(
-                "notes", f"--ref={self.ref}", "append", "--allow-empty", "-m", line, commit, check=False
+                "notes",
+                f"--ref={self.ref}",
+                "append",
+                "--allow-empty",
+                "-m",
+                line,
+                operands=[commit],
+                check=False,
             )
             if proc.returncode == 0:
                 return stamped

@@ -23,8 +23,7 @@ from promoter.errors import (
     Superseded,
     UsageError,
 )
-from promoter.forges.base import Forge, MergeNotReady, PullRequest
-from promoter.forges.local import promotion_branch
+from promoter.forges.base import Forge, MergeNotReady, PullRequest, promotion_branch
 from promoter.gates import GateContext, build_gate
 from promoter.gates.runner import GateOutcome, run_gates
 from promoter.model import Environment, EnvironmentObjects, MainObjects
@@ -305,7 +304,9 @@ class Orchestrator:
         superseded = None
         if existing:
             theirs = self.platform.provenance(existing, env.gitops_path)
-            parents = self.platform.git.out("rev-list", "--parents", "-n", "1", existing).split()[1:]
+            parents = self.platform.git.out("rev-list", "--parents", "-n", "1", operands=[existing]).split()[
+                1:
+            ]
             if (
                 theirs.get("mainCommit") == x
                 and theirs.get("environmentCommit") == env_commit
@@ -532,7 +533,7 @@ class Orchestrator:
         return main.pipeline.index(name)
 
     def _subject(self, commit: str) -> str:
-        return self.cp.git.out("log", "-1", "--format=%s", commit)
+        return self.cp.git.out("log", "-1", "--format=%s", operands=[commit])
 
 
 MAX_REPLANS = 5

@@ -80,7 +80,7 @@ def files_tree_id(blobs: Mapping[str, str]) -> str:
     return tree_id(entries)
 
 
-_HEX = re.compile(r"^[0-9a-f]{40}$")
+_HEX = re.compile(r"[0-9a-f]{40}")
 _LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}  # paths are names, not patterns
 
 
@@ -104,7 +104,7 @@ class FolderMemo:
             value = self._file(digest).read_text().strip()
         except OSError:
             return None
-        return value if _HEX.match(value) else None
+        return value if _HEX.fullmatch(value) else None
 
     def put(self, digest: str, tree: str) -> None:
         target = self._file(digest)
@@ -296,9 +296,11 @@ class PlatformRepo:
         """Current value of each branch on the remote (None when absent), in one round trip."""
         refs = [f"refs/heads/{b}" for b in branches]
         if os.path.isabs(self.url) and os.path.isdir(self.url):  # a local repo: read its refs
-            out = Git(self.url).run("for-each-ref", "--format=%(objectname)%09%(refname)", *refs).stdout
+            out = (
+                Git(self.url).run("for-each-ref", "--format=%(objectname)%09%(refname)", operands=refs).stdout
+            )
         else:
-            out = self.git.run("ls-remote", "--", self.url, *refs).stdout
+            out = self.git.run("ls-remote", operands=[self.url, *refs]).stdout
         found = {}
         for line in out.decode().splitlines():
             sha, _, ref = line.partition("\t")
@@ -321,7 +323,7 @@ class PlatformRepo:
                 ("core.repositoryformatversion", "1"),
                 ("extensions.partialclone", "origin"),
             ):
-                self.git.run("config", key, value)
+                self.git.run("config", operands=[key, value])
         self._partial = True
 
     def fetch(self, branches: list[str]) -> dict[str, str | None]:
@@ -341,8 +343,7 @@ class PlatformRepo:
                 "--no-tags",
                 "--no-write-fetch-head",
                 "--filter=blob:none",
-                "origin",
-                *specs,
+                operands=["origin", *specs],
             )
         updates = "".join(f"update refs/remotes/origin/{b} {sha}\n" for b, sha in heads.items() if sha)
         if updates:
@@ -356,7 +357,7 @@ class PlatformRepo:
     def read(self, commit: str, path: str) -> bytes | None:
         """A file at a commit; read once per run (what a commit holds never changes)."""
         key = (commit, path)
-        if not _HEX.match(commit):  # a ref name moves: read it afresh
+        if not _HEX.fullmatch(commit):  # a ref name moves: read it afresh
             return self.git.read_file(commit, path)
         if key not in self._reads:
             self._reads[key] = self.git.read_file(commit, path)
@@ -431,8 +432,8 @@ class PlatformRepo:
         """name -> (mode, type, id) of what lies directly under ``root`` at ``base``."""
         if not base:
             return {}
-        args = ["ls-tree", "-z", base] + ([f"{root}/"] if root else [])
-        raw = self.git.run(*args, check=False, env=_LITERAL).stdout
+        paths = [f"{root}/"] if root else []
+        raw = self.git.run("ls-tree", "-z", operands=[base], paths=paths, check=False, env=_LITERAL).stdout
         out = {}
         prefix = f"{root}/" if root else ""
         for record in raw.split(b"\0"):
@@ -448,11 +449,13 @@ class PlatformRepo:
             return {}
         prefix = f"{root}/" if root else ""
         paths = (f"{prefix}{n}" for n in sorted(names))
-        raw = self.git.run("ls-tree", "-r", "-z", "--full-tree", base, "--", *paths, env=_LITERAL).stdout
+        raw = self.git.run(
+            "ls-tree", "-r", "-z", "--full-tree", operands=[base], paths=list(paths), env=_LITERAL
+        ).stdout
         return {path[len(prefix) :]: (mode, sha) for mode, sha, path in _ls_records(raw)}
 
     def _tree_files(self, tree: str, name: str) -> dict[str, tuple[str, str]]:
-        raw = self.git.run("ls-tree", "-r", "-z", tree).stdout
+        raw = self.git.run("ls-tree", "-r", "-z", operands=[tree]).stdout
         return {f"{name}/{path}": (mode, sha) for mode, sha, path in _ls_records(raw)}
 
     def _promoter_folder(
@@ -575,7 +578,7 @@ class PlatformRepo:
                 )
         stream = b"".join(chunks)
         self.git.run("fast-import", "--quiet", "--date-format=raw", *FAST_IMPORT_OPTIONS, input=stream)
-        sha = self.git.out("rev-parse", ref)
+        sha = self.git.out("rev-parse", "--verify", operands=[ref])
         self.git.delete_ref(ref)
         if plan.remember:  # the trees of folders that were new: git knows their ids now
             written = self._top(sha, root)
@@ -602,13 +605,13 @@ class PlatformRepo:
 
     def merge(self, base: str, head: str, message: str) -> str:
         """A real merge of ``head`` into ``base`` (as a forge would); GitError on conflict."""
-        proc = self.git.run("merge-tree", "--write-tree", "--no-messages", base, head, check=False)
+        proc = self.git.run("merge-tree", "--write-tree", "--no-messages", operands=[base, head], check=False)
         if proc.returncode != 0:
             raise GitError(
                 f"merging {head[:12]} into {base[:12]} conflicts; resolve it or rerun the promotion"
             )
         tree = proc.stdout.decode().split()[0]
-        return self.git.out("commit-tree", tree, "-p", base, "-p", head, "-m", message)
+        return self.git.out("commit-tree", "-p", base, "-p", head, "-m", message, operands=[tree])
 
     def push(self, updates: Mapping[str, tuple[str | None, str | None]]) -> None:
         """Atomically set ``branch -> (old, new)`` on the remote, each only if still at old.
@@ -620,7 +623,7 @@ class PlatformRepo:
         for branch, (old, new) in updates.items():
             args.append(f"--force-with-lease=refs/heads/{branch}:{old or ''}")
             specs.append(f"{new or ''}:refs/heads/{branch}")
-        proc = self.git.run(*args, "--", self.url, *specs, check=False)
+        proc = self.git.run(*args, operands=[self.url, *specs], check=False)
         if proc.returncode != 0:
             detail = (proc.stdout + proc.stderr).decode("utf-8", "replace").strip().splitlines()
             reason = next(
@@ -630,7 +633,7 @@ class PlatformRepo:
             raise GitError(mask(f"push of {', '.join(updates)} to {self.url} was refused: {reason.strip()}"))
         for branch, (_, new) in updates.items():
             if new:
-                self.git.run("update-ref", f"refs/remotes/origin/{branch}", new)
+                self.git.run("update-ref", operands=[f"refs/remotes/origin/{branch}", new])
             else:
                 self.git.delete_ref(f"refs/remotes/origin/{branch}")
 

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from promoter.errors import PromoterError, PromotionFailed, UsageError
+from promoter.forges.base import rollback_branch
+from promoter.gitcmd import require_revision
 from promoter.model import Environment, MainObjects
 from promoter.platform import PlatformRepo, TreePlan
 
@@ -43,7 +45,9 @@ def last_good(
 ) -> GoodState | None:
     """The newest state on ``env``'s branch (first parents from ``head``) whose main commit
     succeeded there and is not in ``skip``."""
-    history = platform.git.out("rev-list", "--first-parent", f"--max-count={HISTORY_LIMIT}", head).split()
+    history = platform.git.out(
+        "rev-list", "--first-parent", f"--max-count={HISTORY_LIMIT}", operands=[head]
+    ).split()
     for sha in history:
         main = deployed_main(platform, env, sha)
         if main and main not in skip and succeeded(main):
@@ -125,6 +129,7 @@ class Rollbacks:
             if good is None:
                 raise PromotionFailed(f"{env.name}: no earlier healthy promotion to roll back to")
             return good
+        require_revision(to, "--to")
         sha = self.o.platform.git.commit_of(to)
         if sha is not None and self.o.platform.git.is_ancestor(sha, head):
             found = deployed_main(self.o.platform, env, sha)
@@ -150,7 +155,7 @@ class Rollbacks:
         if env.merge == "direct":
             self.o.platform.push({env.gitops_branch: (head, sha)})
             return f"rolled back to {good.main_commit[:12]} with {sha[:12]}"
-        branch = f"promoter/{env.name}-rollback"
+        branch = rollback_branch(env.name)
         existing = self.o.platform.fetch([branch])[branch]
         self.o.platform.push({branch: (existing, sha)})
         pr = self.o.forge.open_pr(

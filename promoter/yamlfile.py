@@ -7,6 +7,7 @@ oversized files, non-UTF-8 bytes) fail with a clear message instead of eating me
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -17,6 +18,10 @@ from promoter.errors import ConfigError
 MAX_FILE_BYTES = 2 * 1024 * 1024
 MAX_NODES = 200_000
 MAX_DEPTH = 100  # nesting of mappings and sequences; deeper crashes libyaml's composer or Python
+# Numbers: what Kubernetes, JSON tools and Go keep (int64), and no number written longer than this.
+# Past them Python's own limits (int-to-string conversion) fail later, far from the file.
+INT_MIN, INT_MAX = -(2**63), 2**63 - 1
+MAX_NUMBER_CHARS = 100
 
 try:  # the C loader composes several times faster; same semantics
     _Loader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment]
@@ -66,6 +71,7 @@ def plain(value: Any) -> Any:
 
 _STD_TAG = "tag:yaml.org,2002:"
 _STR_TAG = _STD_TAG + "str"
+_NUMBER_TAGS = (_STD_TAG + "int", _STD_TAG + "float")
 
 
 class _Builder:
@@ -105,8 +111,12 @@ class _Builder:
     def scalar(self, node: yaml.Node) -> Any:
         if node.tag == _STR_TAG and isinstance(node.value, str):  # what the constructor returns
             return node.value
+        if isinstance(node.value, str) and len(node.value) > MAX_NUMBER_CHARS and node.tag in _NUMBER_TAGS:
+            raise self.error(
+                node, f"a number written with {len(node.value)} characters, over {MAX_NUMBER_CHARS}; quote it"
+            )
         try:
-            return self.loader.construct_object(node, deep=True)
+            value = self.loader.construct_object(node, deep=True)
         except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as err:
             # PyYAML's constructors raise these for values that match a tag's pattern but are
             # not valid, such as the implicit timestamp 2024-02-30 or an explicit "!!int abc".
@@ -114,6 +124,11 @@ class _Builder:
             raise self.error(
                 node, f"invalid {_tag(node.tag)} value {node.value!r}" + (f" ({detail})" if detail else "")
             ) from err
+        if isinstance(value, int) and not isinstance(value, bool) and not INT_MIN <= value <= INT_MAX:
+            raise self.error(node, f"integer {node.value!r} is outside the 64-bit range; quote it")
+        if isinstance(value, float) and math.isinf(value) and "inf" not in node.value.lower():
+            raise self.error(node, f"number {node.value!r} is too large for a float; quote it")
+        return value
 
     def _mapping(self, node: yaml.MappingNode, depth: int) -> LDict:
         out = LDict()

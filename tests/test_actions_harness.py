@@ -30,6 +30,7 @@ from typing import Any
 import pytest
 import yaml
 
+from promoter.errors import one_line
 from tests.helpers import ENV, PIPELINE, WORKLOAD, ControlPlaneFactory
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -484,27 +485,42 @@ def test_promote_inputs_reach_the_cli_as_data(
     run = runner.run("promote", {**FAST, name: value})
     assert run.returncode == 2, run.stderr
     assert not list(tmp_path.glob("marker*")), "an input was executed"
-    assert value in run.stderr or repr(value) in run.stderr  # the CLI got the very characters
+    assert one_line(value) in run.stderr or repr(value) in run.stderr  # the very characters, on one line  
 
 
-def test_injected_commit_is_named_whole_in_the_error(
+def test_injected_commit_is_named_whole_on_one_line(
     runner: Runner, factory: ControlPlaneFactory, tmp_path: Path
 ) -> None:
-    path = factory.create()
+    factory.create()
     value = payload(tmp_path / "marker")
     run = runner.run("promote", {**FAST, "commit": value})
-    assert f"error: --commit {value}: no such commit or branch in {path.name}" in run.stderr.replace(
-        str(path), path.name
-    )
-    # the message's second line starts with "::": it is printed with workflow commands stopped
+    assert run.returncode == 2
+    # printed with workflow commands stopped, on one line: the input cannot forge a second one
     lines = run.stderr.splitlines()
     stop = next(i for i, line in enumerate(lines) if line.startswith("::stop-commands::"))
     token = lines[stop].removeprefix("::stop-commands::")
-    assert lines[stop + 1].startswith("error: --commit x$(touch ")
-    assert lines[stop + 2].startswith("::warning::line two") and lines[stop + 3] == f"::{token}::"
-    annotation = lines[stop + 4]
-    assert annotation.startswith("::error title=promoter::--commit x$(touch ")
-    assert annotation.endswith("%0A::warning::line two: no such commit or branch in control-plane")
+    assert lines[stop + 1] == f"error: --commit {value!r}: not a commit sha or a valid branch or tag name (git check-ref-format)"
+    assert lines[stop + 2] == f"::{token}::"
+    assert not any(line.startswith("::warning::") for line in lines)
+    annotation = lines[stop + 3]
+    assert annotation.startswith("::error title=promoter::--commit 'x$(touch ")
+    assert "\\n::warning::line two'" in annotation
+
+
+@pytest.mark.parametrize(
+    "value", ["--upload-pack=touch {marker};false", "-u touch {marker}", "--output={marker}", "--exec=touch {marker}"]
+)
+def test_dispatched_commit_that_is_an_option_runs_nothing(
+    runner: Runner, factory: ControlPlaneFactory, tmp_path: Path, value: str
+) -> None:
+    """A workflow_dispatch ``commit`` reaches git only after it passed git's own ref rules."""
+    path = factory.create()
+    subprocess.run(["git", "-C", str(path), "remote", "add", "origin", str(path)], check=True)
+    marker = tmp_path / "pwned"
+    run = runner.run("promote", {**FAST, "commit": value.format(marker=marker)})
+    assert run.returncode == 2, run.stderr
+    assert not marker.exists(), "git ran the input as an option"
+    assert "not a commit sha or a valid branch or tag name" in run.stderr
 
 
 @pytest.mark.parametrize("name", ["force", "dry-run"])
@@ -527,4 +543,4 @@ def test_render_inputs_reach_the_cli_as_data(
     run = runner.run("render", {"control-plane": "control-plane", "python-version": "", name: value})
     assert run.returncode == 2, run.stderr
     assert not list(tmp_path.glob("marker*"))
-    assert value in run.stderr or repr(value) in run.stderr
+    assert one_line(value) in run.stderr or repr(value) in run.stderr  # the very characters, on one line

@@ -49,7 +49,7 @@ def status(control_plane: str, commit: str | None, output: str, main_branch: str
     if output == "json":
         click.echo(json.dumps({"mainCommit": sha, "environments": rows}, indent=2))
         return
-    click.echo(f"main {sha[:12]} {cp.git.out('log', '-1', '--format=%s', sha)}")
+    click.echo(f"main {sha[:12]} {cp.git.out('log', '-1', '--format=%s', operands=[sha])}")
     for row in rows:
         deployed = row["deployedMainCommit"]
         there = "this commit" if deployed == sha else (str(deployed)[:12] if deployed else "nothing")

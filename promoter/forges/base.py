@@ -13,6 +13,19 @@ from promoter.notes import Status
 
 PRState = Literal["open", "merged", "closed"]
 
+# The promoter's own branches on the platform repo; no environment may render into them.
+BRANCH_PREFIX = "promoter"
+
+
+def promotion_branch(environment: str) -> str:
+    """The branch an environment's promotion PR comes from."""
+    return f"{BRANCH_PREFIX}/{environment}"
+
+
+def rollback_branch(environment: str) -> str:
+    """The branch an environment's rollback PR comes from."""
+    return f"{BRANCH_PREFIX}/{environment}-rollback"
+
 
 @dataclass(frozen=True)
 class PullRequest:
@@ -34,7 +47,7 @@ class Forge(ABC):
     name: str
 
     def status_context(self, environment: str) -> str:
-        return f"promoter/{environment}"
+        return promotion_branch(environment)
 
     @abstractmethod
     def get_statuses(self, commit: str) -> dict[str, Status]:

@@ -353,7 +353,7 @@ class GitHubPlatformRepo(PlatformRepo):
                 return None
             for branch, (_, new) in updates.items():
                 if new:
-                    self.git.run("update-ref", f"refs/remotes/origin/{branch}", new)
+                    self.git.run("update-ref", operands=[f"refs/remotes/origin/{branch}", new])
                 else:
                     self.git.delete_ref(f"refs/remotes/origin/{branch}")
             return True

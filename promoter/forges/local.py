@@ -17,10 +17,6 @@ from promoter.notes import NoteStatuses, Status
 from promoter.platform import PlatformRepo
 
 
-def promotion_branch(environment: str) -> str:
-    return f"promoter/{environment}"
-
-
 class LocalForge(Forge):
     name = "local"
 
@@ -56,7 +52,9 @@ class LocalForge(Forge):
         """The first commit on the base branch's first-parent line that contains ``head``."""
         if head == base:
             return base
-        line = self.platform.git.out("rev-list", "--first-parent", "--ancestry-path", f"{head}..{base}")
+        line = self.platform.git.out(
+            "rev-list", "--first-parent", "--ancestry-path", operands=[f"{head}..{base}"]
+        )
         commits = line.split()
         return commits[-1] if commits else base
 

@@ -145,7 +145,7 @@ def rollout_commits(ctx: GateContext, descendants: bool) -> list[str]:
         return [merge]
     # --ancestry-path keeps only descendants of M; a branch reset behind M gives none.
     later = ctx.platform.git.out(
-        "rev-list", "--first-parent", "--ancestry-path", "--reverse", f"{merge}..{head}"
+        "rev-list", "--first-parent", "--ancestry-path", "--reverse", operands=[f"{merge}..{head}"]
     ).split()
     return [merge, *later[:MAX_DESCENDANTS]]
 
