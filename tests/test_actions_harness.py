@@ -485,7 +485,7 @@ def test_promote_inputs_reach_the_cli_as_data(
     run = runner.run("promote", {**FAST, name: value})
     assert run.returncode == 2, run.stderr
     assert not list(tmp_path.glob("marker*")), "an input was executed"
-    assert one_line(value) in run.stderr or repr(value) in run.stderr  # the very characters, on one line  
+    assert one_line(value) in run.stderr or repr(value) in run.stderr  # the very characters, on one line
 
 
 def test_injected_commit_is_named_whole_on_one_line(
@@ -499,7 +499,10 @@ def test_injected_commit_is_named_whole_on_one_line(
     lines = run.stderr.splitlines()
     stop = next(i for i, line in enumerate(lines) if line.startswith("::stop-commands::"))
     token = lines[stop].removeprefix("::stop-commands::")
-    assert lines[stop + 1] == f"error: --commit {value!r}: not a commit sha or a valid branch or tag name (git check-ref-format)"
+    assert (
+        lines[stop + 1]
+        == f"error: --commit {value!r}: not a commit sha or a valid branch or tag name (git check-ref-format)"
+    )
     assert lines[stop + 2] == f"::{token}::"
     assert not any(line.startswith("::warning::") for line in lines)
     annotation = lines[stop + 3]
@@ -508,7 +511,8 @@ def test_injected_commit_is_named_whole_on_one_line(
 
 
 @pytest.mark.parametrize(
-    "value", ["--upload-pack=touch {marker};false", "-u touch {marker}", "--output={marker}", "--exec=touch {marker}"]
+    "value",
+    ["--upload-pack=touch {marker};false", "-u touch {marker}", "--output={marker}", "--exec=touch {marker}"],
 )
 def test_dispatched_commit_that_is_an_option_runs_nothing(
     runner: Runner, factory: ControlPlaneFactory, tmp_path: Path, value: str

@@ -16,7 +16,7 @@ from promoter.errors import one_line
 from promoter.gitcmd import Git, valid_branch, valid_revision
 from promoter.urls import redact, url_problem
 from tests.helpers import ENV, PIPELINE, WORKLOAD, ControlPlaneFactory
-from tests.test_bad_input import ANY_LINE, DE, ENVS, P, W, Case, _check, dev_env, sub, template
+from tests.test_bad_input import ANY_LINE, DE, ENVS, Case, P, W, _check, dev_env, sub, template
 
 HUGE_HEX = "0x" + "f" * 20_000
 SEXAGESIMAL = ":".join(["59"] * 3000)
