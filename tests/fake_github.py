@@ -46,7 +46,8 @@ from tests.fake_github_objects import (
     status_object,
     user,
 )
-from tests.helpers import WORKLOAD
+from tests.helpers import WORKLOAD, stage
+from tests.helpers import pipeline as build_pipeline
 
 DOCS = "https://docs.github.com/rest"
 SECONDARY = (
@@ -1037,27 +1038,15 @@ def _fail(handler: BaseHTTPRequestHandler, kind: str) -> None:
 
 # ------------------------------------------------------------------ a whole world for a test
 
-PIPELINE = """\
-apiVersion: promoter.dev/v1alpha1
-kind: Pipeline
-metadata: {name: platform}
-spec:
-  platformRepo: PLATFORM_REPO
-  environments:
-    - name: dev
-      gates: [{soak: 30s}]
-    - name: qa
-      merge: MERGE_QA
-    - name: prod
-      merge: MERGE_PROD
-"""
 TOKEN = "ghp_faketoken0123456789abcdefghijklmnop"
 
 
 def pipeline(
     repo: str = "{url: https://github.com/org/platform}", qa: str = "auto", prod: str = "auto"
 ) -> str:
-    return PIPELINE.replace("PLATFORM_REPO", repo).replace("MERGE_QA", qa).replace("MERGE_PROD", prod)
+    return build_pipeline(
+        stage("dev", gates="[{soak: 30s}]"), stage("qa", merge=qa), stage("prod", merge=prod), platform=repo
+    )
 
 
 @dataclass

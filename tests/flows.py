@@ -9,28 +9,17 @@ from promoter.clock import FakeClock
 from promoter.console import Console
 from promoter.controlplane import ControlPlane
 from promoter.orchestrator import Options, Orchestrator
-
-GATED_PIPELINE = """\
-apiVersion: promoter.dev/v1alpha1
-kind: Pipeline
-metadata: {name: platform}
-spec:
-  platformRepo: {url: ../platform.git}
-  environments:
-    - name: dev
-      gates: [{soak: 30s}]
-    - name: qa
-      merge: MERGE_QA
-      timeout: 10m
-      gates: [{soak: 1m}]
-    - name: prod
-      merge: MERGE_PROD
-      gates: [{soak: 1m}]
-"""
+from tests.helpers import pipeline as build_pipeline
+from tests.helpers import stage
 
 
 def pipeline(qa: str = "auto", prod: str = "auto") -> str:
-    return GATED_PIPELINE.replace("MERGE_QA", qa).replace("MERGE_PROD", prod)
+    """Gated environments: a soak on each, qa and prod merged by the given policies."""
+    return build_pipeline(
+        stage("dev", gates="[{soak: 30s}]"),
+        stage("qa", merge=qa, timeout="10m", gates="[{soak: 1m}]"),
+        stage("prod", merge=prod, gates="[{soak: 1m}]"),
+    )
 
 
 def orchestrator(path: Path, clock: FakeClock | None = None, **options: object) -> Orchestrator:

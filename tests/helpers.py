@@ -9,17 +9,35 @@ from pathlib import Path
 from promoter.demo import commit_folder
 from promoter.gitcmd import Git
 
-PIPELINE = """\
-apiVersion: promoter.dev/v1alpha1
-kind: Pipeline
-metadata: {name: platform}
-spec:
-  platformRepo: {url: ../platform.git}
-  environments:
-    - name: dev
-    - name: qa
-    - name: prod
-"""
+Env = tuple[str, dict[str, str]]
+
+
+def stage(name: str, **fields: str) -> Env:
+    """One Pipeline environment; each field's value is written as YAML text (flow style)."""
+    return name, fields
+
+
+def pipeline(*environments: str | Env, platform: str = "{url: ../platform.git}") -> str:
+    """The one Pipeline builder of the tests: ``pipeline("dev", stage("qa", merge="manual"))``.
+
+    Each environment is ``    - name: <name>`` followed by one ``      <field>: <value>`` line per
+    field, so tests can address lines and patch the text as users write it."""
+    lines = [
+        "apiVersion: promoter.dev/v1alpha1",
+        "kind: Pipeline",
+        "metadata: {name: platform}",
+        "spec:",
+        f"  platformRepo: {platform}",
+        "  environments:",
+    ]
+    for item in environments:
+        name, fields = (item, {}) if isinstance(item, str) else item
+        lines.append(f"    - name: {name}")
+        lines += [f"      {key}: {value}" for key, value in fields.items()]
+    return "\n".join(lines) + "\n"
+
+
+PIPELINE = pipeline("dev", "qa", "prod")
 
 WORKLOAD = """\
 apiVersion: promoter.dev/v1alpha1

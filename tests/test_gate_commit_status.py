@@ -21,7 +21,7 @@ from promoter.model import GateSpec, Source
 from promoter.notes import NoteStatuses, Status
 from promoter.platform import PlatformRepo
 from tests.flows import orchestrator
-from tests.helpers import WORKLOAD, ControlPlaneFactory
+from tests.helpers import WORKLOAD, ControlPlaneFactory, pipeline, stage
 
 SRC = Source("promoter.yaml", 14)
 APPS = "kustomization/apps/5f3c9a1e"
@@ -198,20 +198,11 @@ def test_report_status_refuses_what_it_cannot_post(rollout: Rollout, tmp_path: P
     assert (status.context, status.state, status.description) == (APPS, "error", "x" * 140)
 
 
-PIPELINE = """\
-apiVersion: promoter.dev/v1alpha1
-kind: Pipeline
-metadata: {name: platform}
-spec:
-  platformRepo: {url: ../platform.git}
-  environments:
-    - name: dev
-      timeout: 10m
-      gates:
-        - commitStatus: {contexts: ["kustomization/*"], interval: 20s}
-    - name: qa
-    - name: prod
-"""
+PIPELINE = pipeline(
+    stage("dev", timeout="10m", gates='[{commitStatus: {contexts: ["kustomization/*"], interval: 20s}}]'),
+    "qa",
+    "prod",
+)
 
 
 def test_a_promotion_waits_for_the_cluster_to_report_on_what_was_merged(

@@ -34,7 +34,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from tests.fake_github import FakeGitHub, GitServer
 from tests.fake_github_server import FakeGitHubServer
-from tests.helpers import WORKLOAD, ControlPlaneFactory
+from tests.helpers import WORKLOAD, ControlPlaneFactory, pipeline, stage
 
 ROOT = Path(__file__).resolve().parent.parent
 P, CP = "org/platform", "org/control-plane"
@@ -44,20 +44,12 @@ ENVS = ("dev", "qa", "prod")
 PR_ENVS = ("dev", "qa")
 # dev: a PR and Flux's statuses; qa: a PR and a command the test steers with two files;
 # prod: merge: direct.
-PIPELINE = """\
-apiVersion: promoter.dev/v1alpha1
-kind: Pipeline
-metadata: {name: platform}
-spec:
-  platformRepo: {url: GIT/org/platform, forge: github}
-  environments:
-    - name: dev
-      gates: [{commitStatus: {contexts: ["kustomization/*"], interval: 10s}}]
-    - name: qa
-      gates: [{command: {run: 'GATE', shell: true}}]
-    - name: prod
-      merge: direct
-"""
+PIPELINE = pipeline(
+    stage("dev", gates='[{commitStatus: {contexts: ["kustomization/*"], interval: 10s}}]'),
+    stage("qa", gates="[{command: {run: 'GATE', shell: true}}]"),
+    stage("prod", merge="direct"),
+    platform="{url: GIT/org/platform, forge: github}",
+)
 GATE = (
     "if [ -e ARMED ]; then rm ARMED; kill -9 $PPID; sleep 1; fi; "
     'if [ -e FAILING ]; then echo "unhealthy $PROMOTER_GITHUB_TOKEN $PROMOTER_GITHUB_APP_PRIVATE_KEY" >&2; exit 1; fi; '

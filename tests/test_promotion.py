@@ -15,7 +15,8 @@ from promoter.clock import FakeClock
 from promoter.demo import build_repos
 from promoter.gitcmd import Git
 from tests.flows import orchestrator, pipeline
-from tests.helpers import ENV, WORKLOAD, ControlPlaneFactory
+from tests.helpers import ENV, WORKLOAD, ControlPlaneFactory, stage
+from tests.helpers import pipeline as build_pipeline
 
 
 def _statuses(path: Path, commit: str | None = None) -> dict[str, str]:
@@ -262,17 +263,11 @@ def test_supersede_marks_the_older_pending_promotion(factory: ControlPlaneFactor
 
 
 def test_environments_sharing_a_branch_in_folders(factory: ControlPlaneFactory) -> None:
-    shared = """\
-    apiVersion: promoter.dev/v1alpha1
-    kind: Pipeline
-    metadata: {name: platform}
-    spec:
-      platformRepo: {url: ../platform.git}
-      environments:
-        - {name: dev, gitops: {branch: main, path: envs/dev}}
-        - {name: qa, gitops: {branch: main, path: envs/qa}}
-        - {name: prod, gitops: {branch: main, path: ./envs/prod/}, merge: direct}
-    """
+    shared = build_pipeline(
+        stage("dev", gitops="{branch: main, path: envs/dev}"),
+        stage("qa", gitops="{branch: main, path: envs/qa}"),
+        stage("prod", gitops="{branch: main, path: ./envs/prod/}", merge="direct"),
+    )
     path = factory.create(
         {"promoter.yaml": shared, "workloads/app.yaml": WORKLOAD}, platform_branches=("main",)
     )

@@ -13,23 +13,14 @@ import pytest
 
 from promoter.gitcmd import Git
 from tests.flows import orchestrator
-from tests.helpers import WORKLOAD, ControlPlaneFactory
+from tests.helpers import WORKLOAD, ControlPlaneFactory, pipeline, stage
 
 ROOT = Path(__file__).resolve().parent.parent
-PIPELINE = """\
-apiVersion: promoter.dev/v1alpha1
-kind: Pipeline
-metadata: {name: platform}
-spec:
-  platformRepo: {url: ../platform.git}
-  environments:
-    - name: dev
-      gates: [{soak: 0.1s}]
-    - name: qa
-      gates: [{command: ["true"]}, {soak: 0.1s}]
-    - name: prod
-      merge: direct
-"""
+PIPELINE = pipeline(
+    stage("dev", gates="[{soak: 0.1s}]"),
+    stage("qa", gates='[{command: ["true"]}, {soak: 0.1s}]'),
+    stage("prod", merge="direct"),
+)
 
 
 def promoter(

@@ -16,23 +16,13 @@ from promoter.gates import build_gate
 from promoter.gitcmd import Git
 from promoter.orchestrator import Orchestrator
 from tests.flows import orchestrator
-from tests.helpers import WORKLOAD, ControlPlaneFactory
+from tests.helpers import WORKLOAD, ControlPlaneFactory, pipeline, stage
 
-PIPELINE = """\
-apiVersion: promoter.dev/v1alpha1
-kind: Pipeline
-metadata: {name: platform}
-spec:
-  platformRepo: {url: ../platform.git}
-  environments:
-    - name: dev
-      gates: [{soak: 30s}]
-    - name: qa
-      gates: [{soak: 30s}, {command: ["true"]}]
-    - name: prod
-      merge: direct
-      gates: [{soak: 30s}]
-"""
+PIPELINE = pipeline(
+    stage("dev", gates="[{soak: 30s}]"),
+    stage("qa", gates='[{soak: 30s}, {command: ["true"]}]'),
+    stage("prod", merge="direct", gates="[{soak: 30s}]"),
+)
 
 
 class Died(BaseException):

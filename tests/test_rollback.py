@@ -10,26 +10,19 @@ from click.testing import CliRunner
 from promoter.cli import cli
 from promoter.gitcmd import Git
 from tests.flows import orchestrator
-from tests.helpers import WORKLOAD, ControlPlaneFactory
+from tests.helpers import WORKLOAD, ControlPlaneFactory, pipeline, stage
 
 # qa's gate fails when the rendered tree at the merged commit mentions BROKEN
-PIPELINE = """\
-apiVersion: promoter.dev/v1alpha1
-kind: Pipeline
-metadata: {name: platform}
-spec:
-  platformRepo: {url: ../platform.git}
-  environments:
-    - name: dev
-    - name: qa
-      onFailure: rollback
-      merge: MERGE
-      gates:
-        - command:
-            run: '! git -C "$PROMOTER_PLATFORM_REPO" grep -q BROKEN "$PROMOTER_PLATFORM_SHA"'
-            shell: true
-    - name: prod
-"""
+PIPELINE = pipeline(
+    "dev",
+    stage(
+        "qa",
+        onFailure="rollback",
+        merge="MERGE",
+        gates="""[{command: {run: '! git -C "$PROMOTER_PLATFORM_REPO" grep -q BROKEN "$PROMOTER_PLATFORM_SHA"', shell: true}}]""",
+    ),
+    "prod",
+)
 
 
 def tree(platform: Path, ref: str) -> str:
