@@ -39,11 +39,17 @@ class FakeClock:
         self.t += max(seconds, 0.0)
 
 
-_DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+(?:\.\d+)?)s)?(?:(\d+)ms)?$")
+# Go's time.ParseDuration grammar, as Flux and Argo CD read durations: one or more
+# "<decimal><unit>" parts ("1h30m", "1.5h", "2m30.5s", "300ms"); a bare number means seconds.
+_GO_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_GO_PART = re.compile(r"(\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
+_GO_DURATION = re.compile(r"(?:(?:\d+\.?\d*|\.\d+)(?:ns|us|µs|μs|ms|s|m|h))+")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
 
 def parse_duration(value: object) -> float:
-    """Seconds from ``90``, ``"90s"``, ``"30m"``, ``"1h30m"``, ``"500ms"``; ValueError otherwise."""
+    """Seconds from ``90``, ``"90s"``, ``"1.5m"``, ``"1h30m"``, ``"500ms"`` (Go's duration
+    grammar); ValueError otherwise."""
     if isinstance(value, bool):
         raise ValueError(f"expected a duration like 30s, 5m or 1h, got {value!r}")
     if isinstance(value, int | float):
@@ -51,12 +57,11 @@ def parse_duration(value: object) -> float:
             raise ValueError(f"a duration cannot be negative: {value!r}")
         return float(value)
     if isinstance(value, str):
-        if re.fullmatch(r"\d+(\.\d+)?", value.strip()):
-            return float(value)
-        match = _DURATION.match(value.strip())
-        if match and any(match.groups()):
-            h, m, s, ms = (float(g) if g else 0.0 for g in match.groups())
-            return h * 3600 + m * 60 + s + ms / 1000
+        text = value.strip()
+        if _NUMBER.fullmatch(text):
+            return float(text)
+        if _GO_DURATION.fullmatch(text):
+            return sum(float(number) * _GO_UNITS[unit] for number, unit in _GO_PART.findall(text))
     raise ValueError(f"expected a duration like 30s, 5m or 1h, got {value!r}")
 
 
