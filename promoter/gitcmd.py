@@ -23,6 +23,9 @@ from pathlib import Path
 from promoter.errors import GitError, UsageError
 from promoter.masking import mask
 
+# git merge-tree --write-tree (the local forge's merges) came in 2.38; --end-of-options in 2.24.
+MIN_GIT = (2, 38)
+_VERSION = re.compile(r"git version (\d+)\.(\d+)")
 _SHA = re.compile(r"[0-9a-f]{4,64}")
 _ANCESTRY = re.compile(r"(?:[~^][0-9]*)*\Z")  # "~2", "^", "^2~1": a commit's ancestors
 
@@ -149,6 +152,30 @@ def argv(path: Path, args: Sequence[str], operands: Sequence[str], paths: Sequen
     if paths:
         cmd += ["--", *paths]
     return cmd
+
+
+def git_version(text: str | None = None) -> tuple[int, int] | None:
+    """(major, minor) of the git on the PATH (or of ``git --version`` output ``text``)."""
+    if text is None:
+        try:
+            text = subprocess.run(["git", "--version"], capture_output=True, text=True, check=False).stdout
+        except OSError:
+            return None
+    match = _VERSION.search(text)
+    return (int(match[1]), int(match[2])) if match else None
+
+
+def require_git(version: tuple[int, int] | None = None) -> None:
+    """A GitError naming the git needed when the one on the PATH is missing or too old."""
+    found = version if version is not None else git_version()
+    needed = ".".join(map(str, MIN_GIT))
+    if found is None:
+        raise GitError(f"git is not installed (or not on the PATH); promoter needs git {needed} or newer")
+    if found < MIN_GIT:
+        raise GitError(
+            f"git {found[0]}.{found[1]} is too old: promoter needs git {needed} or newer "
+            "(for git merge-tree --write-tree)"
+        )
 
 
 @lru_cache(maxsize=4096)
