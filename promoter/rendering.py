@@ -126,6 +126,7 @@ class Renderer:
         self._compiled: dict[tuple[str, int, str], jinja2.Template] = {}
         self._watched = False
         self._started: float | None = None
+        self.spent = 0.0  # seconds of rendering in this process, for the run's budget
 
     def compile_all(self) -> None:
         for template in self.templates.values():
@@ -167,14 +168,29 @@ class Renderer:
         """The file ``template`` makes for ``a``; ``context``: ``variables(a)``, when the caller
         renders several templates for one assignment (templates cannot change it)."""
         context = variables(a) if context is None else context
-        if self._watched:
-            self._started = time.monotonic()
-            try:
+        started = time.monotonic()
+        try:
+            if self._watched:
+                self._started = started
+                try:
+                    return self._render(template, a, context)
+                finally:
+                    self._started = None
+            with time_limit():
                 return self._render(template, a, context)
-            finally:
-                self._started = None
-        with time_limit():
-            return self._render(template, a, context)
+        finally:
+            self._spend(time.monotonic() - started, template, a)
+
+    def _spend(self, seconds: float, template: Template, a: Assignment) -> None:
+        """The run's budget: many renders, each under its own limit, may not add up to minutes."""
+        self.spent += seconds
+        if self.spent > sandbox.RUN_SECONDS:
+            raise TemplateError(
+                f"template {template.name!r}, assignment {a}: rendering took {self.spent:.0f}s in all, "
+                f"over the limit of {sandbox.RUN_SECONDS:g}s for one run",
+                file=template.source.file,
+                line=template.source.line,
+            )
 
     @contextmanager
     def watchdog(self) -> Iterator[None]:
@@ -218,14 +234,20 @@ class Renderer:
                     text = self._compile(template, index, manifest, manifest.body).render(context)
                 else:
                     text = to_yaml(self._render_tree(template, index, manifest, manifest.body, context))
-            except (jinja2.TemplateError, TypeError, ValueError, ArithmeticError, LookupError) as err:
+            except (
+                jinja2.TemplateError,
+                TypeError,
+                ValueError,
+                ArithmeticError,
+                LookupError,
+                RecursionError,  # a macro that calls itself
+                MemoryError,  # what the size limits did not foresee
+            ) as err:
                 if isinstance(err, TemplateError):
                     raise
                 lineno = _template_line(err.__traceback__)
-                message = getattr(err, "message", None) or str(err)
-                raise self._error(
-                    template, index, manifest, lineno, f"{type(err).__name__}: {message}", a
-                ) from err
+                message = _describe(err)
+                raise self._error(template, index, manifest, lineno, message, a) from err
             if len(text) > MAX_OUTPUT_BYTES:
                 raise self._error(
                     template, index, manifest, None, f"output is over {MAX_OUTPUT_BYTES} bytes", a
@@ -319,6 +341,14 @@ def _strings(value: Any) -> list[str]:
     if isinstance(value, list):
         return [s for v in value for s in _strings(v)]
     return []
+
+
+def _describe(err: BaseException) -> str:
+    if isinstance(err, RecursionError):
+        return "RecursionError: a macro or loop calls itself too deeply"
+    if isinstance(err, MemoryError):
+        return "MemoryError: the template needs more memory than this machine has"
+    return f"{type(err).__name__}: {getattr(err, 'message', None) or err}"
 
 
 def _template_line(tb: TracebackType | None) -> int | None:
