@@ -24,6 +24,7 @@ import github
 
 from promoter.errors import UsageError
 from promoter.forges.github_http import GitHubHttp
+from promoter.forges.github_shapes import guard
 from promoter.masking import register_secret
 
 TOKEN_VARIABLES = ("PROMOTER_GITHUB_TOKEN", "GITHUB_TOKEN")
@@ -61,6 +62,7 @@ class AppInstallationTokens(Credentials):
         self.http = http
         auth = github.Auth.AppAuth(app_id, private_key)
         self.integration = github.GithubIntegration(auth=auth, **http.client_options())
+        guard(self.integration.requester)
         self._installations: dict[str, int] = {}  # owner -> installation id
         self._tokens: dict[int, tuple[str, float]] = {}  # installation id -> (token, expiry)
 

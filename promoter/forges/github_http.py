@@ -38,6 +38,7 @@ from github.GithubException import GithubException
 
 from promoter.clock import Clock, format_duration
 from promoter.errors import ForgeError, GitError
+from promoter.forges.github_shapes import guard
 from promoter.masking import mask
 
 T = TypeVar("T")
@@ -256,7 +257,9 @@ class GitHubHttp:
 
     def client(self, auth: github.Auth.Auth) -> github.Github:
         """A PyGithub client whose retries and spacing are this layer's, not its own."""
-        return github.Github(auth=auth, lazy=True, **self.client_options())
+        client = github.Github(auth=auth, lazy=True, **self.client_options())
+        guard(client.requester)
+        return client
 
     def client_options(self) -> dict[str, Any]:
         return {
