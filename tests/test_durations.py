@@ -34,5 +34,5 @@ def test_go_durations(text: str, seconds: float) -> None:
     "text", ["", "m", "1d", "-5m", "1h 30m", "5 m", "1.5.5s", "1hm", "ten seconds", True, -3]
 )
 def test_not_durations(text: Any) -> None:
-    with pytest.raises(ValueError, match="expected a duration|cannot be negative"):
+    with pytest.raises(ValueError, match=r"expected a duration|cannot be negative"):
         parse_duration(text)
