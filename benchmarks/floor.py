@@ -16,8 +16,10 @@ from typing import Any
 import jinja2
 
 from promoter.model import Template
-from promoter.platform import FAST_IMPORT_OPTIONS, GIT_TUNING
-from promoter.rendering import ROLE_FILES, configmap_data, quote, to_yaml, variables
+from promoter.platform.repo import GIT_TUNING
+from promoter.platform.writer import FAST_IMPORT_OPTIONS
+from promoter.rendering.parallel import ROLE_FILES
+from promoter.rendering.render import configmap_data, quote, to_yaml, variables
 from promoter.scheduling import Assignment
 
 Job = tuple[str, tuple[jinja2.Template, ...], dict[str, Any]]
@@ -112,8 +114,8 @@ def measure(templates: dict[str, Template], assignments: list[Assignment], repo:
 def measure_control_plane(control_plane: Path, environment: str, repo: Path) -> dict[str, Any]:
     """The floor for one environment of a control plane: its variables come from the promoter's
     own scheduling (not timed), the rest is timed as above."""
-    from promoter.controlplane import ControlPlane
-    from promoter.rendering import all_templates
+    from promoter.controlplane.repo import ControlPlane
+    from promoter.rendering.builtins import all_templates
     from promoter.scheduling import assign
 
     cp = ControlPlane(control_plane)

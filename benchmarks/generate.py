@@ -341,9 +341,10 @@ def fill_platform(generated: Generated, env: str) -> int:
     """Render ``env`` with the promoter and push it straight to its platform branch (no PR, no
     statuses): the platform repo then holds that environment's full tree, as after a promotion.
     Returns the number of files."""
-    from promoter.controlplane import ControlPlane
-    from promoter.platform import PlatformRepo, provenance_text
-    from promoter.rendering import render_environment
+    from promoter.controlplane.repo import ControlPlane
+    from promoter.platform.provenance import Provenance
+    from promoter.platform.repo import PlatformRepo
+    from promoter.rendering.tree import render_environment
 
     cp = ControlPlane(generated.control_plane)
     main = cp.main(cp.resolve(None))
@@ -353,7 +354,7 @@ def fill_platform(generated: Generated, env: str) -> int:
     rendered = render_environment(main, objects, env)
     platform = PlatformRepo(str(generated.platform), cache=generated.root / "cache-fill")
     base = platform.fetch([environment.gitops_branch])[environment.gitops_branch]
-    provenance = provenance_text(
+    provenance = Provenance(
         pipeline=main.pipeline.name,
         environment=env,
         main_commit=main.commit,

@@ -22,7 +22,7 @@ from benchmarks.phases import Phases
 from promoter.app import build_runtime
 from promoter.clock import RealClock
 from promoter.console import Console
-from promoter.controlplane import ControlPlane
+from promoter.controlplane.repo import ControlPlane
 from promoter.orchestrator import Options, Orchestrator
 from promoter.report import Report
 from promoter.scheduling import EnvironmentSchedule

@@ -17,13 +17,13 @@ from urllib.parse import urlsplit
 
 from promoter.clock import Clock, RealClock
 from promoter.console import Console
-from promoter.controlplane import ControlPlane
+from promoter.controlplane.documents import PIPELINE_FILE
+from promoter.controlplane.repo import ControlPlane
 from promoter.errors import ConfigError, UsageError
 from promoter.forges.base import Forge
 from promoter.forges.local import LocalForge
-from promoter.loading import PIPELINE_FILE
 from promoter.model import Pipeline
-from promoter.platform import PlatformRepo
+from promoter.platform.repo import PlatformRepo
 
 _REMOTE = re.compile(r"^(https?|ssh|git)://|^[\w.-]+@[\w.-]+:")
 _SCP = re.compile(r"^(?:[\w.-]+@)?(?P<host>[\w.-]+):(?P<path>[^/].*)$")

@@ -10,7 +10,7 @@ from pathlib import Path
 from promoter.app import build_runtime
 from promoter.clock import RealClock
 from promoter.console import Console
-from promoter.controlplane import ControlPlane
+from promoter.controlplane.repo import ControlPlane
 from promoter.errors import UsageError
 from promoter.gitcmd import Git
 from promoter.orchestrator import Options, Orchestrator

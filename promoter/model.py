@@ -10,6 +10,35 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 MergePolicy = Literal["auto", "manual", "direct"]
+StatusState = Literal["pending", "success", "failure", "error"]
+STATUS_STATES: tuple[StatusState, ...] = ("pending", "success", "failure", "error")
+# The promoter's own branches on the platform repo; no environment may render into them.
+BRANCH_PREFIX = "promoter"
+# GitHub keeps at most this many characters of a commit status's description.
+DESCRIPTION_LIMIT = 140
+
+
+def promotion_branch(environment: str) -> str:
+    """The branch an environment's promotion PR comes from."""
+    return f"{BRANCH_PREFIX}/{environment}"
+
+
+def rollback_branch(environment: str) -> str:
+    """The branch an environment's rollback PR comes from."""
+    return f"{BRANCH_PREFIX}/{environment}-rollback"
+
+
+@dataclass(frozen=True)
+class Status:
+    """A commit status, as a forge keeps it: the newest per context is the current one."""
+
+    context: str
+    state: str  # a StatusState; read leniently from what a forge or a human wrote
+    description: str = ""
+    target_url: str | None = None
+    created_at: str = ""
+
+
 TemplateType = Literal["reconciler", "namespace", "config"]
 FailurePolicy = Literal["stop", "rollback"]
 

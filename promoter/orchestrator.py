@@ -14,7 +14,7 @@ from typing import Any
 
 from promoter.clock import Clock, format_duration
 from promoter.console import Console
-from promoter.controlplane import ControlPlane
+from promoter.controlplane.repo import ControlPlane
 from promoter.errors import (
     GateFailed,
     GitError,
@@ -23,13 +23,14 @@ from promoter.errors import (
     Superseded,
     UsageError,
 )
-from promoter.forges.base import Forge, MergeNotReady, PullRequest, promotion_branch
+from promoter.forges.base import Forge, MergeNotReady, PullRequest
 from promoter.gates import GateContext, build_gate
 from promoter.gates.runner import GateOutcome, run_gates
-from promoter.model import Environment, EnvironmentObjects, MainObjects
-from promoter.notes import Status
-from promoter.platform import PlatformRepo, provenance_text
-from promoter.rendering import Rendered, render_environment
+from promoter.model import Environment, EnvironmentObjects, MainObjects, Status, promotion_branch
+from promoter.platform.plan import TreePlan
+from promoter.platform.provenance import Provenance
+from promoter.platform.repo import PlatformRepo
+from promoter.rendering.tree import Rendered, render_environment
 from promoter.report import EnvResult, Report, change_summary, gate_report, pr_body, pr_title
 from promoter.rollback import GoodState, Rollbacks, deployed_main
 
@@ -198,7 +199,7 @@ class Orchestrator:
             raise Superseded(
                 f"{env.gitops_branch} already has the newer main commit {deployed[:12]}; not going back"
             )
-        provenance = provenance_text(
+        provenance = Provenance(
             pipeline=main.pipeline.name,
             environment=env.name,
             main_commit=x,
@@ -258,9 +259,7 @@ class Orchestrator:
             self.out.say(f"{env.name}: dry run: {result.message}")
             return
 
-        promo_sha, superseded = self._promotion_commit(
-            main, env, env_objects.commit, base, existing, plan, provenance
-        )
+        promo_sha, superseded = self._promotion_commit(main, env, env_objects.commit, base, existing, plan)
         result.promotion_sha = promo_sha
         if superseded:
             self.post_status(superseded, context, "error", f"superseded by {x[:12]}", self.opts.run_url)
@@ -296,8 +295,7 @@ class Orchestrator:
         env_commit: str,
         base: str | None,
         existing: str | None,
-        plan: object,
-        provenance: bytes,
+        plan: TreePlan,
     ) -> tuple[str, str | None]:
         """Push the promotion branch (reusing it when a rerun finds it already right)."""
         x = main.commit
@@ -308,20 +306,21 @@ class Orchestrator:
                 1:
             ]
             if (
-                theirs.get("mainCommit") == x
-                and theirs.get("environmentCommit") == env_commit
+                theirs is not None
+                and theirs.main_commit == x
+                and theirs.env_commit == env_commit
                 and parents[:1] == ([base] if base else [])
             ):
                 self.out.say(
                     f"{env.name}: {promotion_branch(env.name)} is already at this promotion ({existing[:12]})"
                 )
                 return existing, None
-            old = theirs.get("mainCommit")
-            if isinstance(old, str) and old != x and self.state_of(old, self.context_of(env)) == "pending":
+            old = theirs.main_commit if theirs else None
+            if old is not None and old != x and self.state_of(old, self.context_of(env)) == "pending":
                 superseded = old
         title = pr_title(env.name, x, self._subject(x))
         message = f"{title}\n\n{self._body(main, env, env_commit, plan, superseded)}"
-        sha = self.platform.commit(plan, env.gitops_path, [base] if base else [], message)  # type: ignore[arg-type]
+        sha = self.platform.commit(plan, env.gitops_path, [base] if base else [], message)
         try:
             self.platform.push({promotion_branch(env.name): (existing, sha)})
         except GitError:  # another promotion pushed the branch first: look again

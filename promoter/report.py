@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from promoter.gates.runner import GateOutcome
-from promoter.platform import Change
+from promoter.platform.objects import Change
 
 
 @dataclass

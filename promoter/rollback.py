@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from promoter.errors import PromoterError, PromotionFailed, UsageError
-from promoter.forges.base import rollback_branch
 from promoter.gitcmd import require_revision
-from promoter.model import Environment, MainObjects
-from promoter.platform import PlatformRepo, TreePlan
+from promoter.model import Environment, MainObjects, rollback_branch
+from promoter.platform.plan import TreePlan
+from promoter.platform.repo import PlatformRepo
 
 if TYPE_CHECKING:
     from promoter.orchestrator import Orchestrator
@@ -32,8 +32,8 @@ class GoodState:
 
 def deployed_main(platform: PlatformRepo, env: Environment, sha: str) -> str | None:
     """The main commit whose render is on the platform branch at ``sha``."""
-    found = platform.provenance(sha, env.gitops_path).get("mainCommit")
-    return found if isinstance(found, str) else None
+    found = platform.provenance(sha, env.gitops_path)
+    return found.main_commit if found else None
 
 
 def last_good(

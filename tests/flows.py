@@ -7,7 +7,7 @@ from pathlib import Path
 from promoter.app import build_runtime
 from promoter.clock import FakeClock
 from promoter.console import Console
-from promoter.controlplane import ControlPlane
+from promoter.controlplane.repo import ControlPlane
 from promoter.orchestrator import Options, Orchestrator
 from tests.helpers import pipeline as build_pipeline
 from tests.helpers import stage

@@ -15,9 +15,9 @@ from typing import Any
 import promoter.orchestrator as orchestrator_module
 from promoter.cli import main
 from promoter.forges.local import LocalForge
+from promoter.forges.notes import NoteStatuses
 from promoter.gates import build_gate
-from promoter.notes import NoteStatuses
-from promoter.platform import PlatformRepo
+from promoter.platform.repo import PlatformRepo
 
 
 def install(kind: str, n: int) -> None:

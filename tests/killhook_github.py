@@ -42,7 +42,7 @@ from promoter.cli import main
 from promoter.forges.github import GitHubForge, GitHubPlatformRepo
 from promoter.forges.github_http import GitHubHttp
 from promoter.gates import build_gate
-from promoter.platform import PlatformRepo
+from promoter.platform.repo import PlatformRepo
 
 #: GitHubHttp call names that are side effects on a PR, by kind (statuses are hooked on the forge).
 CALLS = {

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from promoter.cli import cli
-from promoter.yamlfile import MAX_FILE_BYTES
+from promoter.controlplane.yamlfile import MAX_FILE_BYTES
 from tests.helpers import ENV, PIPELINE, WORKLOAD, ControlPlaneFactory, dedent
 
 ENVS = ("dev", "qa", "prod")

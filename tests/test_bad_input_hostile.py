@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from promoter.cli import cli
-from promoter.controlplane import ControlPlane
+from promoter.controlplane.repo import ControlPlane
 from promoter.errors import one_line
 from promoter.gitcmd import Git, valid_branch, valid_revision
 from promoter.urls import redact, url_problem

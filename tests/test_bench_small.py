@@ -18,13 +18,19 @@ from click.testing import CliRunner
 from benchmarks.floor import measure_control_plane
 from benchmarks.generate import SIZES, Generated, change_one_cluster_type, fill_platform, generate
 from benchmarks.scenarios import count_files, refs, run_flow
-from promoter import platform, rendering, sandbox
 from promoter.cli import cli
-from promoter.controlplane import ControlPlane
+from promoter.controlplane.repo import ControlPlane
+from promoter.controlplane.yamlfile import surely_one_mapping
 from promoter.errors import InputError, SchemaError, TemplateError
 from promoter.model import ConfigSchema, EnvironmentObjects, MainObjects, Manifest, Source, Template
-from promoter.platform import PROVENANCE, PlatformRepo, files_tree_id, provenance_text
-from promoter.rendering import Renderer, all_templates, render_environment
+from promoter.platform import writer as platform
+from promoter.platform.objects import files_tree_id
+from promoter.platform.provenance import PROVENANCE, Provenance
+from promoter.platform.repo import PlatformRepo
+from promoter.rendering import parallel, sandbox
+from promoter.rendering.builtins import all_templates
+from promoter.rendering.render import Renderer
+from promoter.rendering.tree import render_environment
 from promoter.scheduling import (
     Assignment,
     EnvironmentSchedule,
@@ -33,7 +39,6 @@ from promoter.scheduling import (
     config_maps_for,
     merged_config,
 )
-from promoter.yamlfile import surely_one_mapping
 
 S = SIZES["S"]
 ASSIGNMENTS_PER_CLUSTER_TYPE = S.workloads // 2  # each stack goes to half the cluster types
@@ -143,7 +148,7 @@ def test_size_s_full_incremental_noop_and_cold(
 
 
 def _blob(data: bytes) -> str:
-    from promoter.platform import blob_id
+    from promoter.platform.objects import blob_id
 
     return blob_id(data)
 
@@ -271,13 +276,13 @@ def test_forked_render_gives_what_one_loop_gives(small: Generated) -> None:
     main, objects = loaded(small)
     templates = all_templates(main)
     assignments = assign(main, objects, "dev")
-    serial = rendering._render_all(Renderer(templates), templates, assignments)
+    serial = parallel.render_all(Renderer(templates), templates, assignments)
 
     def forked(
         main: MainObjects, templates: dict[str, Template], assigned: dict[str, Any]
     ) -> dict[str, bytes]:
         schedule = EnvironmentSchedule(main, objects, "dev")
-        return rendering._render_in_two(
+        return parallel.render_in_two(
             Renderer(templates), templates, schedule, list(schedule.pairs), assigned
         )
 
@@ -295,7 +300,7 @@ def test_forked_render_gives_what_one_loop_gives(small: Generated) -> None:
             if fork:
                 forked(with_schemas, bad, {})
             else:
-                rendering._render_all(Renderer(bad), bad, assign(with_schemas, objects, "dev"))
+                parallel.render_all(Renderer(bad), bad, assign(with_schemas, objects, "dev"))
         return str(err.value)
 
     last = [a.cluster_type.name for a in assignments if a.cluster_type.reconciler == "flux"][
@@ -324,7 +329,7 @@ def test_render_memo_skips_known_folders_and_renders_them_on_demand(
     fresh = dict(first.files)
     platform = PlatformRepo(str(small.platform))
     base = platform.fetch(["dev"])["dev"]
-    provenance = provenance_text(
+    provenance = Provenance(
         pipeline="p", environment="dev", main_commit=main.commit, env_branch="dev",
         env_commit=objects.commit, cluster_types=first.cluster_types, files=len(fresh),
     )  # fmt: skip
@@ -399,7 +404,7 @@ def depth_of(text: str) -> int:
 
 @pytest.mark.parametrize("shape", ["indented", "same-column", "compact", "mixed", "flow"])
 def test_shallow_never_says_so_of_a_deep_file(shape: str) -> None:
-    from promoter.yamlfile import _shallow
+    from promoter.controlplane.yamlfile import _shallow
 
     for levels in range(1, 60):
         text = nested(shape, levels)

@@ -17,7 +17,7 @@ from promoter.gates.argocd import ArgoCDGate
 from promoter.gates.runner import run_gates
 from promoter.gitcmd import Git
 from promoter.model import GateSpec, Source
-from promoter.platform import PlatformRepo
+from promoter.platform.repo import PlatformRepo
 from tests.helpers import ControlPlaneFactory
 
 SRC = Source("promoter.yaml", 30)

@@ -13,13 +13,13 @@ from promoter.cli import cli
 from promoter.clock import FakeClock
 from promoter.errors import ConfigError, GateFailed, GateTimedOut
 from promoter.forges.local import LocalForge
+from promoter.forges.notes import NoteStatuses
 from promoter.gates import GateContext, build_gate
 from promoter.gates.commit_status import CommitStatusGate
 from promoter.gates.runner import run_gates
 from promoter.gitcmd import Git
-from promoter.model import GateSpec, Source
-from promoter.notes import NoteStatuses, Status
-from promoter.platform import PlatformRepo
+from promoter.model import GateSpec, Source, Status
+from promoter.platform.repo import PlatformRepo
 from tests.flows import orchestrator
 from tests.helpers import WORKLOAD, ControlPlaneFactory, pipeline, stage
 

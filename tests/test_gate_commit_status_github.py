@@ -9,7 +9,7 @@ import pytest
 
 from promoter.app import build_runtime
 from promoter.console import Console
-from promoter.controlplane import ControlPlane
+from promoter.controlplane.repo import ControlPlane
 from promoter.errors import GateFailed
 from promoter.gates import GateContext, build_gate
 from promoter.gates.runner import run_gates

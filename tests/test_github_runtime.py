@@ -15,7 +15,7 @@ from promoter.app import (
     parse_repo_url,
 )
 from promoter.console import Console
-from promoter.controlplane import ControlPlane
+from promoter.controlplane.repo import ControlPlane
 from promoter.errors import ConfigError, UsageError
 from promoter.model import Pipeline, Source
 

@@ -10,10 +10,10 @@ import yaml
 from click.testing import CliRunner
 
 from promoter.cli import cli
-from promoter.controlplane import ControlPlane
+from promoter.controlplane.repo import ControlPlane
 from promoter.demo import build_repos
 from promoter.errors import TemplateError
-from promoter.rendering import render_environment
+from promoter.rendering.tree import render_environment
 from tests.helpers import ENV, PIPELINE, WORKLOAD, ControlPlaneFactory
 
 GOLDEN = Path(__file__).parent / "golden"

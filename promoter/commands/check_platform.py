@@ -30,8 +30,8 @@ from promoter.errors import UsageError
 )
 def check_platform(repo: str, ref: str, root: str, expect_commit: str | None) -> None:
     """Smoke-check a rendered platform tree at one commit (for use as a command gate)."""
-    from promoter.checks import check_tree
     from promoter.gitcmd import Git
+    from promoter.platform.checks import check_tree
 
     git = Git(repo.removeprefix("file://"))
     commit = git.commit_of(ref)

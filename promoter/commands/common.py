@@ -23,6 +23,6 @@ MAIN_BRANCH = click.option(
 
 
 def control_plane(path: str, main_branch: str) -> Any:
-    from promoter.controlplane import ControlPlane
+    from promoter.controlplane.repo import ControlPlane
 
     return ControlPlane(path, main_branch)

@@ -19,7 +19,8 @@ import click
 from promoter.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH
 from promoter.commands.common import control_plane as control_plane_at
 from promoter.errors import UsageError
-from promoter.platform import Change
+from promoter.platform.objects import Change
+from promoter.platform.provenance import Provenance
 
 COMMENT_MARKER = "<!-- promoter-diff -->"
 MAX_COMMENT = 60_000  # GitHub refuses comments over 65,536 characters
@@ -223,8 +224,8 @@ def _select(pipeline: Any, names: tuple[str, ...], branch: str | None, to: str |
 def _diffs(cp: Any, main: Any, envs: list[Any], env_commit: str | None, deployed: bool) -> list[EnvDiff]:
     from promoter.app import build_runtime
     from promoter.console import Console
-    from promoter.platform import PROVENANCE, parse_provenance
-    from promoter.rendering import Renderer, all_templates
+    from promoter.rendering.builtins import all_templates
+    from promoter.rendering.render import Renderer
 
     Renderer(all_templates(main)).compile_all()
     runtime = build_runtime(cp, main.pipeline, Console(quiet=True))
@@ -236,21 +237,19 @@ def _diffs(cp: Any, main: Any, envs: list[Any], env_commit: str | None, deployed
         base = heads[env.gitops_branch]
         env_main = main
         if deployed and base:
-            there = parse_provenance(platform.read(base, _join(env.gitops_path, PROVENANCE)))
-            found = there.get("mainCommit")
-            if isinstance(found, str):
-                env_main = cp.main(cp.resolve(found))
+            there = platform.provenance(base, env.gitops_path)
+            if there is not None and there.main_commit:
+                env_main = cp.main(cp.resolve(there.main_commit))
         out.append(_env_diff(cp, platform, env_main, env, base, pinned))
     return out
 
 
 def _env_diff(cp: Any, platform: Any, main: Any, env: Any, base: str | None, pinned: str | None) -> EnvDiff:
-    from promoter.platform import provenance_text
-    from promoter.rendering import render_environment
+    from promoter.rendering.tree import render_environment
 
     objects = cp.environment(env, pinned)
     rendered = render_environment(main, objects, env.name)
-    provenance = provenance_text(
+    provenance = Provenance(
         pipeline=main.pipeline.name,
         environment=env.name,
         main_commit=main.commit,

@@ -22,8 +22,8 @@ from promoter.errors import UsageError
 @MAIN_BRANCH
 def render(control_plane: str, env_name: str, commit: str | None, out: str, main_branch: str) -> None:
     """Write the tree that would be committed for one environment."""
-    from promoter.platform import PROVENANCE, provenance_text
-    from promoter.rendering import render_environment
+    from promoter.platform.provenance import PROVENANCE, Provenance
+    from promoter.rendering.tree import render_environment
 
     cp = control_plane_at(control_plane, main_branch)
     sha = cp.resolve(commit)
@@ -41,7 +41,7 @@ def render(control_plane: str, env_name: str, commit: str | None, out: str, main
             raise UsageError(f"--out {out}: not empty and not an earlier render; choose an empty directory")
         shutil.rmtree(target)
     files = dict(rendered.files)
-    files[PROVENANCE] = provenance_text(
+    files[PROVENANCE] = Provenance(
         pipeline=main.pipeline.name,
         environment=env.name,
         main_commit=sha,
@@ -49,7 +49,7 @@ def render(control_plane: str, env_name: str, commit: str | None, out: str, main
         env_commit=objects.commit,
         cluster_types=rendered.cluster_types,
         files=len(rendered.files),
-    )
+    ).text()
     for path, data in files.items():
         dest = target / path
         dest.parent.mkdir(parents=True, exist_ok=True)

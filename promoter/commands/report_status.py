@@ -11,7 +11,7 @@ from __future__ import annotations
 import click
 
 from promoter.errors import UsageError
-from promoter.notes import STATES
+from promoter.forges.notes import STATES
 
 GITHUB_DESCRIPTION_LIMIT = 140  # GitHub truncates longer descriptions; keep both forges alike
 
@@ -38,9 +38,10 @@ def report_status(
     repo: str, ref: str, context: str, state: str, description: str, target_url: str | None
 ) -> None:
     """Post a commit status on a platform-repo commit of the local forge (as a cluster would)."""
+    from promoter.forges.notes import NoteStatuses
     from promoter.gitcmd import Git
     from promoter.masking import mask
-    from promoter.notes import NoteStatuses, Status
+    from promoter.model import Status
 
     git = Git(_local_path(repo))
     commit = git.commit_of(ref)

@@ -34,7 +34,7 @@ def status(control_plane: str, commit: str | None, output: str, main_branch: str
     for env in main.pipeline.environments:
         st = statuses.get(runtime.forge.status_context(env.name))
         head = heads.get(env.gitops_branch)
-        prov = runtime.platform.provenance(head, env.gitops_path) if head else {}
+        prov = runtime.platform.provenance(head, env.gitops_path) if head else None
         rows.append(
             {
                 "environment": env.name,
@@ -43,7 +43,7 @@ def status(control_plane: str, commit: str | None, output: str, main_branch: str
                 "updatedAt": st.created_at if st else None,
                 "platformBranch": env.gitops_branch,
                 "platformCommit": head,
-                "deployedMainCommit": prov.get("mainCommit"),
+                "deployedMainCommit": prov.main_commit if prov else None,
             }
         )
     if output == "json":

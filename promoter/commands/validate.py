@@ -14,7 +14,9 @@ from promoter.commands.common import control_plane as control_plane_at
 @MAIN_BRANCH
 def validate(control_plane: str, commit: str | None, main_branch: str) -> None:
     """Load and check main and every environment branch; render each environment."""
-    from promoter.rendering import Renderer, all_templates, render_environment
+    from promoter.rendering.builtins import all_templates
+    from promoter.rendering.render import Renderer
+    from promoter.rendering.tree import render_environment
 
     cp = control_plane_at(control_plane, main_branch)
     sha = cp.resolve(commit)

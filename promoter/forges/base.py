@@ -8,23 +8,9 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Literal
 
-from promoter.model import Environment
-from promoter.notes import Status
+from promoter.model import Environment, Status, promotion_branch
 
 PRState = Literal["open", "merged", "closed"]
-
-# The promoter's own branches on the platform repo; no environment may render into them.
-BRANCH_PREFIX = "promoter"
-
-
-def promotion_branch(environment: str) -> str:
-    """The branch an environment's promotion PR comes from."""
-    return f"{BRANCH_PREFIX}/{environment}"
-
-
-def rollback_branch(environment: str) -> str:
-    """The branch an environment's rollback PR comes from."""
-    return f"{BRANCH_PREFIX}/{environment}-rollback"
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,8 @@ from promoter.forges.base import Forge, MergeNotReady, PRState, PullRequest
 from promoter.forges.github_auth import Credentials, credentials_from_env, git_auth_env
 from promoter.forges.github_http import GitHubHttp, GitHubRequestError, RetryPolicy
 from promoter.masking import mask
-from promoter.model import Environment
-from promoter.notes import Status
-from promoter.platform import PlatformRepo
+from promoter.model import Environment, Status
+from promoter.platform.repo import PlatformRepo
 
 T = TypeVar("T")
 PROMOTION_LABEL = "promotion"

@@ -11,10 +11,10 @@ from dataclasses import replace
 
 from promoter.errors import GitError
 from promoter.forges.base import Forge, MergeNotReady, PullRequest
+from promoter.forges.notes import NoteStatuses
 from promoter.gitcmd import Git
-from promoter.model import Environment
-from promoter.notes import NoteStatuses, Status
-from promoter.platform import PlatformRepo
+from promoter.model import Environment, Status
+from promoter.platform.repo import PlatformRepo
 
 
 class LocalForge(Forge):

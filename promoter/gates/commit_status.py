@@ -23,8 +23,7 @@ from typing import Any
 from promoter.gates.base import Gate, GateContext, Observation
 from promoter.gates.spec import SpecReader
 from promoter.masking import mask
-from promoter.model import Source
-from promoter.notes import Status
+from promoter.model import Source, Status
 
 FAILED = ("failure", "error")
 #: Descendants of M read per check, nearest first: each is one request on GitHub.

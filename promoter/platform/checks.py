@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from promoter.gitcmd import Git
-from promoter.platform import PROVENANCE, parse_provenance
+from promoter.platform.provenance import PROVENANCE, Provenance
 
 
 @dataclass
@@ -27,12 +27,12 @@ class CheckResult:
 def check_tree(git: Git, commit: str, root: str, expect_main: str | None) -> CheckResult:
     result = CheckResult()
     prefix = f"{root}/" if root else ""
-    prov = parse_provenance(git.read_file(commit, prefix + PROVENANCE))
-    if not prov:
+    prov = Provenance.parse(git.read_file(commit, prefix + PROVENANCE))
+    if prov is None:
         result.problems.append(f"{prefix}{PROVENANCE}: missing")
-    elif expect_main and prov.get("mainCommit") != expect_main:
+    elif expect_main and prov.main_commit != expect_main:
         result.problems.append(
-            f"{prefix}{PROVENANCE}: main commit is {prov.get('mainCommit')}, expected {expect_main}"
+            f"{prefix}{PROVENANCE}: main commit is {prov.main_commit}, expected {expect_main}"
         )
     entries = [
         e

@@ -7,9 +7,9 @@ import re
 from collections.abc import Iterator
 from typing import Any, NoReturn
 
+from promoter.controlplane.yamlfile import LDict, line_of, plain
 from promoter.errors import ConfigError
 from promoter.gitcmd import valid_branch
-from promoter.yamlfile import LDict, line_of, plain
 
 # Matched with ``fullmatch`` only (see ``matches``): ``$`` would also match before a final "\n".
 NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")

@@ -8,23 +8,15 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from datetime import UTC, datetime
 
 from promoter.errors import GitError
 from promoter.gitcmd import Git
+from promoter.model import STATUS_STATES, Status
 
 NOTES_REF = "refs/notes/promoter"
-STATES = ("pending", "success", "failure", "error")
-
-
-@dataclass(frozen=True)
-class Status:
-    context: str
-    state: str
-    description: str = ""
-    target_url: str | None = None
-    created_at: str = ""
+STATES = STATUS_STATES
 
 
 def now_iso() -> str:

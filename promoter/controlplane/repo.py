@@ -11,9 +11,10 @@ from __future__ import annotations
 from functools import cached_property
 from pathlib import Path
 
+from promoter.controlplane.documents import PIPELINE_FILE
+from promoter.controlplane.loading import load_environment, load_main
 from promoter.errors import ConfigError, UsageError
 from promoter.gitcmd import Git, require_branch, require_revision
-from promoter.loading import PIPELINE_FILE, load_environment, load_main
 from promoter.model import Environment, EnvironmentObjects, MainObjects
 
 

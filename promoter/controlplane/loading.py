@@ -1,0 +1,143 @@
+"""Read control-plane objects straight from git objects at a commit, with no checkout.
+
+``load_main`` reads main at commit X, ``load_environment`` an environment branch at a commit.
+YAML documents are dispatched on ``kind``; the folder layout is free (dot-folders are skipped).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from promoter.controlplane.documents import (
+    ENV_KINDS,
+    MAIN_KINDS,
+    PIPELINE_FILE,
+    ObjectDoc,
+    duplicate,
+    read_documents,
+    wrong_branch,
+)
+from promoter.controlplane.objects import (
+    check_output_names,
+    cluster_type_from,
+    configmap_from,
+    policy_from,
+    schema_from,
+    template_from,
+    workload_from,
+)
+from promoter.controlplane.pipeline import pipeline_from
+from promoter.errors import ConfigError
+from promoter.gitcmd import Git
+from promoter.model import (
+    ClusterType,
+    ConfigMap,
+    ConfigSchema,
+    EnvironmentObjects,
+    MainObjects,
+    Pipeline,
+    SchedulingPolicy,
+    Template,
+    Workload,
+)
+
+
+def load_main(git: Git, commit: str) -> MainObjects:
+    """The promoted objects on main at ``commit`` (a full sha)."""
+    pipeline: Pipeline | None = None
+    templates: dict[str, Template] = {}
+    workloads: dict[str, Workload] = {}
+    schemas: dict[str, ConfigSchema] = {}
+    for file, doc in read_documents(git, commit):
+        obj = ObjectDoc(file, doc)
+        if obj.kind in ENV_KINDS:
+            raise wrong_branch(obj, "main")
+        if obj.kind == "Pipeline":
+            if file != PIPELINE_FILE:
+                raise ConfigError(
+                    f"the Pipeline must be in {PIPELINE_FILE} at the root of main",
+                    file=file,
+                    line=obj.source.line,
+                )
+            if pipeline is not None:
+                raise duplicate("Pipeline", obj.name, pipeline.source, obj.source)
+            pipeline = pipeline_from(obj)
+            continue
+        tables: dict[str, dict[str, Any]] = {
+            "Template": templates,
+            "Workload": workloads,
+            "ConfigSchema": schemas,
+        }
+        table = tables[obj.kind]
+        if obj.name in table:
+            raise duplicate(obj.kind, obj.name, table[obj.name].source, obj.source)
+        table[obj.name] = {"Template": template_from, "Workload": workload_from, "ConfigSchema": schema_from}[
+            obj.kind
+        ](obj)
+    if pipeline is None:
+        raise ConfigError(
+            f"no Pipeline at commit {commit[:12]}: main needs a {PIPELINE_FILE} at its root",
+            file=PIPELINE_FILE,
+        )
+    names = {e.name for e in pipeline.environments}
+    for workload in workloads.values():
+        for target in workload.targets:
+            if target.environment not in names:
+                raise ConfigError(
+                    f"deployment target {target.name!r} names environment {target.environment!r}, "
+                    f"which the Pipeline does not have ({', '.join(sorted(names))})",
+                    file=target.source.file,
+                    line=target.source.line,
+                )
+    check_output_names(workloads)
+    return MainObjects(commit, pipeline, templates, workloads, schemas)
+
+
+def load_environment(git: Git, branch: str, commit: str) -> EnvironmentObjects:
+    """The objects of one environment branch at ``commit``."""
+    cluster_types: dict[str, ClusterType] = {}
+    policies: dict[str, SchedulingPolicy] = {}
+    configmaps: dict[str, ConfigMap] = {}
+    where = f"environment branch {branch!r}"
+    for file, doc in read_documents(git, commit, prefix=f"{branch}:"):
+        obj = ObjectDoc(file, doc)
+        if obj.kind in MAIN_KINDS:
+            raise wrong_branch(obj, where)
+        if obj.kind == "ClusterType":
+            _add(cluster_types, cluster_type_from(obj))
+        elif obj.kind == "SchedulingPolicy":
+            _add(policies, policy_from(obj))
+        else:
+            _add(configmaps, configmap_from(obj))
+    return EnvironmentObjects(branch, commit, cluster_types, policies, configmaps)
+
+
+def _add(table: dict[str, Any], obj: Any) -> None:
+    if obj.name in table:
+        raise duplicate(type(obj).__name__, obj.name, table[obj.name].source, obj.source)
+    table[obj.name] = obj
+
+
+def check_references(main: MainObjects, env: EnvironmentObjects, builtins: dict[str, Template]) -> None:
+    """Every ClusterType names templates that exist (in main or built in) of the right type."""
+    for ct in env.cluster_types.values():
+        for field, name, kind in (
+            ("reconciler", ct.reconciler, "reconciler"),
+            ("namespaceService", ct.namespace_service, "namespace"),
+            ("configType", ct.config_type, "config"),
+        ):
+            template = main.templates.get(name) or builtins.get(name)
+            if template is None:
+                known = sorted(n for n, t in {**builtins, **main.templates}.items() if t.type == kind)
+                raise ConfigError(
+                    f"spec.{field}: ClusterType {ct.name!r} names template {name!r}, which does not exist "
+                    f"(known {kind} templates: {', '.join(known) or 'none'})",
+                    file=ct.source.file,
+                    line=ct.source.line,
+                )
+            if template.type != kind:
+                raise ConfigError(
+                    f"spec.{field}: template {name!r} is of type {template.type}, not {kind}",
+                    file=ct.source.file,
+                    line=ct.source.line,
+                )

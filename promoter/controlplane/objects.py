@@ -1,0 +1,160 @@
+"""The other kinds: Template, Workload, ConfigSchema on main; ClusterType, SchedulingPolicy and
+ConfigMap on environment branches."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jsonschema
+from jsonschema_specifications import REGISTRY as METASCHEMAS  # type: ignore[import-untyped]
+from referencing.exceptions import Unresolvable
+from referencing.jsonschema import DRAFT202012, specification_with
+
+from promoter.controlplane.documents import (
+    ObjectDoc,
+    selector,
+)
+from promoter.controlplane.fields import Fields
+from promoter.controlplane.yamlfile import LDict, plain
+from promoter.errors import ConfigError
+from promoter.model import (
+    ClusterType,
+    ConfigMap,
+    ConfigSchema,
+    DeploymentTarget,
+    Manifest,
+    SchedulingPolicy,
+    Source,
+    Template,
+    Workload,
+)
+
+
+def template_from(obj: ObjectDoc) -> Template:
+    spec = obj.spec()
+    kind = spec.choice("type", ("reconciler", "namespace", "config"), default="")
+    manifests = []
+    for _path, line, item in spec.items("manifests", required=True):
+        if isinstance(item, str):
+            manifests.append(Manifest(item, line))
+        elif isinstance(item, dict):
+            manifests.append(Manifest(plain(item), line))
+        else:
+            spec.fail("each manifest is a template string or a mapping", line=line)
+    if not manifests:
+        spec.fail("needs at least one manifest", "manifests")
+    spec.done()
+    obj.top.done()
+    return Template(obj.name, kind, tuple(manifests), obj.source)  # type: ignore[arg-type]
+
+
+def workload_from(obj: ObjectDoc) -> Workload:
+    spec = obj.spec()
+    workspace = spec.name("workspace")
+    targets: list[DeploymentTarget] = []
+    seen: set[str] = set()
+    for path, line, item in spec.items("deploymentTargets"):
+        t = Fields(item, obj.file, path, line)
+        name = t.name("name")
+        if name in seen:
+            t.fail(f"duplicate deployment target {name!r}", "name")
+        seen.add(name)
+        environment = t.name("environment")
+        labels = t.labels("labels")
+        manifests = t.fields("manifests", required=True)
+        assert manifests is not None
+        manifests.str("repo", required=True)
+        for key in manifests.value:
+            manifests.any(key)
+        targets.append(
+            DeploymentTarget(name, environment, labels, plain(manifests.value), Source(obj.file, line))
+        )
+        t.done()
+    spec.done()
+    obj.top.done()
+    return Workload(obj.name, obj.labels, workspace, tuple(targets), obj.source)
+
+
+def check_output_names(workloads: dict[str, Workload]) -> None:
+    seen: dict[tuple[str, str], DeploymentTarget] = {}
+    for workload in workloads.values():
+        for target in workload.targets:
+            key = (target.environment, f"{workload.name}-{target.name}")
+            if key in seen:
+                raise ConfigError(
+                    f"deployment target name {key[1]!r} in {key[0]} is also produced by {seen[key].source}",
+                    file=target.source.file,
+                    line=target.source.line,
+                )
+            seen[key] = target
+
+
+def schema_from(obj: ObjectDoc) -> ConfigSchema:
+    spec = obj.spec()
+    schema = spec.get("schema", dict, required=True)
+    try:
+        jsonschema.validators.validator_for(plain(schema)).check_schema(plain(schema))
+    except jsonschema.SchemaError as err:
+        spec.fail(f"not a valid JSON Schema: {err.message}", "schema")
+    ref = _unresolvable_ref(plain(schema))
+    if ref is not None:
+        spec.fail(
+            f"not a valid JSON Schema: $ref {ref!r} does not resolve within it (other documents are not fetched)",
+            "schema",
+        )
+    spec.done()
+    obj.top.done()
+    return ConfigSchema(obj.name, obj.labels, plain(schema), obj.source)
+
+
+def _unresolvable_ref(schema: dict[str, Any]) -> str | None:
+    """The first ``$ref`` of ``schema`` that names nothing in it (nor a JSON Schema metaschema).
+
+    jsonschema resolves references only when validation reaches them, and then raises instead of
+    reporting, or fetches a URL over the network; checked here, a bad one is an error with a line.
+    """
+    dialect = schema.get("$schema")
+    root = specification_with(
+        dialect if isinstance(dialect, str) else "", default=DRAFT202012
+    ).create_resource(schema)
+    stack = [(METASCHEMAS.resolver_with_root(root), root)]
+    while stack:
+        resolver, resource = stack.pop()
+        ref = resource.contents.get("$ref") if isinstance(resource.contents, dict) else None
+        if isinstance(ref, str):
+            try:
+                resolver.lookup(ref)
+            except Unresolvable:
+                return ref
+        stack.extend((resolver.in_subresource(sub), sub) for sub in resource.subresources())
+    return None
+
+
+def cluster_type_from(obj: ObjectDoc) -> ClusterType:
+    spec = obj.spec()
+    reconciler = spec.name("reconciler")
+    namespace = spec.name("namespaceService", required=False, default="default")
+    config = spec.name("configType", required=False, default="configmap")
+    spec.done()
+    obj.top.done()
+    return ClusterType(obj.name, obj.labels, reconciler, namespace, config, obj.source)
+
+
+def policy_from(obj: ObjectDoc) -> SchedulingPolicy:
+    spec = obj.spec()
+    targets = selector(spec.fields("deploymentTargetSelector"), with_workspace=True)
+    cluster_types = selector(spec.fields("clusterTypeSelector"), with_workspace=False)
+    spec.done()
+    obj.top.done()
+    return SchedulingPolicy(obj.name, targets, cluster_types, obj.source)
+
+
+def configmap_from(obj: ObjectDoc) -> ConfigMap:
+    data = obj.top.get("data", dict) or {}
+    obj.top.done()
+    return ConfigMap(obj.name, obj.labels, plain(data), obj.source)
+
+
+def template_from_document(file: str, doc: LDict) -> Template:
+    """A Template from one parsed YAML document (the built-in templates are read with this)."""
+    return template_from(ObjectDoc(file, doc))

@@ -1,0 +1,210 @@
+"""The platform repo: a bare local cache of it, fetched from and pushed to its URL with
+compare-and-swap.
+
+The platform repo is never checked out, and the cache is a partial clone: fetching a branch
+brings its commits and trees, and blobs only when something reads them (``--filter=blob:none``;
+a server that cannot filter sends everything, as before). Planning is ``platform.plan``'s,
+writing ``platform.writer``'s.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+import uuid
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+from promoter.errors import GitError
+from promoter.gitcmd import Git
+from promoter.masking import mask
+from promoter.platform.objects import is_sha, join
+from promoter.platform.plan import Planner, TreePlan, TreeReader
+from promoter.platform.provenance import PROVENANCE, Provenance
+from promoter.platform.writer import write_commit
+from promoter.rendering.memo import FolderMemo, cache_root
+
+# glibc hands freed memory back to the kernel as soon as 128 KiB are free at the top of the
+# heap; git, allocating and freeing a buffer per object, then spends most of a 100,000-object
+# fast-import or push in brk(). Keeping freed memory for reuse makes those 2-3 times faster.
+GIT_TUNING = {"MALLOC_TRIM_THRESHOLD_": str(256 * 1024 * 1024)}
+
+
+class PlatformRepo:
+    """A bare cache of one platform repo, fetched from and pushed to ``url``."""
+
+    def __init__(
+        self, url: str, cache: Path | None = None, auth_env: Mapping[str, str] | None = None
+    ) -> None:
+        self.url = url
+        key = hashlib.sha1(url.encode()).hexdigest()[:16]
+        self.path = (cache or cache_root()) / "platform" / f"{key}.git"
+        self.git = Git(self.path, extra_env={**GIT_TUNING, **(auth_env or {})})
+        self._partial = False
+        self._reads: dict[tuple[str, str], bytes | None] = {}
+        self._ensure()
+        self.reader = TreeReader(self.git)
+
+    def _ensure(self) -> None:
+        if (self.path / "HEAD").exists():
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(f"{self.path.name}.{uuid.uuid4().hex[:8]}")
+        subprocess.run(["git", "init", "--quiet", "--bare", str(tmp)], check=True, capture_output=True)
+        Git(tmp).run("config", "gc.auto", "0")
+        try:
+            tmp.rename(self.path)
+        except OSError:  # another process won the race; theirs is as good
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Serialise writers of this cache across processes."""
+        with open(self.path / "promoter.lock", "w") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def remote_heads(self, branches: list[str]) -> dict[str, str | None]:
+        """Current value of each branch on the remote (None when absent), in one round trip."""
+        refs = [f"refs/heads/{b}" for b in branches]
+        if os.path.isabs(self.url) and os.path.isdir(self.url):  # a local repo: read its refs
+            out = (
+                Git(self.url).run("for-each-ref", "--format=%(objectname)%09%(refname)", operands=refs).stdout
+            )
+        else:
+            out = self.git.run("ls-remote", operands=[self.url, *refs]).stdout
+        found = {}
+        for line in out.decode().splitlines():
+            sha, _, ref = line.partition("\t")
+            found[ref] = sha
+        return {b: found.get(f"refs/heads/{b}") for b in branches}
+
+    def _make_partial(self) -> None:
+        """Make the cache a partial clone of ``url``: fetches leave blobs on the server until
+        something reads them, and git fetches a missing blob from ``origin`` when it does."""
+        if self._partial:
+            return
+        if (
+            self.git.run("config", "--get", "remote.origin.url", check=False).stdout.decode().strip()
+            != self.url
+        ):
+            for key, value in (
+                ("remote.origin.url", self.url),
+                ("remote.origin.promisor", "true"),
+                ("remote.origin.partialclonefilter", "blob:none"),
+                ("core.repositoryformatversion", "1"),
+                ("extensions.partialclone", "origin"),
+            ):
+                self.git.run("config", operands=[key, value])
+        self._partial = True
+
+    def fetch(self, branches: list[str]) -> dict[str, str | None]:
+        """Bring the named branches into the cache (commits and trees; blobs when read); their
+        values, None when absent."""
+        heads = self.remote_heads(branches)
+        # What the cache's refs point at is here; anything else is fetched (asking git whether an
+        # object is here would make a partial clone fetch it, and its whole history with it).
+        here = set(self.git.out("for-each-ref", "--format=%(objectname)").split())
+        missing = [b for b, sha in heads.items() if sha and sha not in here]
+        if missing:
+            self._make_partial()
+            specs = [f"+refs/heads/{b}:refs/remotes/origin/{b}" for b in missing]
+            self.git.run(
+                "fetch",
+                "--quiet",
+                "--no-tags",
+                "--no-write-fetch-head",
+                "--filter=blob:none",
+                operands=["origin", *specs],
+            )
+        updates = "".join(f"update refs/remotes/origin/{b} {sha}\n" for b, sha in heads.items() if sha)
+        if updates:
+            self.git.run("update-ref", "--stdin", input=updates.encode())
+        return heads
+
+    def read(self, commit: str, path: str) -> bytes | None:
+        """A file at a commit; read once per run (what a commit holds never changes)."""
+        key = (commit, path)
+        if not is_sha(commit):  # a ref name moves: read it afresh
+            return self.git.read_file(commit, path)
+        if key not in self._reads:
+            self._reads[key] = self.git.read_file(commit, path)
+        return self._reads[key]
+
+    def listing(self, commit: str | None, root: str) -> dict[str, tuple[str, str]]:
+        """path relative to ``root`` -> (mode, blob id), for every file under root."""
+        if not commit:
+            return {}
+        prefix = f"{root}/" if root else ""
+        return {e.path[len(prefix) :]: (e.mode, e.sha) for e in self.git.ls_tree(commit, root or None)}
+
+    def merge(self, base: str, head: str, message: str) -> str:
+        """A real merge of ``head`` into ``base`` (as a forge would); GitError on conflict."""
+        proc = self.git.run("merge-tree", "--write-tree", "--no-messages", operands=[base, head], check=False)
+        if proc.returncode != 0:
+            raise GitError(
+                f"merging {head[:12]} into {base[:12]} conflicts; resolve it or rerun the promotion"
+            )
+        tree = proc.stdout.decode().split()[0]
+        return self.git.out("commit-tree", "-p", base, "-p", head, "-m", message, operands=[tree])
+
+    def push(self, updates: Mapping[str, tuple[str | None, str | None]]) -> None:
+        """Atomically set ``branch -> (old, new)`` on the remote, each only if still at old.
+
+        ``new`` None deletes the branch; ``old`` None requires it to be absent.
+        """
+        args = ["push", "--quiet", "--atomic", "--porcelain"]
+        specs = []
+        for branch, (old, new) in updates.items():
+            args.append(f"--force-with-lease=refs/heads/{branch}:{old or ''}")
+            specs.append(f"{new or ''}:refs/heads/{branch}")
+        proc = self.git.run(*args, operands=[self.url, *specs], check=False)
+        if proc.returncode != 0:
+            detail = (proc.stdout + proc.stderr).decode("utf-8", "replace").strip().splitlines()
+            reason = next(
+                (ln for ln in detail if "rejected" in ln or "stale" in ln or "error" in ln),
+                detail[-1] if detail else "",
+            )
+            raise GitError(mask(f"push of {', '.join(updates)} to {self.url} was refused: {reason.strip()}"))
+        for branch, (_, new) in updates.items():
+            if new:
+                self.git.run("update-ref", operands=[f"refs/remotes/origin/{branch}", new])
+            else:
+                self.git.delete_ref(f"refs/remotes/origin/{branch}")
+
+    def provenance(self, commit: str, root: str) -> Provenance | None:
+        """The provenance of the environment folder ``root`` at ``commit`` (None when none)."""
+        return Provenance.parse(self.read(commit, join(root, PROVENANCE)))
+
+    def plan(
+        self,
+        base: str | None,
+        root: str,
+        files: Mapping[str, bytes],
+        cluster_types: tuple[str, ...],
+        provenance: Provenance,
+    ) -> TreePlan:
+        """The new tree under ``root`` on ``base`` (see ``platform.plan``)."""
+        previous = self.provenance(base, root) if base else None
+        return Planner(self.reader, FolderMemo.default()).plan(
+            base, root, files, cluster_types, provenance, previous
+        )
+
+    def commit(self, plan: TreePlan, root: str, parents: list[str], message: str) -> str:
+        """Write the planned tree as a commit (see ``platform.writer``); its sha. The trees of
+        folders that were new are known now: the renderer's memo learns them."""
+        sha = write_commit(self.git, plan, root, parents, message)
+        if plan.remember:
+            written = self.reader.top(sha, root)
+            memo = FolderMemo.default()
+            for folder, digest in plan.remember.items():
+                if written.get(folder, ("", "", ""))[1] == "tree":
+                    memo.put(digest, written[folder][2])
+        return sha

@@ -1,0 +1,320 @@
+"""Rendering one assignment with one template (pure): jinja2's sandbox with undefined names as
+errors; every rendered document must parse back as one YAML mapping. Errors name the template
+file and line and the assignment."""
+
+from __future__ import annotations
+
+import base64
+import json
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import TracebackType
+from typing import Any
+
+import jinja2
+import yaml
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from promoter.controlplane.yamlfile import MAX_DEPTH, check_depth, surely_one_mapping
+from promoter.errors import ConfigError, TemplateError
+from promoter.model import Manifest, Template
+from promoter.rendering import sandbox
+from promoter.rendering.sandbox import LimitedSandbox, RenderTimeout, time_limit
+from promoter.scheduling import Assignment
+
+MAX_OUTPUT_BYTES = 4 * 1024 * 1024
+
+_YamlLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # C speed where PyYAML has it
+_YamlDumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+def to_yaml(value: Any) -> str:
+    """Block-style YAML of ``value``, no trailing newline (for use with ``indent``)."""
+    text = yaml.dump(
+        value,
+        Dumper=_YamlDumper,
+        default_flow_style=False,
+        sort_keys=False,
+        allow_unicode=True,
+        width=1_000_000,
+    )
+    return text.removesuffix("\n...\n").rstrip("\n")
+
+
+def quote(value: Any) -> str:
+    """A YAML-safe double-quoted scalar (JSON strings are valid YAML)."""
+    return json.dumps(value if isinstance(value, str) else str(value), ensure_ascii=False)
+
+
+def configmap_data(config: dict[str, Any]) -> dict[str, str]:
+    """ConfigMap data must be strings: scalars as text, maps and lists as JSON."""
+    out = {}
+    for key, value in config.items():
+        if isinstance(value, str):
+            out[str(key)] = value
+        elif isinstance(value, bool):
+            out[str(key)] = "true" if value else "false"
+        elif isinstance(value, dict | list):
+            out[str(key)] = json.dumps(value, sort_keys=True, default=str)
+        else:
+            out[str(key)] = "" if value is None else str(value)
+    return out
+
+
+def _environment() -> ImmutableSandboxedEnvironment:
+    env = LimitedSandbox(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
+    env.filters.update(
+        to_yaml=to_yaml,
+        to_json=lambda v: json.dumps(v, sort_keys=True, default=str),
+        quote=quote,
+        configmap_data=configmap_data,
+        b64encode=lambda v: base64.b64encode(str(v).encode()).decode(),
+    )
+    return env
+
+
+class Renderer:
+    """Compiles each template once and renders assignments with it."""
+
+    def __init__(self, templates: dict[str, Template]) -> None:
+        self.templates = templates
+        self.env = _environment()
+        self._compiled: dict[tuple[str, int, str], jinja2.Template] = {}
+        self._watched = False
+        self._started: float | None = None
+        self.spent = 0.0  # seconds of rendering in this process, for the run's budget
+
+    def compile_all(self) -> None:
+        for template in self.templates.values():
+            for index, manifest in enumerate(template.manifests):
+                for text in _strings(manifest.body):
+                    self._compile(template, index, manifest, text)
+
+    def _compile(self, template: Template, index: int, manifest: Manifest, text: str) -> jinja2.Template:
+        key = (template.name, index, text)
+        compiled = self._compiled.get(key)
+        if compiled is None:
+            try:
+                compiled = self.env.from_string(text)
+            except jinja2.TemplateSyntaxError as err:
+                raise self._error(
+                    template, index, manifest, err.lineno, f"syntax error: {err.message}"
+                ) from err
+            self._compiled[key] = compiled
+        return compiled
+
+    def _error(
+        self,
+        template: Template,
+        index: int,
+        manifest: Manifest,
+        lineno: int | None,
+        message: str,
+        a: Assignment | None = None,
+    ) -> TemplateError:
+        line = (manifest.line or template.source.line or 1) + (lineno - 1 if lineno else 0)
+        who = f", assignment {a}" if a else ""
+        return TemplateError(
+            f"template {template.name!r} manifest {index + 1}{who}: {message}",
+            file=template.source.file,
+            line=line,
+        )
+
+    def render(self, template: Template, a: Assignment, context: dict[str, Any] | None = None) -> bytes:
+        """The file ``template`` makes for ``a``; ``context``: ``variables(a)``, when the caller
+        renders several templates for one assignment (templates cannot change it)."""
+        context = variables(a) if context is None else context
+        started = time.monotonic()
+        try:
+            if self._watched:
+                self._started = started
+                try:
+                    return self._render(template, a, context)
+                finally:
+                    self._started = None
+            with time_limit():
+                return self._render(template, a, context)
+        finally:
+            self._spend(time.monotonic() - started, template, a)
+
+    def _spend(self, seconds: float, template: Template, a: Assignment) -> None:
+        """The run's budget: many renders, each under its own limit, may not add up to minutes."""
+        self.spent += seconds
+        if self.spent > sandbox.RUN_SECONDS:
+            raise TemplateError(
+                f"template {template.name!r}, assignment {a}: rendering took {self.spent:.0f}s in all, "
+                f"over the limit of {sandbox.RUN_SECONDS:g}s for one run",
+                file=template.source.file,
+                line=template.source.line,
+            )
+
+    @contextmanager
+    def watchdog(self) -> Iterator[None]:
+        """Bound each render of a batch with one SIGALRM timer for the whole batch.
+
+        ``time_limit`` arms and disarms a timer around every render, which costs more than
+        rendering a small template. Here a timer ticks a few times a second and stops the
+        render under way once it has run longer than ``sandbox.RENDER_SECONDS``; the limit and
+        the error are the same. Off the main thread, or when another timer runs, each render
+        keeps its own ``time_limit``.
+        """
+        if (
+            threading.current_thread() is not threading.main_thread()
+            or signal.getitimer(signal.ITIMER_REAL)[0]
+        ):
+            yield
+            return
+        limit = sandbox.RENDER_SECONDS
+        tick = min(0.25, limit / 4)
+
+        def on_tick(signum: int, frame: object) -> None:
+            started = self._started
+            if started is not None and time.monotonic() - started > limit:
+                raise RenderTimeout(f"rendering took longer than {limit:g}s")
+
+        old = signal.signal(signal.SIGALRM, on_tick)
+        signal.setitimer(signal.ITIMER_REAL, tick, tick)
+        self._watched = True
+        try:
+            yield
+        finally:
+            self._watched = False
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+
+    def _render(self, template: Template, a: Assignment, context: dict[str, Any]) -> bytes:
+        docs: list[str] = []
+        for index, manifest in enumerate(template.manifests):
+            try:
+                if isinstance(manifest.body, str):
+                    text = self._compile(template, index, manifest, manifest.body).render(context)
+                else:
+                    text = to_yaml(self._render_tree(template, index, manifest, manifest.body, context))
+            except (
+                jinja2.TemplateError,
+                TypeError,
+                ValueError,
+                ArithmeticError,
+                LookupError,
+                RecursionError,  # a macro that calls itself
+                MemoryError,  # what the size limits did not foresee
+            ) as err:
+                if isinstance(err, TemplateError):
+                    raise
+                lineno = _template_line(err.__traceback__)
+                message = _describe(err)
+                raise self._error(template, index, manifest, lineno, message, a) from err
+            if len(text) > MAX_OUTPUT_BYTES:
+                raise self._error(
+                    template, index, manifest, None, f"output is over {MAX_OUTPUT_BYTES} bytes", a
+                )
+            self._check_yaml(template, index, manifest, text, a)
+            docs.append(text.strip("\n") + "\n")
+        return "---\n".join(docs).encode("utf-8")
+
+    def _render_tree(
+        self, template: Template, index: int, manifest: Manifest, value: Any, context: dict[str, Any]
+    ) -> Any:
+        if isinstance(value, str):
+            return self._compile(template, index, manifest, value).render(context)
+        if isinstance(value, dict):
+            return {k: self._render_tree(template, index, manifest, v, context) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._render_tree(template, index, manifest, v, context) for v in value]
+        return value
+
+    def _check_yaml(
+        self, template: Template, index: int, manifest: Manifest, text: str, a: Assignment
+    ) -> None:
+        if not _maybe_deep(text) and surely_one_mapping(text):
+            return
+        if _maybe_deep(text):  # libyaml's composer recurses in C: refuse before it crashes
+            try:
+                check_depth(text, template.source.file, MAX_DEPTH)
+            except ConfigError as err:
+                raise self._error(
+                    template, index, manifest, err.line, f"rendered text is {err.message}", a
+                ) from err
+        try:
+            docs = [d for d in yaml.load_all(text, Loader=_YamlLoader) if d is not None]
+        except yaml.YAMLError as err:
+            mark = getattr(err, "problem_mark", None)
+            problem = getattr(err, "problem", None) or str(err)
+            raise self._error(
+                template,
+                index,
+                manifest,
+                mark.line + 1 if mark else None,
+                f"rendered text is not valid YAML: {problem}",
+                a,
+            ) from err
+        if len(docs) != 1 or not isinstance(docs[0], dict):
+            raise self._error(
+                template,
+                index,
+                manifest,
+                None,
+                f"must render exactly one YAML mapping, got {len(docs)} documents",
+                a,
+            )
+
+
+def _maybe_deep(text: str) -> bool:
+    """Cheap test: could ``text`` nest more than MAX_DEPTH levels? (flow brackets or indentation)"""
+    if text.count("[") + text.count("{") > MAX_DEPTH:
+        return True
+    if len(text) <= 2 * MAX_DEPTH:
+        return False
+    # Every line of splitlines() lies within one "\n"-separated piece, so when no piece is longer
+    # than MAX_DEPTH no line is indented more; str.split measures that at C speed.
+    if max(map(len, text.split("\n"))) <= MAX_DEPTH:
+        return False
+    return max(len(ln) - len(ln.lstrip(" -")) for ln in text.splitlines()) > MAX_DEPTH
+
+
+def variables(a: Assignment) -> dict[str, Any]:
+    """The template variables of DESIGN section 4."""
+    return {
+        "environment": a.environment,
+        "cluster_type": a.cluster_type.name,
+        "cluster_type_labels": dict(a.cluster_type.labels),
+        "workload": a.workload.name,
+        "workspace": a.workload.workspace,
+        "deployment_target": a.target.name,
+        "name": a.name,
+        "labels": a.labels,
+        "manifests": a.target.manifests,
+        "namespace": a.namespace,
+        "config": a.config,
+    }
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def _describe(err: BaseException) -> str:
+    if isinstance(err, RecursionError):
+        return "RecursionError: a macro or loop calls itself too deeply"
+    if isinstance(err, MemoryError):
+        return "MemoryError: the template needs more memory than this machine has"
+    return f"{type(err).__name__}: {getattr(err, 'message', None) or err}"
+
+
+def _template_line(tb: TracebackType | None) -> int | None:
+    """The template line jinja2 put into the traceback, if any."""
+    line = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == "<template>":
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line

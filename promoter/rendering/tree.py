@@ -1,0 +1,170 @@
+"""Rendering an environment: schedule, then render every assignment of every cluster type into
+``<cluster-type>/<workload>-<target>/<role>.yaml`` (pure; the memo and the forked worker beside
+it make it fast)."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from promoter.controlplane.loading import check_references
+from promoter.model import EnvironmentObjects, MainObjects
+from promoter.rendering.builtins import all_templates, builtin_templates
+from promoter.rendering.memo import FolderMemo, folder_digests
+from promoter.rendering.parallel import (
+    PARALLEL_MIN_ASSIGNMENTS,
+    ROLE_FILES,
+    can_fork,
+    gc_paused,
+    render_all,
+    render_in_two,
+)
+from promoter.rendering.render import Renderer
+from promoter.scheduling import Assignment, EnvironmentSchedule
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """The rendered tree of one environment, relative to its gitops path."""
+
+    files: Mapping[str, bytes]
+    cluster_types: tuple[str, ...]
+    assignments: Sequence[Assignment]
+
+
+class RenderedFolders(Mapping[str, bytes]):
+    """Rendered files that know their top-level folders (cluster types). ``plan`` uses a
+    folder's tree from the memo, when the render did not need to produce its bytes."""
+
+    @abstractmethod
+    def folders(self) -> list[str]:
+        """The top-level folders, in order."""
+
+    @abstractmethod
+    def digest(self, folder: str) -> str | None:
+        """The digest of everything the folder was rendered from, if known."""
+
+    @abstractmethod
+    def known_tree(self, folder: str) -> str | None:
+        """The folder's tree from the memo, when its bytes were not rendered (yet)."""
+
+    @abstractmethod
+    def folder_files(self, folder: str) -> dict[str, bytes]:
+        """The folder's files (paths relative to the environment root), rendered if need be."""
+
+
+def render_environment(
+    main: MainObjects, env: EnvironmentObjects, environment: str, renderer: Renderer | None = None
+) -> Rendered:
+    """Schedule and render one environment: ``<cluster-type>/<workload>-<target>/<role>.yaml``.
+
+    A cluster type whose inputs (its assignments, their config, the templates, this code) have
+    the digest of an earlier render that succeeded is not rendered again (``FolderMemo``): its
+    files are rendered only if someone reads them, and a commit reuses its tree. The result is
+    the same either way, since rendering is deterministic."""
+    templates = all_templates(main)
+    check_references(main, env, builtin_templates())
+    renderer = renderer or Renderer(templates)
+    memo = FolderMemo.default()
+    with gc_paused():
+        schedule = EnvironmentSchedule(main, env, environment)
+        digests = folder_digests(main, env, environment, schedule, templates)
+        known = {ct: tree for ct, digest in digests.items() if (tree := memo.get(digest))}
+        todo = [ct for ct in schedule.pairs if ct not in known]
+        assigned: dict[str, list[Assignment]] = {}
+        if sum(len(schedule.pairs[ct]) for ct in todo) >= PARALLEL_MIN_ASSIGNMENTS and can_fork():
+            files = render_in_two(renderer, templates, schedule, todo, assigned)
+        else:
+            assigned.update({ct: schedule.assign(ct) for ct in todo})
+            with renderer.watchdog():
+                files = render_all(renderer, templates, [a for ct in todo for a in assigned[ct]])
+
+    def later(ct: str) -> dict[str, bytes]:
+        return render_all(renderer, templates, schedule.assign(ct))
+
+    rendered = RenderedFiles(schedule, files, known, digests, later)
+    return Rendered(rendered, tuple(sorted(env.cluster_types)), _Assignments(schedule, assigned))
+
+
+class RenderedFiles(RenderedFolders):
+    """Every rendered path in order, with its content: rendered now, or, for a cluster type
+    found in the memo, rendered on first read (``plan`` reads its tree from the memo instead)."""
+
+    def __init__(
+        self,
+        schedule: EnvironmentSchedule,
+        files: dict[str, bytes],
+        known: dict[str, str],
+        digests: dict[str, str],
+        render: Callable[[str], dict[str, bytes]],
+    ) -> None:
+        self._paths = {
+            ct: [f"{ct}/{w.name}-{t.name}/{filename}" for _, w, t in pairs for _, filename in ROLE_FILES]
+            for ct, pairs in schedule.pairs.items()
+        }
+        self._files = files
+        self._known = dict(known)
+        self._digests = digests
+        self._render = render
+
+    def folders(self) -> list[str]:
+        return list(self._paths)
+
+    def digest(self, folder: str) -> str | None:
+        return self._digests.get(folder)
+
+    def known_tree(self, folder: str) -> str | None:
+        return self._known.get(folder)
+
+    def folder_files(self, folder: str) -> dict[str, bytes]:
+        if folder in self._known:
+            self._files.update(self._render(folder))
+            del self._known[folder]
+        return {p: self._files[p] for p in self._paths.get(folder, ())}
+
+    def __getitem__(self, path: str) -> bytes:
+        if path not in self._files:
+            folder = path.split("/", 1)[0]
+            if folder not in self._known or path not in self._paths.get(folder, ()):
+                raise KeyError(path)
+            self.folder_files(folder)
+        return self._files[path]
+
+    def __iter__(self) -> Iterator[str]:
+        for paths in self._paths.values():
+            yield from paths
+
+    def __len__(self) -> int:
+        return sum(map(len, self._paths.values()))
+
+    def __contains__(self, path: object) -> bool:
+        if not isinstance(path, str):
+            return False
+        return path in self._files or path in self._paths.get(path.split("/", 1)[0], ())
+
+
+class _Assignments(Sequence[Assignment]):
+    """The assignments in order; those of cluster types found in the memo, merged on demand."""
+
+    def __init__(self, schedule: EnvironmentSchedule, assigned: dict[str, list[Assignment]]) -> None:
+        self._schedule = schedule
+        self._assigned = assigned
+        self._len = sum(map(len, schedule.pairs.values()))
+        self._all: list[Assignment] | None = None
+
+    def _list(self) -> list[Assignment]:
+        if self._all is None:
+            self._all = [
+                a
+                for ct in self._schedule.pairs
+                for a in (self._assigned.get(ct) or self._schedule.assign(ct))
+            ]
+        return self._all
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._list()[index]
