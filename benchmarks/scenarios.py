@@ -17,14 +17,15 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-import promoter.orchestrator
+import promoter.promotion.environment
 from benchmarks.phases import Phases
 from promoter.app import build_runtime
 from promoter.clock import RealClock
 from promoter.console import Console
 from promoter.controlplane.repo import ControlPlane
-from promoter.orchestrator import Options, Orchestrator
-from promoter.report import Report
+from promoter.promotion.flows import Orchestrator
+from promoter.promotion.options import Options
+from promoter.promotion.report import Report
 from promoter.scheduling import EnvironmentSchedule
 
 
@@ -82,7 +83,7 @@ def run_flow(control_plane: Path, *, env: str, scheduling: bool) -> dict[str, An
     cpu = cpu_s()
     start = time.perf_counter()
     with ExitStack() as stack:
-        stack.enter_context(phases.patch(promoter.orchestrator, "render_environment", "render"))
+        stack.enter_context(phases.patch(promoter.promotion.environment, "render_environment", "render"))
         for method in ("__init__", "assign"):  # pairs, then config merged and checked per cluster type
             stack.enter_context(phases.patch(EnvironmentSchedule, method, "schedule"))
         cp = ControlPlane(control_plane)

@@ -24,13 +24,20 @@ from promoter.clock import format_duration
 from promoter.console import Console
 from promoter.errors import InputError, PromoterError
 from promoter.masking import mask, secrets
-from promoter.report import EnvResult, Report
+from promoter.promotion.report import EnvResult, Report
 
 # GitHub's limit for one step's outputs is 1 MiB in all; a diff is cut well below it.
 MAX_OUTPUT_VALUE = 256 * 1024
 
 _masked: set[str] = set()
 _open_group: list[tuple[str, TextIO]] = []  # the log group being printed: title, stream
+
+
+def run_url(environ: Mapping[str, str] | None = None) -> str | None:
+    """The URL of the Actions run promoting, linked from statuses and PRs (None outside one)."""
+    env = os.environ if environ is None else environ
+    server, repo, run = (env.get(k) for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID"))
+    return f"{server}/{repo}/actions/runs/{run}" if server and repo and run else None
 
 
 def active(environ: Mapping[str, str] | None = None) -> bool:

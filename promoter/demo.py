@@ -13,8 +13,9 @@ from promoter.console import Console
 from promoter.controlplane.repo import ControlPlane
 from promoter.errors import UsageError
 from promoter.gitcmd import Git
-from promoter.orchestrator import Options, Orchestrator
-from promoter.report import Report
+from promoter.promotion.flows import Orchestrator
+from promoter.promotion.options import Options
+from promoter.promotion.report import Report
 
 
 def examples_dir() -> Path:

@@ -8,7 +8,8 @@ from promoter.app import build_runtime
 from promoter.clock import FakeClock
 from promoter.console import Console
 from promoter.controlplane.repo import ControlPlane
-from promoter.orchestrator import Options, Orchestrator
+from promoter.promotion.flows import Orchestrator
+from promoter.promotion.options import Options
 from tests.helpers import pipeline as build_pipeline
 from tests.helpers import stage
 

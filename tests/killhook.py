@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-import promoter.orchestrator as orchestrator_module
+import promoter.promotion.environment as orchestrator_module
 from promoter.cli import main
 from promoter.forges.local import LocalForge
 from promoter.forges.notes import NoteStatuses

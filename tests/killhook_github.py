@@ -37,7 +37,7 @@ from collections.abc import Callable
 from typing import Any
 
 import promoter.clock
-import promoter.orchestrator as orchestrator_module
+import promoter.promotion.environment as orchestrator_module
 from promoter.cli import main
 from promoter.forges.github import GitHubForge, GitHubPlatformRepo
 from promoter.forges.github_http import GitHubHttp

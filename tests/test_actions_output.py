@@ -14,7 +14,7 @@ from promoter.commands.diff import EnvDiff, diff_markdown, fence, file_patch
 from promoter.errors import ConfigError, PromotionFailed, UsageError
 from promoter.gates.runner import GateOutcome
 from promoter.platform.objects import Change
-from promoter.report import EnvResult, Report
+from promoter.promotion.report import EnvResult, Report
 from tests.helpers import ControlPlaneFactory
 from tests.test_actions_harness import parse_file_commands
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import promoter.orchestrator
+import promoter.promotion.environment
 from promoter.cli import cli
 from tests.helpers import ControlPlaneFactory
 
@@ -79,7 +79,7 @@ def test_unexpected_error_is_exit_3_with_a_log(
     def boom(*args: object, **kwargs: object) -> None:
         raise RuntimeError("bug near ghp_secretsecretsecret")
 
-    monkeypatch.setattr(promoter.orchestrator, "render_environment", boom)
+    monkeypatch.setattr(promoter.promotion.environment, "render_environment", boom)
     result = CliRunner().invoke(cli, ["promote", "--control-plane", str(path)])
     assert result.exit_code == 3
     line = result.output.splitlines()[-1]

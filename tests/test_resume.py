@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-import promoter.orchestrator as orchestrator_module
+import promoter.promotion.environment as orchestrator_module
 from promoter.gates import build_gate
 from promoter.gitcmd import Git
-from promoter.orchestrator import Orchestrator
+from promoter.promotion.flows import Orchestrator
 from tests.flows import orchestrator
 from tests.helpers import WORKLOAD, ControlPlaneFactory, pipeline, stage
 

@@ -103,7 +103,7 @@ def test_a_crash_log_masks_tokens(factory: ControlPlaneFactory) -> None:
     path = factory.create()
     env = {**os.environ, **TOKENS}
     code = (
-        "import sys, promoter.orchestrator as o\n"
+        "import sys, promoter.promotion.environment as o\n"
         "def boom(*a, **k): raise RuntimeError('failed with ' + __import__('os').environ['GITHUB_TOKEN'])\n"
         "o.render_environment = boom\n"
         "sys.argv = ['promoter', 'promote', '--control-plane', sys.argv[1]]\n"

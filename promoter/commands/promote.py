@@ -108,7 +108,8 @@ def promote(
     from promoter import actions_output
     from promoter.app import build_runtime
     from promoter.clock import RealClock, parse_duration
-    from promoter.orchestrator import Options, Orchestrator
+    from promoter.promotion.flows import Orchestrator
+    from promoter.promotion.options import Options
 
     if to and env_name:
         raise UsageError(
@@ -127,6 +128,7 @@ def promote(
             force=force,
             poll_interval=parse_duration(poll_interval),
             progress_interval=parse_duration(progress_interval),
+            run_url=actions_output.run_url(),
         )
     except ValueError as err:
         raise UsageError(str(err)) from err
@@ -145,7 +147,7 @@ def promote(
 
 
 def print_summary(report: Any) -> None:
-    from promoter.report import change_summary
+    from promoter.promotion.report import change_summary
 
     # The forge's API requests per environment, where it counts them (GitHub).
     counted = any(r.requests for r in report.results)

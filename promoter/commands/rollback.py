@@ -27,17 +27,19 @@ def rollback(control_plane: str, env_name: str, to: str | None, poll_interval: s
     for direct); the main commit that was deployed gets a failure status, so the next automatic
     run does not promote it again unless --force.
     """
+    from promoter import actions_output
     from promoter.app import build_runtime
     from promoter.clock import RealClock, parse_duration
     from promoter.console import Console
     from promoter.errors import UsageError
-    from promoter.orchestrator import Options, Orchestrator
+    from promoter.promotion.flows import Orchestrator
+    from promoter.promotion.options import Options
 
     cp = control_plane_at(control_plane, main_branch)
     console = Console()
     runtime = build_runtime(cp, cp.main(cp.resolve(None)).pipeline, console)
     try:
-        options = Options(poll_interval=parse_duration(poll_interval))
+        options = Options(poll_interval=parse_duration(poll_interval), run_url=actions_output.run_url())
     except ValueError as err:
         raise UsageError(f"--poll-interval: {err}") from err
     orchestrator = Orchestrator(cp, runtime.platform, runtime.forge, RealClock(), console, options)

@@ -10,16 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from promoter.clock import Clock
+from promoter.console import Console
+from promoter.controlplane.repo import ControlPlane
 from promoter.errors import PromoterError, PromotionFailed, UsageError
 from promoter.gitcmd import require_revision
 from promoter.model import Environment, MainObjects, rollback_branch
 from promoter.platform.plan import TreePlan
 from promoter.platform.repo import PlatformRepo
-
-if TYPE_CHECKING:
-    from promoter.orchestrator import Orchestrator
+from promoter.promotion.landing import Landing
+from promoter.promotion.options import Options
+from promoter.promotion.statuses import Statuses
 
 HISTORY_LIMIT = 500
 
@@ -68,22 +70,33 @@ def restore_commit(platform: PlatformRepo, env: Environment, head: str, good: Go
 
 
 class Rollbacks:
-    """Restoring an environment, with the orchestrator's collaborators and status cache."""
+    """Restoring an environment to its last healthy promotion, landed by its own merge policy."""
 
-    def __init__(self, orchestrator: Orchestrator) -> None:
-        self.o = orchestrator
+    def __init__(
+        self,
+        control_plane: ControlPlane,
+        platform: PlatformRepo,
+        statuses: Statuses,
+        landing: Landing,
+        console: Console,
+        clock: Clock,
+        options: Options,
+    ) -> None:
+        self.cp = control_plane
+        self.platform = platform
+        self.statuses = statuses
+        self.landing = landing
+        self.out = console
+        self.clock = clock
+        self.opts = options
 
     def after_failure(self, main: MainObjects, env: Environment, failed_sha: str) -> str:
         """After failed gates: restore the last good state (onFailure: rollback). A sentence
         for the failure message; never raises, since the gate failure is what matters."""
         try:
-            head = self.o.platform.fetch([env.gitops_branch])[env.gitops_branch] or failed_sha
+            head = self.platform.fetch([env.gitops_branch])[env.gitops_branch] or failed_sha
             good = last_good(
-                self.o.platform,
-                env,
-                head,
-                lambda m: self.o.state_of(m, self.o.context_of(env)) == "success",
-                {main.commit},
+                self.platform, env, head, lambda m: self.statuses.succeeded(m, env), {main.commit}
             )
             if good is None:
                 return "nothing to roll back to (no earlier healthy promotion)"
@@ -94,48 +107,42 @@ class Rollbacks:
     def by_hand(self, environment: str, to: str | None = None) -> GoodState:
         """``promoter rollback``: restore an environment to a known-good state by hand and hold
         the main commit that was there."""
-        env = self.o.cp.main(self.o.cp.resolve(None)).pipeline.environment(environment)
+        env = self.cp.main(self.cp.resolve(None)).pipeline.environment(environment)
         if env is None:
             raise UsageError(f"--env {environment}: the Pipeline on main has no such environment")
-        head = self.o.platform.fetch([env.gitops_branch])[env.gitops_branch]
+        head = self.platform.fetch([env.gitops_branch])[env.gitops_branch]
         if head is None:
             raise PromotionFailed(f"{environment}: platform branch {env.gitops_branch} does not exist")
-        current = deployed_main(self.o.platform, env, head)
+        current = deployed_main(self.platform, env, head)
         good = self._target(env, head, current, to)
-        self.o.out.say(
+        self.out.say(
             f"{environment}: rolling back to main {good.main_commit[:12]} (platform {good.platform_sha[:12]})"
         )
-        self.o.out.say(f"{environment}: {self._restore(env, head, good, 'rolled back by hand')}")
+        self.out.say(f"{environment}: {self._restore(env, head, good, 'rolled back by hand')}")
         if current and current != good.main_commit:
-            self.o.post_status(
+            self.statuses.post(
                 current,
-                self.o.context_of(env),
+                self.statuses.context_of(env),
                 "failure",
                 f"rolled back by hand to {good.main_commit[:12]}",
-                self.o.opts.run_url,
+                self.opts.run_url,
             )
         return good
 
     def _target(self, env: Environment, head: str, current: str | None, to: str | None) -> GoodState:
         if to is None:
             skip = {current} if current else set()
-            good = last_good(
-                self.o.platform,
-                env,
-                head,
-                lambda m: self.o.state_of(m, self.o.context_of(env)) == "success",
-                skip,
-            )
+            good = last_good(self.platform, env, head, lambda m: self.statuses.succeeded(m, env), skip)
             if good is None:
                 raise PromotionFailed(f"{env.name}: no earlier healthy promotion to roll back to")
             return good
         require_revision(to, "--to")
-        sha = self.o.platform.git.commit_of(to)
-        if sha is not None and self.o.platform.git.is_ancestor(sha, head):
-            found = deployed_main(self.o.platform, env, sha)
+        sha = self.platform.git.commit_of(to)
+        if sha is not None and self.platform.git.is_ancestor(sha, head):
+            found = deployed_main(self.platform, env, sha)
             return GoodState(sha, found or "unknown")
-        main = self.o.cp.git.commit_of(to)
-        good = find_state(self.o.platform, env, head, main) if main else None
+        main = self.cp.git.commit_of(to)
+        good = find_state(self.platform, env, head, main) if main else None
         if good is None:
             raise UsageError(
                 f"--to {to}: neither a commit of {env.gitops_branch} nor a main commit promoted to {env.name}"
@@ -143,29 +150,30 @@ class Rollbacks:
         return good
 
     def _restore(self, env: Environment, head: str, good: GoodState, why: str) -> str:
-        """Write and merge (by the environment's policy) the commit that restores ``good``."""
+        """Write and land (by the environment's policy) the commit that restores ``good``."""
         title = f"Roll back {env.name} to {good.main_commit[:7]}: {why}"
         sha = restore_commit(
-            self.o.platform,
+            self.platform,
             env,
             head,
             good,
             f"{title}\n\nRestores {env.gitops_branch} as of {good.platform_sha}.\n",
         )
-        if env.merge == "direct":
-            self.o.platform.push({env.gitops_branch: (head, sha)})
-            return f"rolled back to {good.main_commit[:12]} with {sha[:12]}"
         branch = rollback_branch(env.name)
-        existing = self.o.platform.fetch([branch])[branch]
-        self.o.platform.push({branch: (existing, sha)})
-        pr = self.o.forge.open_pr(
+        if env.merge != "direct":
+            self.landing.push_branch(branch, self.platform.fetch([branch])[branch], sha)
+        landed = self.landing.land(
             env,
-            branch,
-            sha,
-            title,
-            f"{title}.\n\nRestores `{env.gitops_branch}` as of `{good.platform_sha}`.\n",
+            branch=branch,
+            base=head if env.merge == "direct" else None,
+            sha=sha,
+            title=title,
+            body=f"{title}.\n\nRestores `{env.gitops_branch}` as of `{good.platform_sha}`.\n",
+            deadline=self.clock.now() + env.timeout,
+            wait_for_human=False,
         )
-        if env.merge == "manual":
-            return f"rollback to {good.main_commit[:12]} waits for a human to merge {pr.url}"
-        merged = self.o.wait_merge(env, pr, sha, self.o.clock.now() + env.timeout, title)
-        return f"rolled back to {good.main_commit[:12]} with {merged[:12]} ({pr.url})"
+        if landed.pr is None:
+            return f"rolled back to {good.main_commit[:12]} with {sha[:12]}"
+        if landed.merge_sha is None:
+            return f"rollback to {good.main_commit[:12]} waits for a human to merge {landed.pr.url}"
+        return f"rolled back to {good.main_commit[:12]} with {landed.merge_sha[:12]} ({landed.pr.url})"

@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from promoter.gates.runner import GateOutcome
 from promoter.platform.objects import Change
+
+# How an environment ended: the first four count as done (``ok``).
+EnvState = Literal["success", "skipped", "noop", "dry-run", "failure", "superseded", "held"]
+OK_STATES: tuple[EnvState, ...] = ("success", "skipped", "noop", "dry-run")
+Flow = Literal["promotion", "scheduling"]
 
 
 @dataclass
 class EnvResult:
     environment: str
-    state: str  # success | failure | skipped | noop | dry-run | superseded | held
+    state: EnvState
     message: str = ""
     files: int = 0
     changes: dict[str, Change] = field(default_factory=dict)
@@ -26,12 +31,12 @@ class EnvResult:
 
     @property
     def ok(self) -> bool:
-        return self.state in ("success", "skipped", "noop", "dry-run")
+        return self.state in OK_STATES
 
 
 @dataclass
 class Report:
-    flow: str  # promotion | scheduling
+    flow: Flow
     main_commit: str
     results: list[EnvResult] = field(default_factory=list)
 

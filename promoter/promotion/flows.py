@@ -1,0 +1,100 @@
+"""The two flows (DESIGN section 6): the promotion flow takes a main commit through the
+environments in order; the scheduling flow renders one environment again with the main commit
+it runs. Both are handed their collaborators and keep all state in them."""
+
+from __future__ import annotations
+
+from promoter.clock import Clock
+from promoter.console import Console
+from promoter.controlplane.repo import ControlPlane
+from promoter.errors import PromotionFailed, UsageError
+from promoter.forges.base import Forge
+from promoter.model import MainObjects
+from promoter.platform.repo import PlatformRepo
+from promoter.promotion.environment import EnvironmentRun
+from promoter.promotion.options import Options
+from promoter.promotion.report import Report
+from promoter.promotion.rollback import GoodState, deployed_main
+
+
+class Orchestrator:
+    def __init__(
+        self,
+        control_plane: ControlPlane,
+        platform: PlatformRepo,
+        forge: Forge,
+        clock: Clock,
+        console: Console,
+        options: Options | None = None,
+    ) -> None:
+        self.cp = control_plane
+        self.platform = platform
+        self.forge = forge
+        self.clock = clock
+        self.out = console
+        self.opts = options or Options()
+        self.run = EnvironmentRun(control_plane, platform, forge, clock, console, self.opts)
+
+    def promote(self, commit: str, to: str | None = None) -> Report:
+        """The promotion flow: take main commit ``commit`` through the environments in order."""
+        main = self.cp.main(commit)
+        envs = list(main.pipeline.environments)
+        if to is not None:
+            envs = envs[: _index(main, to) + 1]
+            if self.opts.force:
+                envs = envs[-1:]  # by hand: straight to the chosen environment
+        report = Report("promotion", commit)
+        subject = self.cp.git.out("log", "-1", "--format=%s", operands=[commit])
+        self.out.say(f'promoting main {commit[:12]} "{subject}" to {", ".join(e.name for e in envs)}')
+        for env in envs:  # all input is checked before anything is pushed
+            self.run.prepare(main, env)
+        for env in envs:
+            result = self.run.promote(main, env)
+            report.results.append(result)
+            if result.ok:
+                self.run.passed.add(env.name)
+            if result.state == "dry-run":
+                self.out.say(f"dry run: the environments after {env.name} wait for it to succeed")
+                break
+            if not result.ok:
+                break
+        return report
+
+    def schedule(self, environment: str, commit: str | None = None) -> Report:
+        """The scheduling flow: re-render one environment with the main commit last promoted there."""
+        chosen = commit is not None
+        if commit is None:
+            commit = self._deployed(environment)
+        main = self.cp.main(commit)
+        env = main.pipeline.environment(environment)
+        if env is None:
+            raise UsageError(f"--env {environment}: the Pipeline at {commit[:12]} has no such environment")
+        self.out.say(
+            f"scheduling {environment} with main {commit[:12]}" + ("" if chosen else " (last promoted there)")
+        )
+        return Report("scheduling", commit, [self.run.schedule(main, env)])
+
+    def rollback(self, environment: str, to: str | None = None) -> GoodState:
+        """``promoter rollback``: restore an environment to a known-good state by hand and hold
+        the main commit that was there."""
+        return self.run.rollbacks.by_hand(environment, to)
+
+    def _deployed(self, environment: str) -> str:
+        """The main commit the environment's platform branch holds."""
+        env = self.cp.main(self.cp.resolve(None)).pipeline.environment(environment)
+        if env is None:
+            raise UsageError(f"--env {environment}: the Pipeline on main has no such environment")
+        base = self.platform.fetch([env.gitops_branch])[env.gitops_branch]
+        found = deployed_main(self.platform, env, base) if base else None
+        if found is None:
+            raise PromotionFailed(
+                f"{environment}: nothing has been promoted there yet; run the promotion flow first"
+            )
+        return self.cp.resolve(found)
+
+
+def _index(main: MainObjects, name: str) -> int:
+    if main.pipeline.environment(name) is None:
+        names = ", ".join(e.name for e in main.pipeline.environments)
+        raise UsageError(f"--to {name}: no such environment (the Pipeline has {names})")
+    return main.pipeline.index(name)

@@ -1,0 +1,162 @@
+"""Landing a commit on an environment's platform branch by its merge policy, the one place
+that knows the policies; promotions and rollbacks both land through it.
+
+- ``direct``: push straight onto the branch, only if it is still at the planned base;
+- ``auto``: open (or update) a PR and merge it when the forge says it can, with the head sha
+  as a guard, and only onto the planned base;
+- ``manual``: open the PR and wait for a human to merge it.
+
+While waiting it says how long it has waited at a steady pace, and it stops when the PR was
+closed, its head moved (another promotion took over) or the deadline passed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from promoter.clock import Clock, format_duration
+from promoter.console import Console
+from promoter.errors import GitError, MergeRefused, Superseded
+from promoter.forges.base import Forge, MergeNotReady, PullRequest
+from promoter.model import Environment
+from promoter.platform.repo import PlatformRepo
+
+
+class BaseMoved(GitError):
+    """The platform branch moved under a landing; plan again onto its new head."""
+
+    def __init__(self, sha: str) -> None:
+        super().__init__(f"the platform branch moved to {sha[:12]}")
+        self.sha = sha
+
+
+@dataclass(frozen=True)
+class Landed:
+    merge_sha: str | None  # None: a PR left for a human to merge (when not waiting for one)
+    pr: PullRequest | None
+
+
+@dataclass(frozen=True)
+class Pacing:
+    poll_interval: float = 5.0
+    progress_interval: float = 10.0
+
+
+class Landing:
+    def __init__(
+        self, platform: PlatformRepo, forge: Forge, clock: Clock, console: Console, pacing: Pacing
+    ) -> None:
+        self.platform = platform
+        self.forge = forge
+        self.clock = clock
+        self.out = console
+        self.pacing = pacing
+
+    def land(
+        self,
+        env: Environment,
+        *,
+        branch: str,
+        base: str | None,
+        sha: str,
+        title: str,
+        body: str,
+        deadline: float,
+        on_open: Callable[[PullRequest], None] = lambda pr: None,
+        wait_for_human: bool = True,
+    ) -> Landed:
+        """Land ``sha`` (already pushed to ``branch``, the PR's head) on ``env``'s branch."""
+        if env.merge == "direct":
+            self.push_onto(env, base, sha)
+            return Landed(sha, None)
+        pr = self.forge.open_pr(env, branch, sha, title, body)
+        on_open(pr)
+        if env.merge == "manual" and not wait_for_human:
+            return Landed(None, pr)
+        return Landed(self.wait_merge(env, pr, sha, deadline, title, base), pr)
+
+    def push_onto(self, env: Environment, base: str | None, sha: str) -> None:
+        """Push straight to the platform branch if it is still at ``base``; BaseMoved if not."""
+        try:
+            self.platform.push({env.gitops_branch: (base, sha)})
+        except GitError:
+            self._moved_from(env, base)
+            raise
+
+    def push_branch(self, branch: str, existing: str | None, sha: str) -> None:
+        """Point a promotion or rollback branch at ``sha``; BaseMoved when someone else moved it."""
+        try:
+            self.platform.push({branch: (existing, sha)})
+        except GitError:
+            now = self.platform.fetch([branch])[branch]
+            if now == existing:
+                raise
+            raise BaseMoved(now or "nothing") from None
+
+    def wait_merge(
+        self,
+        env: Environment,
+        pr: PullRequest,
+        sha: str,
+        deadline: float,
+        title: str,
+        base: str | None = None,
+    ) -> str:
+        """Until ``pr`` is merged: merge it (auto) or wait for a human (manual). With ``base``, an
+        auto merge happens only onto that base: merging a render onto content it was not
+        planned on would mix two promotions."""
+        started = self.clock.now()
+        next_progress = started + self.pacing.progress_interval
+        last = "waiting"
+        while True:
+            now_pr = self._observe(env, pr, sha)
+            if now_pr.state == "merged" and now_pr.merge_sha:
+                return now_pr.merge_sha
+            if env.merge == "auto":
+                merged, last = self._try_merge(env, now_pr, sha, title, base, last)
+                if merged:
+                    return merged
+            now = self.clock.now()
+            if now >= deadline:
+                raise MergeRefused(
+                    f"{env.name}: {pr.url} was not merged within {format_duration(now - started)} ({last})"
+                )
+            if now >= next_progress:
+                self.out.say(
+                    f"{env.name}: waiting {format_duration(now - started)}, merge ({env.merge}): {last}"
+                )
+                next_progress = now + self.pacing.progress_interval
+            self.clock.sleep(min(self.pacing.poll_interval, max(deadline - now, 0.05)))
+
+    def _observe(self, env: Environment, pr: PullRequest, sha: str) -> PullRequest:
+        """The PR as the forge has it now: merged (with its merge sha), or still open on ``sha``."""
+        now_pr = self.forge.refresh_pr(pr)
+        if now_pr.state == "merged" and now_pr.merge_sha:
+            return now_pr
+        if now_pr.head_sha != sha:
+            raise Superseded(f"{pr.head_branch} moved to {now_pr.head_sha[:12]}; another promotion took over")
+        if now_pr.state == "closed":
+            raise MergeRefused(f"{env.name}: the promotion PR {pr.url} was closed without merging")
+        return now_pr
+
+    def _try_merge(
+        self, env: Environment, pr: PullRequest, sha: str, title: str, base: str | None, last: str
+    ) -> tuple[str | None, str]:
+        """One attempt to merge: (merge sha, or None and why not yet)."""
+        if base is not None:
+            self._moved_from(env, base)
+        try:
+            return self.forge.merge_pr(pr, sha, f"Merge {title}"), last
+        except MergeNotReady as err:
+            return None, str(err)
+        except GitError:
+            if base is not None:
+                self._moved_from(env, base)
+            raise
+
+    def _moved_from(self, env: Environment, base: str | None) -> None:
+        """BaseMoved when the platform branch is no longer at ``base``."""
+        moved = self.platform.fetch([env.gitops_branch])[env.gitops_branch]
+        if moved != base:
+            raise BaseMoved(moved or "nothing")

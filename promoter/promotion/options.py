@@ -1,0 +1,20 @@
+"""How a run behaves: what the command line says, handed to every flow."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from promoter.promotion.landing import Pacing
+
+
+@dataclass(frozen=True)
+class Options:
+    dry_run: bool = False
+    force: bool = False
+    poll_interval: float = 5.0
+    progress_interval: float = 10.0
+    run_url: str | None = None  # the CI run promoting, linked from statuses and PRs
+
+    @property
+    def pacing(self) -> Pacing:
+        return Pacing(self.poll_interval, self.progress_interval)

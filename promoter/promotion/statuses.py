@@ -1,0 +1,33 @@
+"""The ``promoter/<env>`` statuses on main commits: read once per run, kept in step with what
+this run posts (a forge may take a moment to show a status it was just sent)."""
+
+from __future__ import annotations
+
+from promoter.forges.base import Forge
+from promoter.model import DESCRIPTION_LIMIT, Environment, Status, StatusState
+
+
+class Statuses:
+    def __init__(self, forge: Forge) -> None:
+        self.forge = forge
+        self._cache: dict[str, dict[str, Status]] = {}
+
+    def of(self, commit: str) -> dict[str, Status]:
+        """Statuses of a main commit, read once per run and kept in step with what we post."""
+        if commit not in self._cache:
+            self._cache[commit] = dict(self.forge.get_statuses(commit))
+        return self._cache[commit]
+
+    def post(self, commit: str, context: str, state: StatusState, description: str, url: str | None) -> None:
+        self.forge.set_status(commit, context, state, description, url)
+        self.of(commit)[context] = Status(context, state, description[:DESCRIPTION_LIMIT], url)
+
+    def context_of(self, env: Environment) -> str:
+        return self.forge.status_context(env.name)
+
+    def state_of(self, commit: str, context: str) -> str | None:
+        status = self.of(commit).get(context)
+        return status.state if status else None
+
+    def succeeded(self, commit: str, env: Environment) -> bool:
+        return self.state_of(commit, self.context_of(env)) == "success"
