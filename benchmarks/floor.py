@@ -20,7 +20,7 @@ from promoter.platform.repo import GIT_TUNING
 from promoter.platform.writer import FAST_IMPORT_OPTIONS
 from promoter.rendering.parallel import ROLE_FILES
 from promoter.rendering.render import configmap_data, quote, to_yaml, variables
-from promoter.scheduling import Assignment
+from promoter.scheduling.targets import Assignment
 
 Job = tuple[str, tuple[jinja2.Template, ...], dict[str, Any]]
 
@@ -116,7 +116,7 @@ def measure_control_plane(control_plane: Path, environment: str, repo: Path) -> 
     own scheduling (not timed), the rest is timed as above."""
     from promoter.controlplane.repo import ControlPlane
     from promoter.rendering.builtins import all_templates
-    from promoter.scheduling import assign
+    from promoter.scheduling.environment import assign
 
     cp = ControlPlane(control_plane)
     main = cp.main(cp.resolve(None))

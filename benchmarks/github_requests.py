@@ -16,7 +16,7 @@ def measure(root: Path) -> dict[str, Any]:
     import pytest
     from click.testing import CliRunner
 
-    from promoter.cli import cli
+    from promoter.cli.main import cli
     from tests.fake_github import make_world
     from tests.helpers import ControlPlaneFactory
 

@@ -19,14 +19,14 @@ from typing import Any
 
 import promoter.promotion.environment
 from benchmarks.phases import Phases
-from promoter.app import build_runtime
 from promoter.clock import RealClock
 from promoter.console import Console
 from promoter.controlplane.repo import ControlPlane
 from promoter.promotion.flows import Orchestrator
 from promoter.promotion.options import Options
 from promoter.promotion.report import Report
-from promoter.scheduling import EnvironmentSchedule
+from promoter.runtime import build_runtime
+from promoter.scheduling.environment import EnvironmentSchedule
 
 
 def refs(repo: Path) -> dict[str, str]:

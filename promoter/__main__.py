@@ -1,3 +1,3 @@
-from promoter.cli import main
+from promoter.cli.main import main
 
 main()

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from promoter.app import build_runtime
 from promoter.clock import FakeClock
 from promoter.console import Console
 from promoter.controlplane.repo import ControlPlane
 from promoter.promotion.flows import Orchestrator
 from promoter.promotion.options import Options
+from promoter.runtime import build_runtime
 from tests.helpers import pipeline as build_pipeline
 from tests.helpers import stage
 

@@ -6,7 +6,7 @@ import subprocess
 import textwrap
 from pathlib import Path
 
-from promoter.demo import commit_folder
+from promoter.cli.demo import commit_folder
 from promoter.gitcmd import Git
 
 Env = tuple[str, dict[str, str]]

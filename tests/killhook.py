@@ -12,8 +12,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-import promoter.promotion.environment as orchestrator_module
-from promoter.cli import main
+import promoter.promotion.gating as orchestrator_module
+from promoter.cli.main import main
 from promoter.forges.local import LocalForge
 from promoter.forges.notes import NoteStatuses
 from promoter.gates import build_gate

@@ -37,10 +37,11 @@ from collections.abc import Callable
 from typing import Any
 
 import promoter.clock
-import promoter.promotion.environment as orchestrator_module
-from promoter.cli import main
-from promoter.forges.github import GitHubForge, GitHubPlatformRepo
-from promoter.forges.github_http import GitHubHttp
+import promoter.promotion.gating as orchestrator_module
+from promoter.cli.main import main
+from promoter.forges.github.api import GitHubHttp
+from promoter.forges.github.forge import GitHubForge
+from promoter.forges.github.repo import GitHubPlatformRepo
 from promoter.gates import build_gate
 from promoter.platform.repo import PlatformRepo
 

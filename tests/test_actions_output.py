@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from promoter import actions_output as ao
-from promoter.cli import cli
-from promoter.commands.diff import EnvDiff, diff_markdown, fence, file_patch
+from promoter.cli import actions_output as ao
+from promoter.cli.commands.diff import EnvDiff, diff_markdown, fence, file_patch
+from promoter.cli.main import cli
 from promoter.errors import ConfigError, PromotionFailed, UsageError
 from promoter.gates.runner import GateOutcome
 from promoter.platform.objects import Change

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import pytest
 from click.testing import CliRunner
 
-from promoter.cli import cli
+from promoter.cli.main import cli
 from promoter.controlplane.yamlfile import MAX_FILE_BYTES
 from tests.helpers import ENV, PIPELINE, WORKLOAD, ControlPlaneFactory, dedent
 

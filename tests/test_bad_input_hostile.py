@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from promoter.cli import cli
+from promoter.cli.main import cli
 from promoter.controlplane.repo import ControlPlane
 from promoter.errors import one_line
 from promoter.gitcmd import Git, valid_branch, valid_revision

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from benchmarks.floor import measure_control_plane
 from benchmarks.generate import SIZES, Generated, change_one_cluster_type, fill_platform, generate
 from benchmarks.scenarios import count_files, refs, run_flow
-from promoter.cli import cli
+from promoter.cli.main import cli
 from promoter.controlplane.repo import ControlPlane
 from promoter.controlplane.yamlfile import surely_one_mapping
 from promoter.errors import InputError, SchemaError, TemplateError
@@ -31,14 +31,10 @@ from promoter.rendering import parallel, sandbox
 from promoter.rendering.builtins import all_templates
 from promoter.rendering.render import Renderer
 from promoter.rendering.tree import render_environment
-from promoter.scheduling import (
-    Assignment,
-    EnvironmentSchedule,
-    SchemaChecker,
-    assign,
-    config_maps_for,
-    merged_config,
-)
+from promoter.scheduling.config import merged_config
+from promoter.scheduling.environment import EnvironmentSchedule, assign
+from promoter.scheduling.schemas import SchemaChecker
+from promoter.scheduling.targets import Assignment, config_maps_for
 
 S = SIZES["S"]
 ASSIGNMENTS_PER_CLUSTER_TYPE = S.workloads // 2  # each stack goes to half the cluster types

@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 import promoter.promotion.environment
-from promoter.cli import cli
+from promoter.cli.main import cli
 from tests.helpers import ControlPlaneFactory
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from promoter.cli import cli
+from promoter.cli.main import cli
 from promoter.clock import FakeClock
 from promoter.errors import ConfigError, GateFailed, GateTimedOut
 from promoter.forges.local import LocalForge

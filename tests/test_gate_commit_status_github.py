@@ -7,7 +7,6 @@ from collections.abc import Iterator
 
 import pytest
 
-from promoter.app import build_runtime
 from promoter.console import Console
 from promoter.controlplane.repo import ControlPlane
 from promoter.errors import GateFailed
@@ -15,6 +14,7 @@ from promoter.gates import GateContext, build_gate
 from promoter.gates.runner import run_gates
 from promoter.gitcmd import Git
 from promoter.model import GateSpec, Source
+from promoter.runtime import build_runtime
 from tests.fake_github import World, make_world
 from tests.helpers import ControlPlaneFactory
 

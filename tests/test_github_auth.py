@@ -15,16 +15,11 @@ from click.testing import CliRunner, Result
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from promoter.cli import cli
+from promoter.cli.main import cli
 from promoter.clock import FakeClock
 from promoter.errors import UsageError
-from promoter.forges.github_auth import (
-    AppInstallationTokens,
-    StaticToken,
-    credentials_from_env,
-    git_auth_env,
-)
-from promoter.forges.github_http import GitHubHttp
+from promoter.forges.github.api import GitHubHttp
+from promoter.forges.github.auth import AppInstallationTokens, StaticToken, credentials_from_env, git_auth_env
 from promoter.masking import mask
 from tests.fake_github import TOKEN, FakeGitHub, World, make_world
 from tests.helpers import ControlPlaneFactory

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner, Result
 
-from promoter.cli import cli
+from promoter.cli.main import cli
 from tests.fake_github import FAULTS, World, make_world
 from tests.helpers import ControlPlaneFactory
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from promoter.cli import cli
+from promoter.cli.main import cli
 from tests.fake_github import FakeGitHub, World, make_world
 from tests.helpers import ControlPlaneFactory
 

@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 import responses
 
+from promoter.cli.demo import commit_folder
 from promoter.clock import FakeClock
-from promoter.demo import commit_folder
 from promoter.errors import ForgeError, MergeRefused
 from promoter.forges.base import MergeNotReady, PullRequest
-from promoter.forges.github import GitHubForge
-from promoter.forges.github_auth import StaticToken
-from promoter.forges.github_http import GitHubHttp
+from promoter.forges.github.api import GitHubHttp
+from promoter.forges.github.auth import StaticToken
+from promoter.forges.github.forge import GitHubForge
 from promoter.gitcmd import Git
 from promoter.model import Environment, Source
 from tests.fake_github import TOKEN, FakeGitHub

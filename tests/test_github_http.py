@@ -12,9 +12,10 @@ from github.GithubException import GithubException
 
 from promoter.clock import FakeClock
 from promoter.errors import ForgeError, GitError
-from promoter.forges.github import GitHubForge
-from promoter.forges.github_auth import StaticToken
-from promoter.forges.github_http import GitHubHttp, RetryPolicy, classify, git_verdict
+from promoter.forges.github.api import GitHubHttp
+from promoter.forges.github.auth import StaticToken
+from promoter.forges.github.forge import GitHubForge
+from promoter.forges.github.policy import RetryPolicy, classify, git_verdict
 from tests.fake_github import TOKEN, FakeGitHub
 from tests.helpers import ControlPlaneFactory
 

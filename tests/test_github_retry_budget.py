@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from promoter.cli import cli
+from promoter.cli.main import cli
 from tests.fake_github import FAULTS, make_world
 from tests.helpers import ControlPlaneFactory
 from tests.test_github_faults import CALLS, inject

@@ -7,17 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from promoter.app import (
-    build_runtime,
-    control_plane_repo,
-    forge_kind,
-    github_api_url,
-    parse_repo_url,
-)
 from promoter.console import Console
 from promoter.controlplane.repo import ControlPlane
 from promoter.errors import ConfigError, UsageError
+from promoter.forges.github.urls import control_plane_repo, github_api_url, parse_repo_url
 from promoter.model import Pipeline, Source
+from promoter.runtime import build_runtime, forge_kind
 
 
 def pipeline(url: str, forge: str | None = None) -> Pipeline:

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from promoter.cli import cli
-from promoter.forges.github_shapes import MalformedAnswer, check_answer
+from promoter.cli.main import cli
+from promoter.forges.github.shapes import MalformedAnswer, check_answer
 from tests.fake_github import FakeGitHub, World, make_world
 from tests.helpers import ControlPlaneFactory
 

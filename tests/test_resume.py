@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-import promoter.promotion.environment as orchestrator_module
+import promoter.promotion.gating as orchestrator_module
 from promoter.gates import build_gate
 from promoter.gitcmd import Git
 from promoter.promotion.flows import Orchestrator

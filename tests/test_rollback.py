@@ -7,7 +7,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from promoter.cli import cli
+from promoter.cli.main import cli
 from promoter.gitcmd import Git
 from tests.flows import orchestrator
 from tests.helpers import WORKLOAD, ControlPlaneFactory, pipeline, stage

@@ -21,7 +21,9 @@ from promoter.model import (
     Source,
     Workload,
 )
-from promoter.scheduling import assign, merge_values, schedule
+from promoter.scheduling.config import merge_values
+from promoter.scheduling.environment import assign
+from promoter.scheduling.targets import schedule
 
 SRC = Source("x.yaml", 1)
 

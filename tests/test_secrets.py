@@ -107,7 +107,7 @@ def test_a_crash_log_masks_tokens(factory: ControlPlaneFactory) -> None:
         "def boom(*a, **k): raise RuntimeError('failed with ' + __import__('os').environ['GITHUB_TOKEN'])\n"
         "o.render_environment = boom\n"
         "sys.argv = ['promoter', 'promote', '--control-plane', sys.argv[1]]\n"
-        "from promoter.cli import main; main()\n"
+        "from promoter.cli.main import main; main()\n"
     )
     result = subprocess.run(
         [sys.executable, "-c", code, str(path)],

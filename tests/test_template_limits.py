@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from promoter.cli import cli
+from promoter.cli.main import cli
 from promoter.rendering import sandbox
 from tests.helpers import ControlPlaneFactory
 from tests.test_bad_input import ANY_LINE, Case, _build, _check, template

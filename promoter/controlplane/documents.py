@@ -3,13 +3,11 @@ are skipped), its envelope (apiVersion, kind, metadata) and the label selectors 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from promoter.controlplane.fields import Fields
-from promoter.controlplane.yamlfile import LDict, line_of, load_documents
+from promoter.controlplane.yamlfile import LDict, line_of
 from promoter.errors import ConfigError
-from promoter.gitcmd import Git
 from promoter.model import (
     Requirement,
     Selector,
@@ -25,27 +23,6 @@ KALYPSO_KINDS = ("Template", "Workload", "ConfigSchema", "ClusterType", "Schedul
 MAX_FILES = 20_000
 
 Doc = tuple[str, LDict]
-
-
-def read_documents(git: Git, commit: str, prefix: str = "") -> Iterator[Doc]:
-    """(file, document) for every control-plane object in the tree of ``commit``; each file is
-    named ``prefix + path`` (``dev:env.yaml`` on an environment branch, where every branch may
-    have the same paths)."""
-    entries = [
-        e
-        for e in git.ls_tree(commit)
-        if e.type == "blob"
-        and e.path.endswith((".yaml", ".yml"))
-        and not any(part.startswith(".") for part in e.path.split("/"))
-    ]
-    if len(entries) > MAX_FILES:
-        raise ConfigError(f"{len(entries)} YAML files at {commit[:12]}, over the limit of {MAX_FILES}")
-    blobs = git.read_blobs(e.sha for e in entries)
-    for entry in sorted(entries, key=lambda e: e.path):
-        file = prefix + entry.path
-        for doc in load_documents(blobs[entry.sha], file):
-            if is_object(doc, file):
-                yield file, doc
 
 
 def is_object(doc: Any, file: str) -> bool:

@@ -9,7 +9,6 @@ from typing import Any, NoReturn
 
 from promoter.controlplane.yamlfile import LDict, line_of, plain
 from promoter.errors import ConfigError
-from promoter.gitcmd import valid_branch
 
 # Matched with ``fullmatch`` only (see ``matches``): ``$`` would also match before a final "\n".
 NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
@@ -129,11 +128,6 @@ def check_name(value: str, fail: Any) -> None:
         )
 
 
-def check_branch(value: str, fail: Any) -> None:
-    if len(value) > 255 or not valid_branch(value):
-        fail(f"invalid branch name {value!r} (git check-ref-format refuses it)")
-
-
 def check_relative_path(value: str, fail: Any) -> str:
     """A folder inside a repo: relative, no '..'; returns it normalised ('' for the root)."""
     if "\x00" in value or value.startswith("/") or "\\" in value:
@@ -155,4 +149,4 @@ def _kind(value: object) -> str:
     return type(value).__name__
 
 
-__all__ = ["Fields", "LDict", "check_branch", "check_name", "check_relative_path"]
+__all__ = ["Fields", "LDict", "check_name", "check_relative_path"]

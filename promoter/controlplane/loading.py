@@ -6,15 +6,18 @@ YAML documents are dispatched on ``kind``; the folder layout is free (dot-folder
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from promoter.controlplane.documents import (
     ENV_KINDS,
     MAIN_KINDS,
+    MAX_FILES,
     PIPELINE_FILE,
+    Doc,
     ObjectDoc,
     duplicate,
-    read_documents,
+    is_object,
     wrong_branch,
 )
 from promoter.controlplane.objects import (
@@ -27,6 +30,7 @@ from promoter.controlplane.objects import (
     workload_from,
 )
 from promoter.controlplane.pipeline import pipeline_from
+from promoter.controlplane.yamlfile import load_documents
 from promoter.errors import ConfigError
 from promoter.gitcmd import Git
 from promoter.model import (
@@ -40,6 +44,27 @@ from promoter.model import (
     Template,
     Workload,
 )
+
+
+def read_documents(git: Git, commit: str, prefix: str = "") -> Iterator[Doc]:
+    """(file, document) for every control-plane object in the tree of ``commit``; each file is
+    named ``prefix + path`` (``dev:env.yaml`` on an environment branch, where every branch may
+    have the same paths)."""
+    entries = [
+        e
+        for e in git.ls_tree(commit)
+        if e.type == "blob"
+        and e.path.endswith((".yaml", ".yml"))
+        and not any(part.startswith(".") for part in e.path.split("/"))
+    ]
+    if len(entries) > MAX_FILES:
+        raise ConfigError(f"{len(entries)} YAML files at {commit[:12]}, over the limit of {MAX_FILES}")
+    blobs = git.read_blobs(e.sha for e in entries)
+    for entry in sorted(entries, key=lambda e: e.path):
+        file = prefix + entry.path
+        for doc in load_documents(blobs[entry.sha], file):
+            if is_object(doc, file):
+                yield file, doc
 
 
 def load_main(git: Git, commit: str) -> MainObjects:
@@ -116,28 +141,3 @@ def _add(table: dict[str, Any], obj: Any) -> None:
     if obj.name in table:
         raise duplicate(type(obj).__name__, obj.name, table[obj.name].source, obj.source)
     table[obj.name] = obj
-
-
-def check_references(main: MainObjects, env: EnvironmentObjects, builtins: dict[str, Template]) -> None:
-    """Every ClusterType names templates that exist (in main or built in) of the right type."""
-    for ct in env.cluster_types.values():
-        for field, name, kind in (
-            ("reconciler", ct.reconciler, "reconciler"),
-            ("namespaceService", ct.namespace_service, "namespace"),
-            ("configType", ct.config_type, "config"),
-        ):
-            template = main.templates.get(name) or builtins.get(name)
-            if template is None:
-                known = sorted(n for n, t in {**builtins, **main.templates}.items() if t.type == kind)
-                raise ConfigError(
-                    f"spec.{field}: ClusterType {ct.name!r} names template {name!r}, which does not exist "
-                    f"(known {kind} templates: {', '.join(known) or 'none'})",
-                    file=ct.source.file,
-                    line=ct.source.line,
-                )
-            if template.type != kind:
-                raise ConfigError(
-                    f"spec.{field}: template {name!r} is of type {template.type}, not {kind}",
-                    file=ct.source.file,
-                    line=ct.source.line,
-                )

@@ -22,6 +22,8 @@ from promoter.model import (
     ConfigMap,
     ConfigSchema,
     DeploymentTarget,
+    EnvironmentObjects,
+    MainObjects,
     Manifest,
     SchedulingPolicy,
     Source,
@@ -158,3 +160,28 @@ def configmap_from(obj: ObjectDoc) -> ConfigMap:
 def template_from_document(file: str, doc: LDict) -> Template:
     """A Template from one parsed YAML document (the built-in templates are read with this)."""
     return template_from(ObjectDoc(file, doc))
+
+
+def check_references(main: MainObjects, env: EnvironmentObjects, builtins: dict[str, Template]) -> None:
+    """Every ClusterType names templates that exist (in main or built in) of the right type."""
+    for ct in env.cluster_types.values():
+        for field, name, kind in (
+            ("reconciler", ct.reconciler, "reconciler"),
+            ("namespaceService", ct.namespace_service, "namespace"),
+            ("configType", ct.config_type, "config"),
+        ):
+            template = main.templates.get(name) or builtins.get(name)
+            if template is None:
+                known = sorted(n for n, t in {**builtins, **main.templates}.items() if t.type == kind)
+                raise ConfigError(
+                    f"spec.{field}: ClusterType {ct.name!r} names template {name!r}, which does not exist "
+                    f"(known {kind} templates: {', '.join(known) or 'none'})",
+                    file=ct.source.file,
+                    line=ct.source.line,
+                )
+            if template.type != kind:
+                raise ConfigError(
+                    f"spec.{field}: template {name!r} is of type {template.type}, not {kind}",
+                    file=ct.source.file,
+                    line=ct.source.line,
+                )

@@ -3,13 +3,17 @@ merges and what gates it."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from promoter.clock import parse_duration
 from promoter.controlplane.documents import (
     ObjectDoc,
 )
-from promoter.controlplane.fields import Fields, check_branch, check_relative_path
+from promoter.controlplane.fields import Fields, check_relative_path
 from promoter.controlplane.yamlfile import plain
 from promoter.errors import ConfigError
 from promoter.gates import GATES, validate_gate
+from promoter.gitcmd import valid_branch
 from promoter.model import BRANCH_PREFIX as RESERVED_PREFIX
 from promoter.model import (
     Environment,
@@ -97,32 +101,48 @@ def _nested(a: str, b: str) -> bool:
 
 
 def environment_from(f: Fields) -> Environment:
-    from promoter.clock import parse_duration
-
     name = f.name("name")
     branch = f.str("branch", default=name)
     assert branch is not None
     check_branch(branch, lambda m: f.fail(m, "branch"))
-    gitops = f.fields("gitops")
-    gitops_branch, gitops_path = name, ""
-    if gitops is not None:
-        gitops_branch = gitops.str("branch", default=name) or name
-        check_branch(gitops_branch, lambda m: gitops.fail(m, "branch"))
-        gitops_path = check_relative_path(
-            gitops.str("path", default=".") or ".", lambda m: gitops.fail(m, "path")
-        )
-        gitops.done()
+    gitops_branch, gitops_path = _gitops(f, name)
     merge = f.choice("merge", ("auto", "manual", "direct"), default="auto")
     on_failure: FailurePolicy = (
         "rollback" if f.choice("onFailure", ("stop", "rollback"), default="stop") == "rollback" else "stop"
     )
-    timeout_value = f.get("timeout", (str, int, float))  # a wrong type fails here, with its own message
+    timeout = _timeout(f)
+    gates = _gates(f)
+    f.done()
+    policy: MergePolicy = "manual" if merge == "manual" else "direct" if merge == "direct" else "auto"
+    return Environment(
+        name, branch, gitops_branch, gitops_path, policy, timeout, gates, Source(f.file, f.line), on_failure
+    )
+
+
+def _gitops(f: Fields, name: str) -> tuple[str, str]:
+    """Where the environment renders to: (platform branch, folder), by default (name, root)."""
+    gitops = f.fields("gitops")
+    if gitops is None:
+        return name, ""
+    branch = gitops.str("branch", default=name) or name
+    check_branch(branch, lambda m: gitops.fail(m, "branch"))
+    path = check_relative_path(gitops.str("path", default=".") or ".", lambda m: gitops.fail(m, "path"))
+    gitops.done()
+    return branch, path
+
+
+def _timeout(f: Fields) -> float:
+    value = f.get("timeout", (str, int, float))  # a wrong type fails here, with its own message
     try:
-        timeout = parse_duration("30m" if timeout_value is None else timeout_value)
+        timeout = parse_duration("30m" if value is None else value)
     except ValueError as err:
         f.fail(str(err), "timeout")
     if timeout <= 0:
         f.fail("must be longer than zero", "timeout")
+    return timeout
+
+
+def _gates(f: Fields) -> tuple[GateSpec, ...]:
     gates = []
     for _path, line, item in f.items("gates"):
         if not isinstance(item, dict) or len(item) != 1:
@@ -136,16 +156,9 @@ def environment_from(f: Fields) -> Environment:
         source = Source(f.file, line)
         validate_gate(kind, plain(item[kind]), source)
         gates.append(GateSpec(kind, plain(item[kind]), source))
-    f.done()
-    policy: MergePolicy = "manual" if merge == "manual" else "direct" if merge == "direct" else "auto"
-    return Environment(
-        name,
-        branch,
-        gitops_branch,
-        gitops_path,
-        policy,
-        timeout,
-        tuple(gates),
-        Source(f.file, f.line),
-        on_failure,
-    )
+    return tuple(gates)
+
+
+def check_branch(value: str, fail: Any) -> None:
+    if len(value) > 255 or not valid_branch(value):
+        fail(f"invalid branch name {value!r} (git check-ref-format refuses it)")

@@ -13,7 +13,7 @@ from promoter.errors import GitError
 from promoter.forges.base import Forge, MergeNotReady, PullRequest
 from promoter.forges.notes import NoteStatuses
 from promoter.gitcmd import Git
-from promoter.model import Environment, Status
+from promoter.model import DESCRIPTION_LIMIT, Environment, Status
 from promoter.platform.repo import PlatformRepo
 
 
@@ -30,7 +30,7 @@ class LocalForge(Forge):
     def set_status(
         self, commit: str, context: str, state: str, description: str, target_url: str | None = None
     ) -> None:
-        self.statuses.post(commit, Status(context, state, description[:140], target_url))
+        self.statuses.post(commit, Status(context, state, description[:DESCRIPTION_LIMIT], target_url))
 
     def _url(self, head_branch: str) -> str:
         return f"{self.platform.url}#{head_branch}"

@@ -135,20 +135,35 @@ def judge(app: dict[str, Any], revisions: list[str]) -> AppState:
     name = _name(app)
     status = app.get("status") or {}
     sync = status.get("sync") or {}
-    health = (status.get("health") or {}).get("status") or "Unknown"
-    health_message = (status.get("health") or {}).get("message") or ""
-    at = _revisions(sync)
-    at_rollout = any(r in revisions for r in at)
+    health_block = status.get("health") or {}
+    health = health_block.get("status") or "Unknown"
     operation = status.get("operationState") or {}
+    failed = _failed_sync(operation, revisions)
+    if failed:
+        return AppState(name, "failure", failed)
+    at = _revisions(sync)
+    where = _short(at)
+    if not any(r in revisions for r in at):
+        return AppState(name, "pending", f"at {where} (not this rollout yet), {sync.get('status')}, {health}")
+    return _at_rollout(name, sync, health, health_block.get("message") or "", operation, where)
+
+
+def _failed_sync(operation: dict[str, Any], revisions: list[str]) -> str | None:
+    """The failure of a sync of this rollout, if its operation failed."""
     phase = operation.get("phase")
     op_revisions = _revisions(operation.get("syncResult") or {}) or _revisions(
         (operation.get("operation") or {}).get("sync") or {}
     )
     if phase in ("Failed", "Error") and any(r in revisions for r in op_revisions):
-        return AppState(name, "failure", f"sync {phase.lower()}: {operation.get('message') or 'no message'}")
-    where = _short(at)
-    if not at_rollout:
-        return AppState(name, "pending", f"at {where} (not this rollout yet), {sync.get('status')}, {health}")
+        return f"sync {phase.lower()}: {operation.get('message') or 'no message'}"
+    return None
+
+
+def _at_rollout(
+    name: str, sync: dict[str, Any], health: str, health_message: str, operation: dict[str, Any], where: str
+) -> AppState:
+    """The verdict of an application whose sync revision is this rollout's."""
+    phase = operation.get("phase")
     if health == "Degraded":
         return AppState(
             name, "failure", f"Degraded at {where}" + (f": {health_message}" if health_message else "")

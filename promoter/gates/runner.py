@@ -32,51 +32,84 @@ def run_gates(
     progress_interval: float = 10.0,
 ) -> list[GateOutcome]:
     """All outcomes when every gate passed; GateFailed or GateTimedOut (with outcomes) otherwise."""
-    clock = ctx.clock
-    start = clock.now()
-    last: dict[int, Observation] = {i: Observation("pending", "not checked yet") for i in range(len(gates))}
-    due: dict[int, float] = dict.fromkeys(range(len(gates)), start)
-    next_progress = start + progress_interval
+    return _GateRun(gates, ctx, deadline, progress, progress_interval).run()
 
-    def outcomes() -> list[GateOutcome]:
-        return [GateOutcome(g.describe(), last[i].state, last[i].message) for i, g in enumerate(gates)]
 
-    while True:
-        now = clock.now()
-        others_done = all(last[i].state == "success" for i, g in enumerate(gates) if not g.after_others)
-        if others_done and ctx.others_passed_at is None:
-            ctx.others_passed_at = now
-        for i, gate in enumerate(gates):
-            if last[i].state == "success" or due[i] > now or (gate.after_others and not others_done):
-                continue
-            last[i] = _tidy(gate.check(ctx))
-            due[i] = clock.now() + gate.interval
-            if last[i].state == "failure":
-                raise GateFailed(
-                    f"{ctx.environment}: gate {gate.describe()} failed: {last[i].message}", outcomes()
-                )
-        if all(o.state == "success" for o in last.values()):
-            return outcomes()
-        if not others_done and all(
-            last[i].state == "success" for i, g in enumerate(gates) if not g.after_others
-        ):
-            continue  # the others just passed: start soaking now, not at the next wake-up
-        now = clock.now()
-        if now >= deadline:
-            waiting = "; ".join(str(o) for o in outcomes() if o.state != "success")
-            raise GateTimedOut(
-                f"{ctx.environment}: gates did not pass within the timeout: {waiting}", outcomes()
-            )
-        if now >= next_progress:
-            progress(_progress_line(ctx.environment, now - start, outcomes()))
-            next_progress = now + progress_interval
-        pending_due = [
-            due[i]
-            for i, g in enumerate(gates)
-            if last[i].state != "success" and (others_done or not g.after_others)
+class _GateRun:
+    """Checks each gate when it is due, soak-like gates only once the others passed, until all
+    passed, one failed or the deadline came; a progress line at a steady pace meanwhile."""
+
+    def __init__(
+        self,
+        gates: list[Gate],
+        ctx: GateContext,
+        deadline: float,
+        progress: Callable[[str], None],
+        progress_interval: float,
+    ) -> None:
+        self.gates, self.ctx, self.deadline = gates, ctx, deadline
+        self.progress, self.progress_interval = progress, progress_interval
+        self.clock = ctx.clock
+        self.start = self.clock.now()
+        self.last = {i: Observation("pending", "not checked yet") for i in range(len(gates))}
+        self.due = dict.fromkeys(range(len(gates)), self.start)
+        self.next_progress = self.start + progress_interval
+
+    def run(self) -> list[GateOutcome]:
+        while True:
+            others_done = self._others_done()
+            if others_done and self.ctx.others_passed_at is None:
+                self.ctx.others_passed_at = self.clock.now()
+            self._check_due(others_done)
+            if all(o.state == "success" for o in self.last.values()):
+                return self.outcomes()
+            if not others_done and self._others_done():
+                continue  # the others just passed: start soaking now, not at the next wake-up
+            self._wait(others_done)
+
+    def outcomes(self) -> list[GateOutcome]:
+        return [
+            GateOutcome(g.describe(), self.last[i].state, self.last[i].message)
+            for i, g in enumerate(self.gates)
         ]
-        wake = min([*pending_due, next_progress, deadline])
-        clock.sleep(max(wake - clock.now(), 0.05))
+
+    def _others_done(self) -> bool:
+        return all(self.last[i].state == "success" for i, g in enumerate(self.gates) if not g.after_others)
+
+    def _check_due(self, others_done: bool) -> None:
+        now = self.clock.now()
+        for i, gate in enumerate(self.gates):
+            if (
+                self.last[i].state == "success"
+                or self.due[i] > now
+                or (gate.after_others and not others_done)
+            ):
+                continue
+            self.last[i] = _tidy(gate.check(self.ctx))
+            self.due[i] = self.clock.now() + gate.interval
+            if self.last[i].state == "failure":
+                raise GateFailed(
+                    f"{self.ctx.environment}: gate {gate.describe()} failed: {self.last[i].message}",
+                    self.outcomes(),
+                )
+
+    def _wait(self, others_done: bool) -> None:
+        now = self.clock.now()
+        if now >= self.deadline:
+            waiting = "; ".join(str(o) for o in self.outcomes() if o.state != "success")
+            raise GateTimedOut(
+                f"{self.ctx.environment}: gates did not pass within the timeout: {waiting}", self.outcomes()
+            )
+        if now >= self.next_progress:
+            self.progress(_progress_line(self.ctx.environment, now - self.start, self.outcomes()))
+            self.next_progress = now + self.progress_interval
+        pending_due = [
+            self.due[i]
+            for i, g in enumerate(self.gates)
+            if self.last[i].state != "success" and (others_done or not g.after_others)
+        ]
+        wake = min([*pending_due, self.next_progress, self.deadline])
+        self.clock.sleep(max(wake - self.clock.now(), 0.05))
 
 
 def _tidy(observation: Observation, limit: int = 400) -> Observation:

@@ -27,20 +27,35 @@ class CheckResult:
 def check_tree(git: Git, commit: str, root: str, expect_main: str | None) -> CheckResult:
     result = CheckResult()
     prefix = f"{root}/" if root else ""
+    result.problems += _provenance_problems(git, commit, prefix, expect_main)
+    folders = _documents(git, commit, root, prefix, result)
+    result.folders = len(folders)
+    for folder, files in sorted(folders.items()):
+        result.problems += _namespace_problems(prefix, folder, files)
+    return result
+
+
+def _provenance_problems(git: Git, commit: str, prefix: str, expect_main: str | None) -> list[str]:
     prov = Provenance.parse(git.read_file(commit, prefix + PROVENANCE))
     if prov is None:
-        result.problems.append(f"{prefix}{PROVENANCE}: missing")
-    elif expect_main and prov.main_commit != expect_main:
-        result.problems.append(
-            f"{prefix}{PROVENANCE}: main commit is {prov.main_commit}, expected {expect_main}"
-        )
+        return [f"{prefix}{PROVENANCE}: missing"]
+    if expect_main and prov.main_commit != expect_main:
+        return [f"{prefix}{PROVENANCE}: main commit is {prov.main_commit}, expected {expect_main}"]
+    return []
+
+
+Folders = dict[str, dict[str, list[dict[str, Any]]]]  # folder -> file name -> documents
+
+
+def _documents(git: Git, commit: str, root: str, prefix: str, result: CheckResult) -> Folders:
+    """Every Kubernetes object of the tree, by folder and file; a problem for anything else."""
     entries = [
         e
         for e in git.ls_tree(commit, root or None)
         if e.path.endswith(".yaml") and "/." not in "/" + e.path[len(prefix) :]
     ]
     blobs = git.read_blobs(e.sha for e in entries)
-    folders: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    folders: Folders = {}
     for e in entries:
         rel = e.path[len(prefix) :]
         try:
@@ -50,25 +65,27 @@ def check_tree(git: Git, commit: str, root: str, expect_main: str | None) -> Che
             continue
         for doc in docs:
             result.manifests += 1
-            if (
-                not isinstance(doc, dict)
-                or not all(doc.get(k) for k in ("apiVersion", "kind"))
-                or not (doc.get("metadata") or {}).get("name")
-            ):
+            if not _is_object(doc):
                 result.problems.append(f"{e.path}: a document lacks apiVersion, kind or metadata.name")
                 continue
             folders.setdefault(rel.rsplit("/", 1)[0], {}).setdefault(rel.rsplit("/", 1)[-1], []).append(doc)
-    result.folders = len(folders)
-    for folder, files in sorted(folders.items()):
-        namespaces = {
-            str(d["metadata"]["name"])
-            for d in files.get("namespace.yaml", [])
-            if d.get("kind") == "Namespace"
-        }
-        for doc in files.get("platform-config.yaml", []):
-            ns = (doc.get("metadata") or {}).get("namespace")
-            if namespaces and ns not in namespaces:
-                result.problems.append(
-                    f"{prefix}{folder}/platform-config.yaml: namespace {ns} is not created in this folder"
-                )
-    return result
+    return folders
+
+
+def _is_object(doc: Any) -> bool:
+    return (
+        isinstance(doc, dict)
+        and all(doc.get(k) for k in ("apiVersion", "kind"))
+        and bool((doc.get("metadata") or {}).get("name"))
+    )
+
+
+def _namespace_problems(prefix: str, folder: str, files: dict[str, list[dict[str, Any]]]) -> list[str]:
+    namespaces = {
+        str(d["metadata"]["name"]) for d in files.get("namespace.yaml", []) if d.get("kind") == "Namespace"
+    }
+    return [
+        f"{prefix}{folder}/platform-config.yaml: namespace {ns} is not created in this folder"
+        for doc in files.get("platform-config.yaml", [])
+        if namespaces and (ns := (doc.get("metadata") or {}).get("namespace")) not in namespaces
+    ]

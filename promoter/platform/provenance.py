@@ -9,6 +9,9 @@ from typing import Any
 
 import yaml
 
+from promoter.model import Environment, EnvironmentObjects, MainObjects
+from promoter.rendering.tree import Rendered
+
 PROVENANCE = ".promoter/promotion.yaml"
 _SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the same, faster
 _HEADER = "# Written by promoter: the control-plane commits this tree was rendered from.\n"
@@ -26,6 +29,21 @@ class Provenance:
     env_commit: str | None = None
     cluster_types: tuple[str, ...] = ()
     files: int = 0
+
+    @classmethod
+    def of(
+        cls, main: MainObjects, env: Environment, objects: EnvironmentObjects, rendered: Rendered
+    ) -> Provenance:
+        """The provenance of ``env``'s tree rendered from ``main`` and the environment branch."""
+        return cls(
+            pipeline=main.pipeline.name,
+            environment=env.name,
+            main_commit=main.commit,
+            env_branch=env.branch,
+            env_commit=objects.commit,
+            cluster_types=rendered.cluster_types,
+            files=len(rendered.files),
+        )
 
     def text(self) -> bytes:
         body = {

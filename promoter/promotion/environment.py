@@ -10,23 +10,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
 
 from promoter.clock import Clock, format_duration
 from promoter.console import Console
 from promoter.controlplane.repo import ControlPlane
 from promoter.errors import GateFailed, PromotionFailed, Superseded
 from promoter.forges.base import Forge, PullRequest
-from promoter.gates import GateContext, build_gate
-from promoter.gates.base import Gate
-from promoter.gates.runner import GateOutcome, run_gates
+from promoter.gates.runner import GateOutcome
 from promoter.model import Environment, EnvironmentObjects, MainObjects, Status, promotion_branch
 from promoter.platform.plan import TreePlan
 from promoter.platform.provenance import Provenance
 from promoter.platform.repo import PlatformRepo
+from promoter.promotion.gating import Gating
 from promoter.promotion.landing import BaseMoved, Landing
 from promoter.promotion.options import Options
-from promoter.promotion.report import EnvResult, change_summary, gate_report, pr_body, pr_title
+from promoter.promotion.report import EnvResult, change_summary, pr_body, pr_title
 from promoter.promotion.rollback import Rollbacks, deployed_main
 from promoter.promotion.statuses import Statuses
 from promoter.rendering.tree import Rendered, render_environment
@@ -70,13 +68,12 @@ class EnvironmentRun:
         self.rollbacks = Rollbacks(
             control_plane, platform, self.statuses, self.landing, console, clock, options
         )
+        self.gating = Gating(platform, forge, clock, console, options, self.rollbacks)
         self.passed: set[str] = set()  # environments this run saw succeed (a dry run posts nothing)
         self._start = 0.0  # when the environment under way started: its deadline counts from here
         self._partial = EnvResult("", "failure")  # what it has done so far, for a failure's report
         self._prs: dict[str, PullRequest] = {}
         self._prepared: dict[tuple[str, str], tuple[EnvironmentObjects, Rendered]] = {}
-
-    # ------------------------------------------------------------ the two flows' entries
 
     def promote(self, main: MainObjects, env: Environment) -> EnvResult:
         """Take ``main`` to ``env`` unless it is there already, failed there, or the environment
@@ -101,8 +98,6 @@ class EnvironmentRun:
             objects = self.cp.environment(env)
             self._prepared[key] = (objects, render_environment(main, objects, env.name))
         return self._prepared[key]
-
-    # ------------------------------------------------------------ around every attempt
 
     def _timed(self, main: MainObjects, env: Environment, run: Step) -> EnvResult:
         start, requests = self.clock.now(), self.forge.request_count()
@@ -173,8 +168,6 @@ class EnvironmentRun:
                 f"{env.name}: guard: {main.commit[:12]} has not succeeded in {previous.name} yet (use --force to skip)"
             )
 
-    # ------------------------------------------------------------ one attempt
-
     def _attempt(
         self, main: MainObjects, env: Environment, current: Status | None, trust_current: bool
     ) -> EnvResult:
@@ -223,15 +216,7 @@ class EnvironmentRun:
             raise Superseded(
                 f"{env.gitops_branch} already has the newer main commit {deployed[:12]}; not going back"
             )
-        provenance = Provenance(
-            pipeline=main.pipeline.name,
-            environment=env.name,
-            main_commit=main.commit,
-            env_branch=env.branch,
-            env_commit=objects.commit,
-            cluster_types=rendered.cluster_types,
-            files=len(rendered.files),
-        )
+        provenance = Provenance.of(main, env, objects, rendered)
         plan = self.platform.plan(base, env.gitops_path, rendered.files, rendered.cluster_types, provenance)
         self.out.say(
             f"{env.name}: rendered {len(rendered.files)} files for {len(rendered.assignments)} assignments "
@@ -381,17 +366,9 @@ class EnvironmentRun:
             superseded=superseded,
         )
 
-    # ------------------------------------------------------------ gates
-
     def _gates(self, main: MainObjects, env: Environment, merge_sha: str, result: EnvResult) -> EnvResult:
-        gates = [build_gate(spec) for spec in env.gates]
-        outcomes: list[GateOutcome] = []
-        if gates:
-            self.out.say(f"{env.name}: gates on {merge_sha[:12]}: {', '.join(g.describe() for g in gates)}")
-            outcomes = self._run_gates(main, env, merge_sha, gates)
-            for outcome in outcomes:
-                self.out.say(f"{env.name}: gate {outcome}")
-            self._report_gates(env, merge_sha, outcomes, "all gates passed")
+        deadline = self._start + env.timeout
+        outcomes = self.gating.check(main, env, merge_sha, deadline, self._prs.get(env.name))
         summary = "; ".join(f"{o.gate}: {o.state}" for o in outcomes) or "no gates"
         self.statuses.post(
             main.commit,
@@ -402,34 +379,6 @@ class EnvironmentRun:
         )
         self.out.say(f"{env.name}: success in {format_duration(self.clock.now() - self._start)}")
         return replace(result, state="success", message=summary, gates=outcomes)
-
-    def _run_gates(
-        self, main: MainObjects, env: Environment, merge_sha: str, gates: list[Gate]
-    ) -> list[GateOutcome]:
-        ctx = GateContext(
-            env.name,
-            main.commit,
-            merge_sha,
-            self.platform.url,
-            env.gitops_branch,
-            self.clock,
-            env.gitops_path,
-            self.forge,
-            platform=self.platform,
-        )
-        try:
-            return run_gates(gates, ctx, self._start + env.timeout, self.out.say, self.opts.progress_interval)
-        except GateFailed as err:
-            self._report_gates(env, merge_sha, err.outcomes, str(err))
-            if env.on_failure == "rollback":
-                restored = self.rollbacks.after_failure(main, env, merge_sha)
-                raise type(err)(f"{err}; {restored}", err.outcomes) from err
-            raise
-
-    def _report_gates(self, env: Environment, merge_sha: str, outcomes: list[Any], verdict: str) -> None:
-        pr = self._prs.get(env.name)
-        if pr is not None:
-            self.forge.comment(pr, gate_report(env.name, merge_sha, outcomes, verdict))
 
     def _subject(self, commit: str) -> str:
         return self.cp.git.out("log", "-1", "--format=%s", operands=[commit])

@@ -13,11 +13,11 @@ from pathlib import Path
 import jinja2
 import yaml
 
-from promoter import scheduling
 from promoter.controlplane import yamlfile
 from promoter.model import ClusterType, EnvironmentObjects, MainObjects, Template
 from promoter.rendering import render, sandbox
-from promoter.scheduling import EnvironmentSchedule
+from promoter.scheduling import targets as scheduling_targets
+from promoter.scheduling.environment import EnvironmentSchedule
 
 _SHA = re.compile(r"[0-9a-f]{40}")
 
@@ -77,7 +77,7 @@ def code_digest() -> str:
         package = Path(__file__).parent  # every module of rendering, this one included
         for path in [
             *sorted(package.glob("*.py")),
-            Path(str(scheduling.__file__)),
+            *sorted(Path(str(scheduling_targets.__file__)).parent.glob("*.py")),  # the scheduling package
             Path(str(yamlfile.__file__)),
         ]:
             h.update(path.read_bytes())

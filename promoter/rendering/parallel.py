@@ -18,7 +18,8 @@ from typing import Literal
 from promoter.errors import PromoterError, TemplateError
 from promoter.model import Template
 from promoter.rendering.render import Renderer, variables
-from promoter.scheduling import Assignment, EnvironmentSchedule
+from promoter.scheduling.environment import EnvironmentSchedule
+from promoter.scheduling.targets import Assignment
 
 ROLE_FILES = (
     ("reconciler", "reconciler.yaml"),
@@ -84,13 +85,7 @@ def render_in_two(
     gives: config errors (all checked before any render) before template errors, and this
     half's before the child's. ``assigned`` gets this half's assignments; the child's are
     merged again if someone asks for them."""
-    total = sum(len(schedule.pairs[ct]) for ct in cluster_types)
-    count, cut = 0, len(cluster_types)
-    for i, ct in enumerate(cluster_types):
-        if count >= total / 2:
-            cut = i
-            break
-        count += len(schedule.pairs[ct])
+    cut = _halfway(schedule, cluster_types)
     mine, theirs = cluster_types[:cut], cluster_types[cut:]
     read_fd, write_fd = os.pipe()
     pid = os.fork()
@@ -123,6 +118,17 @@ def render_in_two(
         raise value
     files.update(value)
     return files
+
+
+def _halfway(schedule: EnvironmentSchedule, cluster_types: list[str]) -> int:
+    """Where to cut ``cluster_types`` so that each half has about half of the assignments."""
+    total = sum(len(schedule.pairs[ct]) for ct in cluster_types)
+    count = 0
+    for i, ct in enumerate(cluster_types):
+        if count >= total / 2:
+            return i
+        count += len(schedule.pairs[ct])
+    return len(cluster_types)
 
 
 def _child_render(

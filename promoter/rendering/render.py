@@ -23,7 +23,7 @@ from promoter.errors import ConfigError, TemplateError
 from promoter.model import Manifest, Template
 from promoter.rendering import sandbox
 from promoter.rendering.sandbox import LimitedSandbox, RenderTimeout, time_limit
-from promoter.scheduling import Assignment
+from promoter.scheduling.targets import Assignment
 
 MAX_OUTPUT_BYTES = 4 * 1024 * 1024
 

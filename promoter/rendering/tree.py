@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from promoter.controlplane.loading import check_references
+from promoter.controlplane.objects import check_references
 from promoter.model import EnvironmentObjects, MainObjects
 from promoter.rendering.builtins import all_templates, builtin_templates
 from promoter.rendering.memo import FolderMemo, folder_digests
@@ -22,7 +22,8 @@ from promoter.rendering.parallel import (
     render_in_two,
 )
 from promoter.rendering.render import Renderer
-from promoter.scheduling import Assignment, EnvironmentSchedule
+from promoter.scheduling.environment import EnvironmentSchedule
+from promoter.scheduling.targets import Assignment
 
 
 @dataclass(frozen=True)

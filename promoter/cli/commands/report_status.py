@@ -8,12 +8,15 @@ The ``commitStatus`` gate reads them back.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from promoter.errors import UsageError
-from promoter.forges.notes import STATES
-
-GITHUB_DESCRIPTION_LIMIT = 140  # GitHub truncates longer descriptions; keep both forges alike
+from promoter.forges.notes import STATES, NoteStatuses
+from promoter.gitcmd import Git
+from promoter.masking import mask
+from promoter.model import DESCRIPTION_LIMIT, Status
 
 
 @click.command("report-status")
@@ -38,10 +41,6 @@ def report_status(
     repo: str, ref: str, context: str, state: str, description: str, target_url: str | None
 ) -> None:
     """Post a commit status on a platform-repo commit of the local forge (as a cluster would)."""
-    from promoter.forges.notes import NoteStatuses
-    from promoter.gitcmd import Git
-    from promoter.masking import mask
-    from promoter.model import Status
 
     git = Git(_local_path(repo))
     commit = git.commit_of(ref)
@@ -49,13 +48,12 @@ def report_status(
         raise UsageError(f"--commit {ref}: no such commit in {repo}")
     if not context.strip():
         raise UsageError("--context must not be empty")
-    status = Status(context.strip(), state, description[:GITHUB_DESCRIPTION_LIMIT], target_url or None)
+    status = Status(context.strip(), state, description[:DESCRIPTION_LIMIT], target_url or None)
     NoteStatuses(git).post(commit, status)
     click.echo(mask(f"{state} {status.context} on {commit[:12]}"))
 
 
 def _local_path(repo: str) -> str:
-    from pathlib import Path
 
     path = repo.removeprefix("file://")
     if "://" in path or (":" in path.split("/", 1)[0] and "@" in path):

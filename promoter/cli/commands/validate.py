@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import click
 
-from promoter.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH
-from promoter.commands.common import control_plane as control_plane_at
+from promoter.cli.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH
+from promoter.cli.commands.common import control_plane as control_plane_at
+from promoter.rendering.builtins import all_templates
+from promoter.rendering.render import Renderer
+from promoter.rendering.tree import render_environment
 
 
 @click.command()
@@ -14,9 +17,6 @@ from promoter.commands.common import control_plane as control_plane_at
 @MAIN_BRANCH
 def validate(control_plane: str, commit: str | None, main_branch: str) -> None:
     """Load and check main and every environment branch; render each environment."""
-    from promoter.rendering.builtins import all_templates
-    from promoter.rendering.render import Renderer
-    from promoter.rendering.tree import render_environment
 
     cp = control_plane_at(control_plane, main_branch)
     sha = cp.resolve(commit)

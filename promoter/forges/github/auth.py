@@ -23,8 +23,8 @@ from pathlib import Path
 import github
 
 from promoter.errors import UsageError
-from promoter.forges.github_http import GitHubHttp
-from promoter.forges.github_shapes import guard
+from promoter.forges.github.api import GitHubHttp
+from promoter.forges.github.shapes import guard
 from promoter.masking import register_secret
 
 TOKEN_VARIABLES = ("PROMOTER_GITHUB_TOKEN", "GITHUB_TOKEN")

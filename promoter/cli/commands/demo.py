@@ -7,7 +7,9 @@ from pathlib import Path
 
 import click
 
-from promoter.commands.promote import print_summary
+from promoter.cli.commands.promote import print_summary
+from promoter.cli.demo import run_demo
+from promoter.clock import parse_duration
 from promoter.errors import UsageError
 
 
@@ -22,8 +24,6 @@ from promoter.errors import UsageError
 @click.option("--progress-interval", default="1s", show_default=True)
 def demo(directory: str | None, progress_interval: str) -> None:
     """Build the sample control plane into fresh repos and promote it dev -> qa -> prod."""
-    from promoter.clock import parse_duration
-    from promoter.demo import run_demo
 
     try:
         interval = parse_duration(progress_interval)

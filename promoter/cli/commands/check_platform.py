@@ -7,6 +7,8 @@ import sys
 import click
 
 from promoter.errors import UsageError
+from promoter.gitcmd import Git
+from promoter.platform.checks import check_tree
 
 
 @click.command("check-platform")
@@ -30,8 +32,6 @@ from promoter.errors import UsageError
 )
 def check_platform(repo: str, ref: str, root: str, expect_commit: str | None) -> None:
     """Smoke-check a rendered platform tree at one commit (for use as a command gate)."""
-    from promoter.gitcmd import Git
-    from promoter.platform.checks import check_tree
 
     git = Git(repo.removeprefix("file://"))
     commit = git.commit_of(ref)

@@ -8,7 +8,7 @@ only from responses that carry them, so that nothing completes itself behind the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from github.CommitCombinedStatus import CommitCombinedStatus
@@ -17,13 +17,14 @@ from github.PullRequest import PullRequest as GhPull
 from github.PullRequestMergeStatus import PullRequestMergeStatus
 
 from promoter.clock import Clock
-from promoter.errors import ForgeError, GitError, MergeRefused
+from promoter.errors import ForgeError, MergeRefused
 from promoter.forges.base import Forge, MergeNotReady, PRState, PullRequest
-from promoter.forges.github_auth import Credentials, credentials_from_env, git_auth_env
-from promoter.forges.github_http import GitHubHttp, GitHubRequestError, RetryPolicy
+from promoter.forges.github.api import GitHubHttp, GitHubRequestError
+from promoter.forges.github.auth import Credentials, credentials_from_env
+from promoter.forges.github.policy import RetryPolicy
+from promoter.forges.github.repo import GitHubPlatformRepo
 from promoter.masking import mask
-from promoter.model import Environment, Status
-from promoter.platform.repo import PlatformRepo
+from promoter.model import DESCRIPTION_LIMIT, Environment, Status
 
 T = TypeVar("T")
 PROMOTION_LABEL = "promotion"
@@ -91,7 +92,7 @@ class GitHubForge(Forge):
     def set_status(
         self, commit: str, context: str, state: str, description: str, target_url: str | None = None
     ) -> None:
-        text = mask(description)[:140]  # GitHub refuses longer descriptions
+        text = mask(description)[:DESCRIPTION_LIMIT]  # GitHub refuses longer descriptions
         fields: dict[str, Any] = {"state": state, "description": text, "context": context}
         if target_url and target_url.startswith(("https://", "http://")):
             fields["target_url"] = target_url
@@ -328,62 +329,6 @@ def _status(status: CommitStatus) -> Status:
     return Status(status.context, status.state, status.description or "", status.target_url, created)
 
 
-class GitHubPlatformRepo(PlatformRepo):
-    """The platform repo over HTTPS: the token as a header, network calls retried."""
-
-    def __init__(self, url: str, http: GitHubHttp, credentials: Credentials, repo: str) -> None:
-        self._http = http
-        self._credentials = credentials
-        self._repo_name = repo
-        self._busy = False
-        super().__init__(url)
-
-    def remote_heads(self, branches: list[str]) -> dict[str, str | None]:
-        return self._net(f"read branches of {self.url}", lambda: PlatformRepo.remote_heads(self, branches))
-
-    def fetch(self, branches: list[str]) -> dict[str, str | None]:
-        return self._net(f"fetch from {self.url}", lambda: PlatformRepo.fetch(self, branches))
-
-    def push(self, updates: Mapping[str, tuple[str | None, str | None]]) -> None:
-        def landed() -> bool | None:
-            """After a broken connection: did the push get through anyway?"""
-            heads = PlatformRepo.remote_heads(self, list(updates))
-            if any(heads.get(branch) != new for branch, (_, new) in updates.items()):
-                return None
-            for branch, (_, new) in updates.items():
-                if new:
-                    self.git.run("update-ref", operands=[f"refs/remotes/origin/{branch}", new])
-                else:
-                    self.git.delete_ref(f"refs/remotes/origin/{branch}")
-            return True
-
-        def push() -> bool:
-            PlatformRepo.push(self, updates)
-            return True
-
-        self._net(f"push of {', '.join(updates)} to {self.url}", push, landed)
-
-    def _net(self, name: str, fn: Callable[[], T], verify: Callable[[], T | None] | None = None) -> T:
-        if self._busy:  # fetch reads the branches first: one retry loop, not two nested
-            return fn()
-        self._busy = True
-
-        def authenticated() -> T:
-            self.git.env.update(git_auth_env(self.url, self._credentials.token(self._repo_name)))
-            return fn()
-
-        try:
-            return self._http.git_call(name, authenticated, verify)
-        except GitError as err:
-            if not any(sign in str(err) for sign in ("Authentication failed", "error: 403", "HTTP 403")):
-                raise
-            raise GitError(
-                f"{err} (the token, or the GitHub App, needs contents: write on {self._repo_name}; see docs/github.md)"
-            ) from err
-        finally:
-            self._busy = False
-
-
 def connect(
     *,
     api_url: str,
@@ -403,4 +348,4 @@ def connect(
     return platform, forge
 
 
-__all__ = ["GitHubForge", "GitHubPlatformRepo", "connect"]
+__all__ = ["GitHubForge", "connect"]

@@ -9,9 +9,18 @@ from typing import Any
 
 import click
 
-from promoter.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH
-from promoter.commands.common import control_plane as control_plane_at
+from promoter import (
+    clock as clocks,  # clocks.RealClock is looked up at run time: tests put a fake in its place
+)
+from promoter.cli import actions_output
+from promoter.cli.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH
+from promoter.cli.commands.common import control_plane as control_plane_at
+from promoter.clock import parse_duration
 from promoter.errors import UsageError
+from promoter.promotion.flows import Orchestrator
+from promoter.promotion.options import Options
+from promoter.promotion.report import change_summary
+from promoter.runtime import GitHubOptions, build_runtime
 
 
 def github_options(*, merging: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -20,54 +29,57 @@ def github_options(*, merging: bool = False) -> Callable[[Callable[..., Any]], C
     def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(command)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            from promoter.app import GitHubOptions
-            from promoter.clock import parse_duration
-
-            wait = kwargs.pop("github_rate_limit_wait", None)
-            try:
-                seconds = parse_duration(wait) if wait else GitHubOptions.rate_limit_wait
-            except ValueError as err:
-                raise UsageError(f"--github-rate-limit-wait: {err}") from err
-            kwargs["github"] = GitHubOptions(
-                api_url=kwargs.pop("github_api_url"),
-                control_plane_repo=kwargs.pop("control_plane_repo"),
-                auto_merge=kwargs.pop("github_auto_merge", False),
-                rate_limit_wait=seconds,
-            )
+            kwargs["github"] = _github(kwargs)
             return command(*args, **kwargs)
 
-        options = [
-            click.option(
-                "--github-api-url",
-                default=None,
-                help="GitHub's API (default: $GITHUB_API_URL, else https://api.github.com; <server>/api/v3 on GitHub Enterprise Server).",
-            ),
-            click.option(
-                "--control-plane-repo",
-                default=None,
-                metavar="OWNER/NAME",
-                help="The control plane on GitHub, for statuses (default: $GITHUB_REPOSITORY, else the origin remote).",
-            ),
-        ]
-        if merging:
-            options += [
-                click.option(
-                    "--github-auto-merge",
-                    is_flag=True,
-                    help="merge: auto uses GitHub's auto-merge (waits for required checks and reviews).",
-                ),
-                click.option(
-                    "--github-rate-limit-wait",
-                    default="15m",
-                    show_default=True,
-                    help="The longest wait for GitHub's rate limit to reset before giving up.",
-                ),
-            ]
-        for option in reversed(options):
+        for option in reversed(_GITHUB_OPTIONS + (_MERGE_OPTIONS if merging else [])):
             wrapper = option(wrapper)
         return wrapper
 
     return decorate
+
+
+def _github(kwargs: dict[str, Any]) -> GitHubOptions:
+    """The github flags, taken out of a command's arguments."""
+    wait = kwargs.pop("github_rate_limit_wait", None)
+    try:
+        seconds = parse_duration(wait) if wait else GitHubOptions.rate_limit_wait
+    except ValueError as err:
+        raise UsageError(f"--github-rate-limit-wait: {err}") from err
+    return GitHubOptions(
+        api_url=kwargs.pop("github_api_url"),
+        control_plane_repo=kwargs.pop("control_plane_repo"),
+        auto_merge=kwargs.pop("github_auto_merge", False),
+        rate_limit_wait=seconds,
+    )
+
+
+_GITHUB_OPTIONS = [
+    click.option(
+        "--github-api-url",
+        default=None,
+        help="GitHub's API (default: $GITHUB_API_URL, else https://api.github.com; <server>/api/v3 on GitHub Enterprise Server).",
+    ),
+    click.option(
+        "--control-plane-repo",
+        default=None,
+        metavar="OWNER/NAME",
+        help="The control plane on GitHub, for statuses (default: $GITHUB_REPOSITORY, else the origin remote).",
+    ),
+]
+_MERGE_OPTIONS = [
+    click.option(
+        "--github-auto-merge",
+        is_flag=True,
+        help="merge: auto uses GitHub's auto-merge (waits for required checks and reviews).",
+    ),
+    click.option(
+        "--github-rate-limit-wait",
+        default="15m",
+        show_default=True,
+        help="The longest wait for GitHub's rate limit to reset before giving up.",
+    ),
+]
 
 
 @click.command()
@@ -105,11 +117,6 @@ def promote(
     github: Any,
 ) -> None:
     """Promote a main commit dev -> qa -> prod, or (--env) re-render one environment."""
-    from promoter import actions_output
-    from promoter.app import build_runtime
-    from promoter.clock import RealClock, parse_duration
-    from promoter.promotion.flows import Orchestrator
-    from promoter.promotion.options import Options
 
     if to and env_name:
         raise UsageError(
@@ -120,7 +127,7 @@ def promote(
     pipeline = cp.main(cp.resolve(None) if env_name and not commit else sha).pipeline
     names = [e.name for e in pipeline.environments]
     console = actions_output.console(names, stream=sys.stderr if output == "json" else None)
-    clock = RealClock()
+    clock = clocks.RealClock()
     runtime = build_runtime(cp, pipeline, console, clock=clock, github=github)
     try:
         options = Options(
@@ -147,7 +154,6 @@ def promote(
 
 
 def print_summary(report: Any) -> None:
-    from promoter.promotion.report import change_summary
 
     # The forge's API requests per environment, where it counts them (GitHub).
     counted = any(r.requests for r in report.results)

@@ -4,8 +4,18 @@ from __future__ import annotations
 
 import click
 
-from promoter.commands.common import CONTROL_PLANE, MAIN_BRANCH
-from promoter.commands.common import control_plane as control_plane_at
+from promoter import (
+    clock as clocks,  # clocks.RealClock is looked up at run time: tests put a fake in its place
+)
+from promoter.cli import actions_output
+from promoter.cli.commands.common import CONTROL_PLANE, MAIN_BRANCH
+from promoter.cli.commands.common import control_plane as control_plane_at
+from promoter.clock import parse_duration
+from promoter.console import Console
+from promoter.errors import UsageError
+from promoter.promotion.flows import Orchestrator
+from promoter.promotion.options import Options
+from promoter.runtime import build_runtime
 
 
 @click.command()
@@ -27,13 +37,6 @@ def rollback(control_plane: str, env_name: str, to: str | None, poll_interval: s
     for direct); the main commit that was deployed gets a failure status, so the next automatic
     run does not promote it again unless --force.
     """
-    from promoter import actions_output
-    from promoter.app import build_runtime
-    from promoter.clock import RealClock, parse_duration
-    from promoter.console import Console
-    from promoter.errors import UsageError
-    from promoter.promotion.flows import Orchestrator
-    from promoter.promotion.options import Options
 
     cp = control_plane_at(control_plane, main_branch)
     console = Console()
@@ -42,6 +45,6 @@ def rollback(control_plane: str, env_name: str, to: str | None, poll_interval: s
         options = Options(poll_interval=parse_duration(poll_interval), run_url=actions_output.run_url())
     except ValueError as err:
         raise UsageError(f"--poll-interval: {err}") from err
-    orchestrator = Orchestrator(cp, runtime.platform, runtime.forge, RealClock(), console, options)
+    orchestrator = Orchestrator(cp, runtime.platform, runtime.forge, clocks.RealClock(), console, options)
     with runtime.platform.locked():
         orchestrator.rollback(env_name, to)

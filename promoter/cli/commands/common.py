@@ -6,6 +6,8 @@ from typing import Any
 
 import click
 
+from promoter.controlplane.repo import ControlPlane
+
 CONTROL_PLANE = click.option(
     "--control-plane",
     "control_plane",
@@ -23,6 +25,5 @@ MAIN_BRANCH = click.option(
 
 
 def control_plane(path: str, main_branch: str) -> Any:
-    from promoter.controlplane.repo import ControlPlane
 
     return ControlPlane(path, main_branch)

@@ -7,9 +7,11 @@ from typing import Any
 
 import click
 
-from promoter.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH
-from promoter.commands.common import control_plane as control_plane_at
-from promoter.commands.promote import github_options
+from promoter.cli.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH
+from promoter.cli.commands.common import control_plane as control_plane_at
+from promoter.cli.commands.promote import github_options
+from promoter.console import Console
+from promoter.runtime import build_runtime
 
 
 @click.command()
@@ -20,8 +22,6 @@ from promoter.commands.promote import github_options
 @github_options()
 def status(control_plane: str, commit: str | None, output: str, main_branch: str, github: Any) -> None:
     """Where a main commit stands in each environment, read back from the repos."""
-    from promoter.app import build_runtime
-    from promoter.console import Console
 
     cp = control_plane_at(control_plane, main_branch)
     sha = cp.resolve(commit)

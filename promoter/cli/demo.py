@@ -7,7 +7,6 @@ import os
 import tempfile
 from pathlib import Path
 
-from promoter.app import build_runtime
 from promoter.clock import RealClock
 from promoter.console import Console
 from promoter.controlplane.repo import ControlPlane
@@ -16,11 +15,12 @@ from promoter.gitcmd import Git
 from promoter.promotion.flows import Orchestrator
 from promoter.promotion.options import Options
 from promoter.promotion.report import Report
+from promoter.runtime import build_runtime
 
 
 def examples_dir() -> Path:
-    here = Path(__file__).resolve().parent
-    for candidate in (here.parent / "examples", here / "examples"):
+    package = Path(__file__).resolve().parents[1]  # promoter/
+    for candidate in (package.parent / "examples", package / "examples"):
         if (candidate / "control-plane" / "promoter.yaml").exists():
             return candidate
     raise UsageError("the sample control plane (examples/) is not installed with this promoter")

@@ -10,15 +10,15 @@ from typing import Any
 
 import click
 
-from promoter.commands import check_platform, demo, diff, promote, render, rollback, status, validate
-from promoter.commands.report_status import report_status
+from promoter.cli import actions_output
+from promoter.cli.commands import check_platform, demo, diff, promote, render, rollback, status, validate
+from promoter.cli.commands.report_status import report_status
 from promoter.errors import PromoterError, one_line
 from promoter.masking import mask
 
 
 class PromoterGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
-        from promoter import actions_output  # no-ops outside GitHub Actions
 
         actions_output.mask_new_secrets()
         try:

@@ -7,9 +7,11 @@ from pathlib import Path
 
 import click
 
-from promoter.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH
-from promoter.commands.common import control_plane as control_plane_at
+from promoter.cli.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH
+from promoter.cli.commands.common import control_plane as control_plane_at
 from promoter.errors import UsageError
+from promoter.platform.provenance import PROVENANCE, Provenance
+from promoter.rendering.tree import render_environment
 
 
 @click.command()
@@ -22,8 +24,6 @@ from promoter.errors import UsageError
 @MAIN_BRANCH
 def render(control_plane: str, env_name: str, commit: str | None, out: str, main_branch: str) -> None:
     """Write the tree that would be committed for one environment."""
-    from promoter.platform.provenance import PROVENANCE, Provenance
-    from promoter.rendering.tree import render_environment
 
     cp = control_plane_at(control_plane, main_branch)
     sha = cp.resolve(commit)
@@ -41,15 +41,7 @@ def render(control_plane: str, env_name: str, commit: str | None, out: str, main
             raise UsageError(f"--out {out}: not empty and not an earlier render; choose an empty directory")
         shutil.rmtree(target)
     files = dict(rendered.files)
-    files[PROVENANCE] = Provenance(
-        pipeline=main.pipeline.name,
-        environment=env.name,
-        main_commit=sha,
-        env_branch=env.branch,
-        env_commit=objects.commit,
-        cluster_types=rendered.cluster_types,
-        files=len(rendered.files),
-    ).text()
+    files[PROVENANCE] = Provenance.of(main, env, objects, rendered).text()
     for path, data in files.items():
         dest = target / path
         dest.parent.mkdir(parents=True, exist_ok=True)

@@ -16,11 +16,17 @@ from typing import Any
 
 import click
 
-from promoter.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH
-from promoter.commands.common import control_plane as control_plane_at
+from promoter.cli import actions_output
+from promoter.cli.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH
+from promoter.cli.commands.common import control_plane as control_plane_at
+from promoter.console import Console
 from promoter.errors import UsageError
 from promoter.platform.objects import Change
 from promoter.platform.provenance import Provenance
+from promoter.rendering.builtins import all_templates
+from promoter.rendering.render import Renderer
+from promoter.rendering.tree import render_environment
+from promoter.runtime import build_runtime
 
 COMMENT_MARKER = "<!-- promoter-diff -->"
 MAX_COMMENT = 60_000  # GitHub refuses comments over 65,536 characters
@@ -174,7 +180,6 @@ def diff(
     main_branch: str,
 ) -> None:
     """Show what promoting a commit would change on each platform branch; push nothing."""
-    from promoter import actions_output
 
     if deployed_main and commit:
         raise UsageError("--commit and --deployed-main exclude each other")
@@ -222,10 +227,6 @@ def _select(pipeline: Any, names: tuple[str, ...], branch: str | None, to: str |
 
 
 def _diffs(cp: Any, main: Any, envs: list[Any], env_commit: str | None, deployed: bool) -> list[EnvDiff]:
-    from promoter.app import build_runtime
-    from promoter.console import Console
-    from promoter.rendering.builtins import all_templates
-    from promoter.rendering.render import Renderer
 
     Renderer(all_templates(main)).compile_all()
     runtime = build_runtime(cp, main.pipeline, Console(quiet=True))
@@ -245,19 +246,10 @@ def _diffs(cp: Any, main: Any, envs: list[Any], env_commit: str | None, deployed
 
 
 def _env_diff(cp: Any, platform: Any, main: Any, env: Any, base: str | None, pinned: str | None) -> EnvDiff:
-    from promoter.rendering.tree import render_environment
 
     objects = cp.environment(env, pinned)
     rendered = render_environment(main, objects, env.name)
-    provenance = Provenance(
-        pipeline=main.pipeline.name,
-        environment=env.name,
-        main_commit=main.commit,
-        env_branch=env.branch,
-        env_commit=objects.commit,
-        cluster_types=rendered.cluster_types,
-        files=len(rendered.files),
-    )
+    provenance = Provenance.of(main, env, objects, rendered)
     plan = platform.plan(base, env.gitops_path, rendered.files, rendered.cluster_types, provenance)
     old = platform.listing(base, env.gitops_path)
     changed = sorted(

@@ -1,0 +1,70 @@
+"""The platform repo on GitHub: git over HTTPS with the token as a header (never in a URL or on
+disk), every network call under the GitHub retry policy."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TypeVar
+
+from promoter.errors import GitError
+from promoter.forges.github.api import GitHubHttp
+from promoter.forges.github.auth import Credentials, git_auth_env
+from promoter.platform.repo import PlatformRepo
+
+T = TypeVar("T")
+
+
+class GitHubPlatformRepo(PlatformRepo):
+    """The platform repo over HTTPS: the token as a header, network calls retried."""
+
+    def __init__(self, url: str, http: GitHubHttp, credentials: Credentials, repo: str) -> None:
+        self._http = http
+        self._credentials = credentials
+        self._repo_name = repo
+        self._busy = False
+        super().__init__(url)
+
+    def remote_heads(self, branches: list[str]) -> dict[str, str | None]:
+        return self._net(f"read branches of {self.url}", lambda: PlatformRepo.remote_heads(self, branches))
+
+    def fetch(self, branches: list[str]) -> dict[str, str | None]:
+        return self._net(f"fetch from {self.url}", lambda: PlatformRepo.fetch(self, branches))
+
+    def push(self, updates: Mapping[str, tuple[str | None, str | None]]) -> None:
+        def landed() -> bool | None:
+            """After a broken connection: did the push get through anyway?"""
+            heads = PlatformRepo.remote_heads(self, list(updates))
+            if any(heads.get(branch) != new for branch, (_, new) in updates.items()):
+                return None
+            for branch, (_, new) in updates.items():
+                if new:
+                    self.git.run("update-ref", operands=[f"refs/remotes/origin/{branch}", new])
+                else:
+                    self.git.delete_ref(f"refs/remotes/origin/{branch}")
+            return True
+
+        def push() -> bool:
+            PlatformRepo.push(self, updates)
+            return True
+
+        self._net(f"push of {', '.join(updates)} to {self.url}", push, landed)
+
+    def _net(self, name: str, fn: Callable[[], T], verify: Callable[[], T | None] | None = None) -> T:
+        if self._busy:  # fetch reads the branches first: one retry loop, not two nested
+            return fn()
+        self._busy = True
+
+        def authenticated() -> T:
+            self.git.env.update(git_auth_env(self.url, self._credentials.token(self._repo_name)))
+            return fn()
+
+        try:
+            return self._http.git_call(name, authenticated, verify)
+        except GitError as err:
+            if not any(sign in str(err) for sign in ("Authentication failed", "error: 403", "HTTP 403")):
+                raise
+            raise GitError(
+                f"{err} (the token, or the GitHub App, needs contents: write on {self._repo_name}; see docs/github.md)"
+            ) from err
+        finally:
+            self._busy = False

@@ -1,0 +1,190 @@
+"""The package's shape, checked: layers import only downwards, no import circle, small modules
+and functions, imports at the top of modules (docs/architecture.md)."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "promoter"
+
+# Lowest first. A module may import its own package and anything of a lower rank.
+LAYERS: dict[str, int] = {
+    "errors": 0,
+    "urls": 0,
+    "clock": 0,
+    "masking": 1,
+    "console": 2,
+    "gitcmd": 2,
+    "model": 3,
+    "gates": 4,
+    "controlplane": 5,
+    "gotemplate": 5,
+    "k8s": 5,
+    "scheduling": 6,
+    "rendering": 7,
+    "kalypso": 8,
+    "platform": 8,
+    "forges": 9,
+    "hub": 10,
+    "promotion": 11,
+    "runtime": 12,
+    "cli": 13,
+    "__main__": 14,
+    "__init__": 14,
+}
+MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 50
+# An import inside a function is allowed only to defer a heavy optional dependency, and says so.
+DEFERRED_MARKERS = ("heavy", "only when", "loads only", "optional", "defer")
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        found[name] = path
+    return found
+
+
+def imports(path: Path, name: str) -> set[str]:
+    """The promoter modules ``path`` imports at module level (TYPE_CHECKING blocks excluded)."""
+    tree = ast.parse(path.read_text())
+    known = modules()
+    out: set[str] = set()
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in _top_level(tree.body):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names if a.name.startswith("promoter")}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(
+                    package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else [])
+                )
+            if not base.startswith("promoter"):
+                continue
+            for alias in node.names:
+                candidate = f"{base}.{alias.name}"
+                out.add(candidate if candidate in known else base)
+    return out
+
+
+def _top_level(body: list[ast.stmt]) -> list[ast.stmt]:
+    out: list[ast.stmt] = []
+    for node in body:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            continue
+        if isinstance(node, ast.If | ast.Try):
+            out += _top_level(node.body)
+            if isinstance(node, ast.Try):
+                for handler in node.handlers:
+                    out += _top_level(handler.body)
+            out += _top_level(node.orelse)
+        else:
+            out.append(node)
+    return out
+
+
+def layer(module: str) -> tuple[str, int]:
+    top = module.split(".")[1] if "." in module else "__init__"
+    assert top in LAYERS, f"{module}: add its package to LAYERS in this test and to docs/architecture.md"
+    return top, LAYERS[top]
+
+
+def graph() -> dict[str, set[str]]:
+    return {name: imports(path, name) for name, path in modules().items()}
+
+
+def test_layers_import_only_downwards() -> None:
+    wrong = []
+    for module, targets in graph().items():
+        top, rank = layer(module)
+        for target in targets:
+            their_top, their_rank = layer(target)
+            if their_top != top and their_rank >= rank:
+                wrong.append(f"{module} ({top}, {rank}) imports {target} ({their_top}, {their_rank})")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_no_import_circle() -> None:
+    edges = graph()
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(edges.get(node, ())):
+            if state.get(nxt) == 1:
+                cycle = [*stack[stack.index(nxt) :], nxt]
+                raise AssertionError("import circle: " + " -> ".join(cycle))
+            if nxt in edges and not state.get(nxt):
+                visit(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(edges):
+        if not state.get(node):
+            visit(node)
+
+
+def test_rendering_reaches_no_git_or_process_code() -> None:
+    """The renderer is pure: its import closure holds no git wrapper and no subprocess use,
+    except the parallel workers beside it."""
+    edges = graph()
+    seen: set[str] = set()
+    todo = [m for m in edges if m.startswith("promoter.rendering") and not m.endswith(".parallel")]
+    todo = [m for m in todo if m != "promoter.rendering"]
+    while todo:
+        module = todo.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        todo += [t for t in edges.get(module, ()) if not t.endswith("rendering.parallel")]
+    assert "promoter.gitcmd" not in seen
+    assert not [m for m in seen if m.startswith(("promoter.platform.repo", "promoter.forges"))]
+    for module in seen:
+        text = modules()[module].read_text()
+        assert "import subprocess" not in text and "os.fork" not in text, module
+
+
+@pytest.mark.parametrize("name", sorted(modules()))
+def test_module_is_small(name: str) -> None:
+    lines = len(modules()[name].read_text().splitlines())
+    assert lines <= MAX_MODULE_LINES, f"{name} has {lines} lines"
+
+
+def test_functions_are_short_and_import_at_the_top() -> None:
+    long, inner = [], []
+    for name, path in modules().items():
+        text = path.read_text()
+        source = text.splitlines()
+        for node in ast.walk(ast.parse(text)):
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            size = (node.end_lineno or node.lineno) - node.lineno + 1
+            if size > MAX_FUNCTION_LINES:
+                long.append(f"{name}.{node.name}: {size} lines")
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.Import | ast.ImportFrom):
+                    line = source[sub.lineno - 1].lower()
+                    if not any(marker in line for marker in DEFERRED_MARKERS):
+                        inner.append(f"{name}:{sub.lineno}: {line.strip()}")
+    assert not long, "\n".join(long)
+    assert not inner, "imports inside functions without a reason:\n" + "\n".join(inner)
+
+
+def test_nothing_at_radon_rank_d_or_worse() -> None:
+    radon = Path(sys.executable).with_name("radon")
+    if not radon.exists():
+        pytest.fail("radon is a test dependency (pip install -e '.[test]')")
+    out = subprocess.run(
+        [str(radon), "cc", "-n", "D", str(PACKAGE)], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "", out.stdout
