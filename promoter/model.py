@@ -111,7 +111,7 @@ class Environment:
 class Pipeline:
     name: str
     platform_url: str
-    forge: str | None
+    forge: Literal["local", "github"] | None  # platformRepo.forge, validated when read
     environments: tuple[Environment, ...]
     source: Source
 

@@ -12,6 +12,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 from urllib.parse import urlsplit
 
 from promoter.clock import Clock, RealClock
@@ -31,6 +32,9 @@ from promoter.forges.local import LocalForge
 from promoter.model import Pipeline
 from promoter.platform.repo import PlatformRepo
 
+# Where PRs and statuses live: the embedded local forge, GitHub, or a remote no forge serves.
+ForgeKind = Literal["local", "github", "remote"]
+
 
 @dataclass(frozen=True)
 class GitHubOptions:
@@ -42,7 +46,7 @@ class GitHubOptions:
     rate_limit_wait: float = 900.0
 
 
-def forge_kind(pipeline: Pipeline, environ: Mapping[str, str] | None = None) -> str:
+def forge_kind(pipeline: Pipeline, environ: Mapping[str, str] | None = None) -> ForgeKind:
     """``platformRepo.forge``, else github for a GitHub URL and local for a path or file:// URL."""
     env = os.environ if environ is None else environ
     if pipeline.forge:

@@ -8,7 +8,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Literal
 
-from promoter.model import Environment, Status, promotion_branch
+from promoter.model import Environment, Status, StatusState, promotion_branch
 
 PRState = Literal["open", "merged", "closed"]
 
@@ -41,7 +41,7 @@ class Forge(ABC):
 
     @abstractmethod
     def set_status(
-        self, commit: str, context: str, state: str, description: str, target_url: str | None = None
+        self, commit: str, context: str, state: StatusState, description: str, target_url: str | None = None
     ) -> None:
         """Post a status on a control-plane commit."""
 

@@ -13,7 +13,7 @@ from promoter.errors import GitError
 from promoter.forges.base import Forge, MergeNotReady, PullRequest
 from promoter.forges.notes import NoteStatuses
 from promoter.gitcmd import Git
-from promoter.model import DESCRIPTION_LIMIT, Environment, Status
+from promoter.model import DESCRIPTION_LIMIT, Environment, Status, StatusState
 from promoter.platform.repo import PlatformRepo
 
 
@@ -28,7 +28,7 @@ class LocalForge(Forge):
         return self.statuses.latest(commit)
 
     def set_status(
-        self, commit: str, context: str, state: str, description: str, target_url: str | None = None
+        self, commit: str, context: str, state: StatusState, description: str, target_url: str | None = None
     ) -> None:
         self.statuses.post(commit, Status(context, state, description[:DESCRIPTION_LIMIT], target_url))
 

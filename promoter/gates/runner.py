@@ -11,13 +11,13 @@ from dataclasses import dataclass
 
 from promoter.clock import format_duration
 from promoter.errors import GateFailed, GateTimedOut
-from promoter.gates.base import Gate, GateContext, Observation
+from promoter.gates.base import Gate, GateContext, Observation, State
 
 
 @dataclass
 class GateOutcome:
     gate: str
-    state: str
+    state: State
     message: str
 
     def __str__(self) -> str:

@@ -24,7 +24,7 @@ from promoter.forges.github.auth import Credentials, credentials_from_env
 from promoter.forges.github.policy import RetryPolicy
 from promoter.forges.github.repo import GitHubPlatformRepo
 from promoter.masking import mask
-from promoter.model import DESCRIPTION_LIMIT, Environment, Status
+from promoter.model import DESCRIPTION_LIMIT, Environment, Status, StatusState
 
 T = TypeVar("T")
 PROMOTION_LABEL = "promotion"
@@ -90,7 +90,7 @@ class GitHubForge(Forge):
             page += 1
 
     def set_status(
-        self, commit: str, context: str, state: str, description: str, target_url: str | None = None
+        self, commit: str, context: str, state: StatusState, description: str, target_url: str | None = None
     ) -> None:
         text = mask(description)[:DESCRIPTION_LIMIT]  # GitHub refuses longer descriptions
         fields: dict[str, Any] = {"state": state, "description": text, "context": context}
