@@ -24,7 +24,7 @@ LAYERS: dict[str, int] = {
     "gates": 4,
     "controlplane": 5,
     "gotemplate": 5,
-    "k8s": 5,
+    "k8s": 3,
     "scheduling": 6,
     "rendering": 7,
     "kalypso": 8,

@@ -15,8 +15,9 @@ from promoter.controlplane.documents import (
     selector,
 )
 from promoter.controlplane.fields import Fields
-from promoter.controlplane.yamlfile import LDict, plain
+from promoter.controlplane.yamlfile import LDict, line_of, plain
 from promoter.errors import ConfigError
+from promoter.k8s.values import changed_scalar, key_problem
 from promoter.model import (
     ClusterType,
     ConfigMap,
@@ -153,8 +154,22 @@ def policy_from(obj: ObjectDoc) -> SchedulingPolicy:
 
 def configmap_from(obj: ObjectDoc) -> ConfigMap:
     data = obj.top.get("data", dict) or {}
+    if obj.labels.get("platform-config") == "true":
+        _check_config_data(obj, data)
     obj.top.done()
     return ConfigMap(obj.name, obj.labels, plain(data), obj.source)
+
+
+def _check_config_data(obj: ObjectDoc, data: Any) -> None:
+    """Config keys Kubernetes takes, values that reach the cluster as the user wrote them."""
+    for key, value in data.items():
+        written = getattr(data, "key_texts", {}).get(key)
+        problem = changed_scalar(written, key) if written is not None else None
+        problem = problem or key_problem(key)
+        if problem is None and key in getattr(data, "texts", {}):
+            problem = changed_scalar(data.texts[key], value)
+        if problem:
+            obj.top.fail(problem, "data", line=line_of(data, key))
 
 
 def template_from_document(file: str, doc: LDict) -> Template:

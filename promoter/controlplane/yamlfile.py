@@ -41,6 +41,9 @@ class LDict(dict[str, Any]):
 
     line: int
     lines: dict[str, int]
+    # Unquoted scalars that YAML read as something other than a string: their text as written.
+    texts: dict[str, str]
+    key_texts: dict[str, str]
 
 
 class LList(list[Any]):
@@ -133,7 +136,7 @@ class _Builder:
     def _mapping(self, node: yaml.MappingNode, depth: int) -> LDict:
         out = LDict()
         out.line = node.start_mark.line + 1
-        out.lines = {}
+        out.lines, out.texts, out.key_texts = {}, {}, {}
         for key_node, value_node in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
                 raise self.error(key_node, "YAML merge keys (<<) are not supported")
@@ -141,11 +144,19 @@ class _Builder:
                 raise self.error(key_node, "mapping keys must be plain scalars")
             key = self.scalar(key_node)
             if not isinstance(key, str):
+                raw_key = key_node.value
                 key = str(key) if key is not None else "null"
+                out.key_texts[key] = raw_key
             if key in out:
                 raise self.error(key_node, f"duplicate key {key!r} (first at line {out.lines[key]})")
             out[key] = self.build(value_node, depth + 1)
             out.lines[key] = key_node.start_mark.line + 1
+            if (
+                isinstance(value_node, yaml.ScalarNode)
+                and not value_node.style
+                and not isinstance(out[key], str)
+            ):
+                out.texts[key] = value_node.value
         return out
 
 

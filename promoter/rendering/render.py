@@ -20,6 +20,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from promoter.controlplane.yamlfile import MAX_DEPTH, check_depth, surely_one_mapping
 from promoter.errors import ConfigError, TemplateError
+from promoter.k8s.values import as_configmap_string
 from promoter.model import Manifest, Template
 from promoter.rendering import sandbox
 from promoter.rendering.sandbox import LimitedSandbox, RenderTimeout, time_limit
@@ -51,17 +52,7 @@ def quote(value: Any) -> str:
 
 def configmap_data(config: dict[str, Any]) -> dict[str, str]:
     """ConfigMap data must be strings: scalars as text, maps and lists as JSON."""
-    out = {}
-    for key, value in config.items():
-        if isinstance(value, str):
-            out[str(key)] = value
-        elif isinstance(value, bool):
-            out[str(key)] = "true" if value else "false"
-        elif isinstance(value, dict | list):
-            out[str(key)] = json.dumps(value, sort_keys=True, default=str)
-        else:
-            out[str(key)] = "" if value is None else str(value)
-    return out
+    return {str(key): as_configmap_string(value) for key, value in config.items()}
 
 
 def _environment() -> ImmutableSandboxedEnvironment:

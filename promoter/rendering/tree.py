@@ -23,7 +23,7 @@ from promoter.rendering.parallel import (
 )
 from promoter.rendering.render import Renderer
 from promoter.scheduling.environment import EnvironmentSchedule
-from promoter.scheduling.targets import Assignment
+from promoter.scheduling.targets import Assignment, target_name
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ class RenderedFiles(RenderedFolders):
         render: Callable[[str], dict[str, bytes]],
     ) -> None:
         self._paths = {
-            ct: [f"{ct}/{w.name}-{t.name}/{filename}" for _, w, t in pairs for _, filename in ROLE_FILES]
+            ct: [f"{ct}/{target_name(w, t)}/{filename}" for _, w, t in pairs for _, filename in ROLE_FILES]
             for ct, pairs in schedule.pairs.items()
         }
         self._files = files

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from promoter.k8s.names import bounded
 from promoter.model import (
     ClusterType,
     ConfigMap,
@@ -34,7 +35,7 @@ class Assignment:
 
     @property
     def name(self) -> str:
-        return f"{self.workload.name}-{self.target.name}"
+        return target_name(self.workload, self.target)
 
     @property
     def labels(self) -> dict[str, str]:
@@ -43,10 +44,15 @@ class Assignment:
 
     @property
     def namespace(self) -> str:
-        return f"{self.environment}-{self.cluster_type.name}-{self.name}"
+        return bounded(f"{self.environment}-{self.cluster_type.name}-{self.name}")
 
     def __str__(self) -> str:
         return f"{self.environment}/{self.cluster_type.name}/{self.name}"
+
+
+def target_name(workload: Workload, target: DeploymentTarget) -> str:
+    """A deployment target's name in the output: ``<workload>-<target>``, within 63 characters."""
+    return bounded(f"{workload.name}-{target.name}")
 
 
 def target_selection_labels(workload: Workload, target: DeploymentTarget) -> dict[str, str]:
@@ -82,7 +88,7 @@ def pairs(main: MainObjects, env: EnvironmentObjects, environment: str) -> list[
             if not policy.cluster_types.matches(cluster_type_selection_labels(ct)):
                 continue
             for w, t in chosen_targets:
-                pairs.setdefault((ct.name, f"{w.name}-{t.name}"), (ct, w, t))
+                pairs.setdefault((ct.name, target_name(w, t)), (ct, w, t))
     return [pairs[k] for k in sorted(pairs)]
 
 
