@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from promoter.gitcmd import Git
+from promoter.k8s import manifests
 from promoter.platform.provenance import PROVENANCE, Provenance
 
 
@@ -32,6 +33,10 @@ def check_tree(git: Git, commit: str, root: str, expect_main: str | None) -> Che
     result.folders = len(folders)
     for folder, files in sorted(folders.items()):
         result.problems += _namespace_problems(prefix, folder, files)
+    documents = {
+        f"{folder}/{name}": docs for folder, files in folders.items() for name, docs in files.items()
+    }
+    result.problems += [f"{prefix}{problem}" for problem in manifests.check_tree(documents)]
     return result
 
 

@@ -17,21 +17,32 @@ from typing import Literal
 
 from promoter.errors import PromoterError, TemplateError
 from promoter.model import Template
-from promoter.rendering.render import Renderer, variables
+from promoter.rendering.checks import check_rendered
+from promoter.rendering.render import ROLE_FILES, Renderer, variables
 from promoter.scheduling.environment import EnvironmentSchedule
 from promoter.scheduling.targets import Assignment
 
-ROLE_FILES = (
-    ("reconciler", "reconciler.yaml"),
-    ("namespace", "namespace.yaml"),
-    ("config", "platform-config.yaml"),
-)
 # What the child sends back through the pipe, tagged.
 ChildResult = (
-    tuple[Literal["files"], dict[str, bytes]]
+    tuple[Literal["files"], tuple[dict[str, bytes], TemplateError | None]]
     | tuple[Literal["config-error", "error"], PromoterError]
     | tuple[Literal["crash"], str]
 )
+
+
+Checked = tuple[dict[str, bytes], TemplateError | None]
+
+
+def render_checked(
+    renderer: Renderer, templates: dict[str, Template], assignments: Sequence[Assignment]
+) -> Checked:
+    """The files of ``assignments`` and the first problem the clusters would find in them (whole
+    cluster types: one is never split between the two processes). A template error raises."""
+    files = render_all(renderer, templates, assignments)
+    if not assignments:
+        return files, None
+    cluster_types = {a.cluster_type.name: a.cluster_type for a in assignments}
+    return files, check_rendered(files, assignments[0].environment, cluster_types, templates)
 
 
 def render_all(
@@ -95,9 +106,10 @@ def render_in_two(
     os.close(write_fd)
     try:
         assigned.update({ct: schedule.assign(ct) for ct in mine})
+        checked: TemplateError | None = None
         try:
             with renderer.watchdog():
-                files = render_all(renderer, templates, [a for ct in mine for a in assigned[ct]])
+                files, checked = render_checked(renderer, templates, [a for ct in mine for a in assigned[ct]])
             failed: TemplateError | None = None
         except TemplateError as err:
             files, failed = {}, err
@@ -116,7 +128,10 @@ def render_in_two(
         raise failed
     if kind == "error":
         raise value
-    files.update(value)
+    theirs_files, theirs_checked = value
+    if checked or theirs_checked:  # after every template error, as one loop would find them
+        raise checked or theirs_checked
+    files.update(theirs_files)
     return files
 
 
@@ -147,7 +162,7 @@ def _child_render(
         else:
             try:
                 with renderer.watchdog():
-                    result = ("files", render_all(renderer, templates, assignments))
+                    result = ("files", render_checked(renderer, templates, assignments))
             except PromoterError as err:
                 result = ("error", err)
             except Exception:

@@ -27,6 +27,12 @@ from promoter.rendering.sandbox import LimitedSandbox, RenderTimeout, time_limit
 from promoter.scheduling.targets import Assignment
 
 MAX_OUTPUT_BYTES = 4 * 1024 * 1024
+# The file each role of template renders to, in a deployment target's folder.
+ROLE_FILES = (
+    ("reconciler", "reconciler.yaml"),
+    ("namespace", "namespace.yaml"),
+    ("config", "platform-config.yaml"),
+)
 
 _YamlLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # C speed where PyYAML has it
 _YamlDumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)

@@ -15,13 +15,13 @@ from promoter.rendering.builtins import all_templates, builtin_templates
 from promoter.rendering.memo import FolderMemo, folder_digests
 from promoter.rendering.parallel import (
     PARALLEL_MIN_ASSIGNMENTS,
-    ROLE_FILES,
     can_fork,
     gc_paused,
     render_all,
+    render_checked,
     render_in_two,
 )
-from promoter.rendering.render import Renderer
+from promoter.rendering.render import ROLE_FILES, Renderer
 from promoter.scheduling.environment import EnvironmentSchedule
 from promoter.scheduling.targets import Assignment, target_name
 
@@ -80,7 +80,9 @@ def render_environment(
         else:
             assigned.update({ct: schedule.assign(ct) for ct in todo})
             with renderer.watchdog():
-                files = render_all(renderer, templates, [a for ct in todo for a in assigned[ct]])
+                files, problem = render_checked(renderer, templates, [a for ct in todo for a in assigned[ct]])
+            if problem is not None:  # a memo hit was checked when it rendered
+                raise problem
 
     def later(ct: str) -> dict[str, bytes]:
         return render_all(renderer, templates, schedule.assign(ct))

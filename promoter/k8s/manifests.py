@@ -1,0 +1,209 @@
+"""Rendered manifests as the clusters will judge them, before anything is pushed.
+
+Each document of a kind the reconcilers define (Flux's Kustomization and GitRepository, Argo
+CD's Application and AppProject) is checked against the served versions of its CRD schema
+(package data made by ``scripts/gen-crd-schemas.py``); a version the controller no longer
+serves (Flux 2.8 removed ``v1beta2``) is an error. Then the rules no schema says, per
+cluster-type folder (what one cluster applies):
+
+- names: namespaces are DNS labels of at most 63 characters, object names at most 253, label
+  values at most 63; a Kustomization's name becomes a label value on everything it applies;
+- no two objects with the same group, kind, namespace and name;
+- Flux reads ``postBuild.substituteFrom`` only from the Kustomization's own namespace, with
+  variable names ``[_a-zA-Z][_a-zA-Z0-9]*``, and never creates its ``targetNamespace``;
+- Argo CD syncs into a destination namespace that exists or that it creates
+  (``CreateNamespace=true``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import jsonschema
+import jsonschema_rs
+
+from promoter.k8s.names import DNS_LABEL_MAX, LABEL_VALUE_MAX, is_dns_label
+from promoter.k8s.values import FLUX_VARIABLE
+
+NAME_MAX = 253
+KUSTOMIZATION = ("kustomize.toolkit.fluxcd.io", "Kustomization")
+APPLICATION = ("argoproj.io", "Application")
+
+
+@dataclass(frozen=True)
+class Problem:
+    path: str  # the file, relative to the environment folder
+    object: str  # Kind/namespace/name
+    rule: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.object}: {self.rule}"
+
+
+@dataclass(frozen=True)
+class Doc:
+    path: str
+    body: dict[str, Any]
+
+    @property
+    def group_kind(self) -> tuple[str, str]:
+        group = str(self.body.get("apiVersion", "")).rpartition("/")[0]
+        return group, str(self.body.get("kind", ""))
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        meta = self.body.get("metadata")
+        return meta if isinstance(meta, dict) else {}
+
+    @property
+    def name(self) -> str:
+        return str(self.meta.get("name", ""))
+
+    @property
+    def namespace(self) -> str:
+        return str(self.meta.get("namespace", ""))
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        spec = self.body.get("spec")
+        return spec if isinstance(spec, dict) else {}
+
+    def __str__(self) -> str:
+        where = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.body.get('kind', '?')}/{where}{self.name}"
+
+
+@cache
+def _schemas() -> dict[tuple[str, str], dict[str, Any]]:
+    """(group, kind) -> {served version: JSON Schema}, from the package data."""
+    out = {}
+    for item in (resources.files("promoter") / "k8s" / "schemas").iterdir():
+        if item.name.endswith(".json"):
+            crd = json.loads(item.read_text())
+            out[(crd["group"], crd["kind"])] = crd["versions"]
+    return out
+
+
+@cache
+def _fast(group: str, kind: str, version: str) -> Any:
+    """A compiled validator (jsonschema-rs, about a hundred times faster) for the verdict."""
+    return jsonschema_rs.validator_for(_schemas()[(group, kind)][version])
+
+
+@cache
+def _validator(group: str, kind: str, version: str) -> Any:
+    """The Python validator, for the words of a failure."""
+    schema = _schemas()[(group, kind)][version]
+    return jsonschema.validators.validator_for(schema)(schema)
+
+
+def check_tree(files: Mapping[str, list[dict[str, Any]]]) -> list[Problem]:
+    """Every problem of a rendered environment: ``files`` maps each path (``<cluster-type>/...``)
+    to its parsed documents."""
+    folders: dict[str, list[Doc]] = {}
+    for path, bodies in files.items():
+        folder = path.split("/", 1)[0]
+        folders.setdefault(folder, []).extend(Doc(path, b) for b in bodies if isinstance(b, dict))
+    problems: list[Problem] = []
+    for docs in folders.values():
+        problems += [p for d in docs for p in check_document(d)]
+        problems += check_folder(docs)
+    return problems
+
+
+def check_document(doc: Doc) -> list[Problem]:
+    """The CRD schema of its kind, and the limits of names and label values."""
+    problems = [Problem(doc.path, str(doc), rule) for rule in _name_rules(doc)]
+    group, kind = doc.group_kind
+    versions = _schemas().get((group, kind))
+    if versions is None:
+        return problems
+    version = str(doc.body.get("apiVersion", "")).rpartition("/")[2]
+    if version not in versions:
+        served = ", ".join(f"{group}/{v}" for v in sorted(versions))
+        rule = f"{group}/{version} is not served by the {kind} CRD (served: {served})"
+        return [*problems, Problem(doc.path, str(doc), rule)]
+    if _fast(group, kind, version).is_valid(doc.body):
+        return problems
+    error = jsonschema.exceptions.best_match(_validator(group, kind, version).iter_errors(doc.body))
+    if error is not None:
+        where = ".".join(str(p) for p in error.absolute_path) or "(document)"
+        problems.append(Problem(doc.path, str(doc), f"{where}: {error.message} (the {kind} CRD schema)"))
+    return problems
+
+
+def _name_rules(doc: Doc) -> Iterator[str]:
+    if not doc.body.get("apiVersion") or not doc.body.get("kind"):
+        return  # not a Kubernetes object: check-platform says so; templates may render other YAML
+    if not doc.name or len(doc.name) > NAME_MAX:
+        yield f"metadata.name must be 1 to {NAME_MAX} characters"
+    if doc.namespace and not is_dns_label(doc.namespace):
+        yield f"metadata.namespace {doc.namespace!r} is not a DNS label of at most {DNS_LABEL_MAX} characters"
+    if doc.body.get("kind") == "Namespace" and not is_dns_label(doc.name):
+        yield f"a namespace name must be a DNS label of at most {DNS_LABEL_MAX} characters"
+    labels = doc.meta.get("labels")
+    for key, value in (labels if isinstance(labels, dict) else {}).items():
+        if len(str(value)) > LABEL_VALUE_MAX:
+            yield f"label {key} is over {LABEL_VALUE_MAX} characters"
+    if doc.group_kind == KUSTOMIZATION and len(doc.name) > LABEL_VALUE_MAX:
+        yield f"a Kustomization's name labels what it applies: at most {LABEL_VALUE_MAX} characters"
+
+
+def check_folder(docs: list[Doc]) -> list[Problem]:
+    """The rules between the objects one cluster applies."""
+    problems: list[Problem] = []
+    seen: dict[tuple[str, str, str, str], Doc] = {}
+    for doc in docs:
+        key = (*doc.group_kind, doc.namespace, doc.name)
+        if key in seen:
+            problems.append(Problem(doc.path, str(doc), f"the same object is also in {seen[key].path}"))
+        seen.setdefault(key, doc)
+    namespaces = {d.name for d in docs if d.body.get("kind") == "Namespace"}
+    configmaps = {(d.namespace, d.name): d for d in docs if d.body.get("kind") == "ConfigMap"}
+    for doc in docs:
+        if doc.group_kind == KUSTOMIZATION:
+            problems += [
+                Problem(doc.path, str(doc), r) for r in _kustomization_rules(doc, namespaces, configmaps)
+            ]
+        elif doc.group_kind == APPLICATION:
+            problems += [Problem(doc.path, str(doc), r) for r in _application_rules(doc, namespaces)]
+    return problems
+
+
+def _kustomization_rules(
+    doc: Doc, namespaces: set[str], configmaps: dict[tuple[str, str], Doc]
+) -> Iterator[str]:
+    target = doc.spec.get("targetNamespace")
+    if target and target not in namespaces:
+        yield f"targetNamespace {target} is not created in this cluster type's folder (Flux never creates it)"
+    post = doc.spec.get("postBuild")
+    for ref in (post.get("substituteFrom") or []) if isinstance(post, dict) else []:
+        if not isinstance(ref, dict) or ref.get("kind") != "ConfigMap":
+            continue
+        name = str(ref.get("name"))
+        found = configmaps.get((doc.namespace, name))
+        elsewhere = [ns for (ns, n) in configmaps if n == name and ns != doc.namespace]
+        if found is None and elsewhere:
+            yield (
+                f"postBuild.substituteFrom ConfigMap/{name} is in namespace {elsewhere[0]}, not {doc.namespace}: "
+                "Flux reads it from the Kustomization's own namespace only"
+            )
+        data = found.body.get("data") if found else None
+        for key in data if isinstance(data, dict) else {}:
+            if not FLUX_VARIABLE.fullmatch(str(key)):
+                yield f"ConfigMap/{name} key {key!r} is not a Flux variable name ([_a-zA-Z][_a-zA-Z0-9]*)"
+
+
+def _application_rules(doc: Doc, namespaces: set[str]) -> Iterator[str]:
+    destination = doc.spec.get("destination")
+    target = destination.get("namespace") if isinstance(destination, dict) else None
+    sync = doc.spec.get("syncPolicy")
+    options = sync.get("syncOptions") if isinstance(sync, dict) else None
+    creates = "CreateNamespace=true" in (options if isinstance(options, list) else [])
+    if target and target not in namespaces and not creates:
+        yield f"destination.namespace {target} is neither in this folder nor created (CreateNamespace=true)"
