@@ -18,8 +18,7 @@ import jinja2
 from promoter.model import Template
 from promoter.platform.repo import GIT_TUNING
 from promoter.platform.writer import FAST_IMPORT_OPTIONS
-from promoter.rendering.parallel import ROLE_FILES
-from promoter.rendering.render import configmap_data, quote, to_yaml, variables
+from promoter.rendering.render import ROLE_FILES, configmap_data, quote, to_yaml, variables
 from promoter.scheduling.targets import Assignment
 
 Job = tuple[str, tuple[jinja2.Template, ...], dict[str, Any]]
