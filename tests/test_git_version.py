@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from click.testing import CliRunner
 
+from promoter import gitcmd
+from promoter.cli.main import cli
 from promoter.errors import GitError
 from promoter.gitcmd import MIN_GIT, git_version, require_git
+from tests.helpers import ControlPlaneFactory
 
 
 def test_this_machines_git_is_new_enough() -> None:
@@ -30,3 +34,16 @@ def test_a_missing_git_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", "/nonexistent")
     with pytest.raises(GitError, match="git is not installed"):
         require_git()
+
+
+def test_the_cli_names_the_git_it_needs_before_anything_else(
+    factory: ControlPlaneFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = factory.create()
+    monkeypatch.setattr(gitcmd, "git_version", lambda text=None: (2, 30))
+    result = CliRunner().invoke(cli, ["validate", "--control-plane", str(path)])
+    assert result.exit_code == 1
+    assert (
+        result.stderr
+        == "error: git 2.30 is too old: promoter needs git 2.38 or newer (for git merge-tree --write-tree)\n"
+    )

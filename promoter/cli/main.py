@@ -14,14 +14,15 @@ from promoter.cli import actions_output
 from promoter.cli.commands import check_platform, demo, diff, promote, render, rollback, status, validate
 from promoter.cli.commands.report_status import report_status
 from promoter.errors import PromoterError, one_line
+from promoter.gitcmd import require_git
 from promoter.masking import mask
 
 
 class PromoterGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
-
-        actions_output.mask_new_secrets()
+        actions_output.mask_new_secrets()  # no-ops outside GitHub Actions
         try:
+            require_git()  # an old git would fail later, after pushing, as a merge conflict
             return super().invoke(ctx)
         except PromoterError as err:
             with actions_output.commands_stopped():
