@@ -30,7 +30,9 @@ class PromoterGroup(click.Group):
             actions_output.report_error(err)
             ctx.exit(err.exit_code)
         except KeyboardInterrupt:
-            click.echo("interrupted", err=True)
+            click.echo(
+                "interrupted; nothing is left half-done: run the same command again to go on", err=True
+            )
             ctx.exit(130)
         except (click.exceptions.Exit, click.exceptions.ClickException, click.exceptions.Abort):
             raise

@@ -7,9 +7,10 @@ a context is its current state, as on GitHub.
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import asdict
 from datetime import UTC, datetime
+
+import tenacity
 
 from promoter.errors import GitError
 from promoter.gitcmd import Git
@@ -62,20 +63,25 @@ class NoteStatuses:
             raise ValueError(f"state must be one of {', '.join(STATES)}")
         stamped = Status(**{**asdict(status), "created_at": status.created_at or now_iso()})
         line = json.dumps(asdict(stamped), sort_keys=True)
-        for attempt in range(20):  # notes refs lock; another writer may hold it for a moment
-            proc = self.git.run(
-                "notes",
-                f"--ref={self.ref}",
-                "append",
-                "--allow-empty",
-                "-m",
-                line,
-                operands=[commit],
-                check=False,
-            )
-            if proc.returncode == 0:
-                return stamped
-            time.sleep(0.05 * (attempt + 1))
-        raise GitError(
-            f"cannot write a status note on {commit[:12]} in {self.git.path}: {proc.stderr.decode(errors='replace').strip()}"
+        # The notes ref is locked while another writer appends: try again for a moment.
+        retrying = tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(20),
+            wait=tenacity.wait_incrementing(start=0.05, increment=0.05),
+            retry=tenacity.retry_if_result(lambda proc: proc.returncode != 0),
+            retry_error_callback=lambda state: state.outcome.result() if state.outcome else None,
         )
+        proc = retrying(
+            self.git.run,
+            "notes",
+            f"--ref={self.ref}",
+            "append",
+            "--allow-empty",
+            "-m",
+            line,
+            operands=[commit],
+            check=False,
+        )
+        if proc is not None and proc.returncode == 0:
+            return stamped
+        detail = proc.stderr.decode(errors="replace").strip() if proc is not None else ""
+        raise GitError(f"cannot write a status note on {commit[:12]} in {self.git.path}: {detail}")

@@ -24,7 +24,9 @@ from promoter.model import Source
 
 # The promoter's write access to the repos: a health check never needs it. (Argo CD and
 # Prometheus tokens stay: `argocd app wait` and friends are what gate commands are for.)
-REPO_CREDENTIALS = frozenset({"PROMOTER_GITHUB_TOKEN", "GITHUB_TOKEN", "PROMOTER_GITHUB_APP_PRIVATE_KEY"})
+REPO_CREDENTIALS = frozenset(
+    {"PROMOTER_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "PROMOTER_GITHUB_APP_PRIVATE_KEY"}
+)
 
 
 class CommandGate(Gate):

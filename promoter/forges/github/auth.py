@@ -1,6 +1,6 @@
 """Credentials for GitHub: a token, or a GitHub App's installation tokens; for the API and for git.
 
-A token comes from ``PROMOTER_GITHUB_TOKEN``, else ``GITHUB_TOKEN``. A GitHub App is
+A token comes from ``PROMOTER_GITHUB_TOKEN``, else ``GITHUB_TOKEN``, else ``GH_TOKEN``. A GitHub App is
 ``PROMOTER_GITHUB_APP_ID`` plus ``PROMOTER_GITHUB_APP_PRIVATE_KEY`` (the PEM text, or the path of
 a PEM file); its installation tokens are minted per repository owner through the retry layer and
 renewed before they expire (they last an hour; a promotion with long soaks may last longer).
@@ -27,7 +27,7 @@ from promoter.forges.github.api import GitHubHttp
 from promoter.forges.github.shapes import guard
 from promoter.masking import register_secret
 
-TOKEN_VARIABLES = ("PROMOTER_GITHUB_TOKEN", "GITHUB_TOKEN")
+TOKEN_VARIABLES = ("PROMOTER_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN")  # GH_TOKEN: as gh reads it
 APP_ID = "PROMOTER_GITHUB_APP_ID"
 APP_KEY = "PROMOTER_GITHUB_APP_PRIVATE_KEY"
 RENEW_BEFORE = 300.0  # seconds before expiry at which an installation token is replaced
@@ -125,7 +125,7 @@ def credentials_from_env(http: GitHubHttp, environ: Mapping[str, str] | None = N
         missing = APP_KEY if app_id else APP_ID
         raise UsageError(f"GitHub App: {missing} is not set (both {APP_ID} and {APP_KEY} are needed)")
     raise UsageError(
-        "the github forge needs a token: set PROMOTER_GITHUB_TOKEN (or GITHUB_TOKEN), "
+        "the github forge needs a token: set PROMOTER_GITHUB_TOKEN (or GITHUB_TOKEN, or GH_TOKEN), "
         f"or a GitHub App with {APP_ID} and {APP_KEY}; see docs/github.md"
     )
 
