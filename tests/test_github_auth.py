@@ -150,7 +150,7 @@ def test_promoter_token_comes_before_github_token() -> None:
     [
         (
             {},
-            "the github forge needs a token: set PROMOTER_GITHUB_TOKEN (or GITHUB_TOKEN), or a GitHub App "
+            "the github forge needs a token: set PROMOTER_GITHUB_TOKEN (or GITHUB_TOKEN, or GH_TOKEN), or a GitHub App "
             "with PROMOTER_GITHUB_APP_ID and PROMOTER_GITHUB_APP_PRIVATE_KEY; see docs/github.md",
         ),
         (
