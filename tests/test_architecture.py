@@ -12,7 +12,8 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "promoter"
 
-# Lowest first. A module may import its own package and anything of a lower rank.
+# Lowest first. A module may import its own package and anything of a lower rank. A dotted key
+# ranks one module apart from its package (the gate registry sits below the control plane).
 LAYERS: dict[str, int] = {
     "errors": 0,
     "urls": 0,
@@ -21,8 +22,9 @@ LAYERS: dict[str, int] = {
     "console": 2,
     "gitcmd": 2,
     "model": 3,
-    "gates": 4,
+    "gates.registry": 4,
     "controlplane": 5,
+    "gates": 6,
     "gotemplate": 5,
     "k8s": 3,
     "scheduling": 6,
@@ -93,6 +95,9 @@ def _top_level(body: list[ast.stmt]) -> list[ast.stmt]:
 
 def layer(module: str) -> tuple[str, int]:
     top = module.split(".")[1] if "." in module else "__init__"
+    own = ".".join(module.split(".")[1:3])
+    if own in LAYERS:
+        return own, LAYERS[own]
     assert top in LAYERS, f"{module}: add its package to LAYERS in this test and to docs/architecture.md"
     return top, LAYERS[top]
 

@@ -164,7 +164,7 @@ def test_waits_for_statuses_that_arrive_while_polling(rollout: Rollout) -> None:
         ({"contexts": "a", "revision": "head"}, "'revision' must be one of descendants, merge, got 'head'"),
         ({"contexts": "a", "interval": "0s"}, "'interval' must be longer than zero"),
         ({"contexts": "a", "context": "b"}, "unknown field 'context'"),
-        (5, "expects a mapping, got a number"),
+        (5, "expects a mapping, got an integer"),
     ],
 )
 def test_bad_specs_are_config_errors_naming_the_line(spec: Any, message: str) -> None:

@@ -1,5 +1,6 @@
-"""Strict field access for YAML objects: unknown fields, wrong types and bad names are errors
-that name the file, the line and the field path."""
+"""The one strict field reader, for control-plane objects and for gate specs: unknown fields,
+wrong types, bad names and bad durations are errors naming the file, the line and the field
+(``Fields`` words them by field path, ``GateFields`` as the gate and the quoted key)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ import re
 from collections.abc import Iterator
 from typing import Any, NoReturn
 
+from promoter.clock import parse_duration
 from promoter.controlplane.yamlfile import LDict, line_of, plain
 from promoter.errors import ConfigError
+from promoter.model import Source
 
 # Matched with ``fullmatch`` only (see ``matches``): ``$`` would also match before a final "\n".
 NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
@@ -21,12 +24,14 @@ _TYPE_NAMES = {str: "a string", int: "an integer", list: "a list", dict: "a mapp
 class Fields:
     """One YAML mapping being read: each accessor marks its key as known."""
 
+    NOT_A_MAPPING = "must be a mapping"
+
     def __init__(self, value: Any, file: str, path: str, line: int | None = None) -> None:
         self.file = file
         self.path = path
         if not isinstance(value, dict):
             where = line_of(value, default=line)
-            self.fail(f"must be a mapping, got {_kind(value)}", line=where)
+            self.fail(f"{self.NOT_A_MAPPING}, got {kind_of(value)}", line=where)
         self.value: dict[str, Any] = value
         self.line = line_of(value, default=line)
         self.seen: set[str] = set()
@@ -43,6 +48,11 @@ class Fields:
         prefix = f"{path}: " if path else ""
         raise ConfigError(f"{prefix}{message}", file=self.file, line=where)
 
+    def problem(self, key: str, message: str, *, colon: bool = False) -> NoReturn:
+        """Field ``key``'s value is wrong: ``message`` says how (``colon``: it is a sentence of
+        its own, as a parser's error is)."""
+        self.fail(message, key)
+
     def get(self, key: str, kind: type | tuple[type, ...] | None = None, *, required: bool = False) -> Any:
         self.seen.add(key)
         if key not in self.value or self.value[key] is None:
@@ -53,7 +63,7 @@ class Fields:
         if kind is not None and (not isinstance(value, kind) or (kind is int and isinstance(value, bool))):
             kinds = kind if isinstance(kind, tuple) else (kind,)
             wanted = " or ".join(_TYPE_NAMES.get(k, k.__name__) for k in kinds)
-            self.fail(f"must be {wanted}, got {_kind(value)}", key)
+            self.problem(key, f"must be {wanted}, got {kind_of(value)}")
         return value
 
     def name(self, key: str, *, required: bool = True, default: str = "") -> str:
@@ -68,7 +78,7 @@ class Fields:
         value = self.str(key, default=default)
         assert value is not None
         if value not in choices:
-            self.fail(f"must be one of {', '.join(choices)}, got {value!r}", key)
+            self.problem(key, f"must be one of {', '.join(choices)}, got {value!r}")
         return value
 
     def fields(self, key: str, *, required: bool = False) -> Fields | None:
@@ -91,7 +101,7 @@ class Fields:
                 self.fail(f"invalid label key {k!r}", key, line=line_of(value, k))
             if not isinstance(v, str):
                 self.fail(
-                    f"label {k!r} must be a string (quote it), got {_kind(v)}", key, line=line_of(value, k)
+                    f"label {k!r} must be a string (quote it), got {kind_of(v)}", key, line=line_of(value, k)
                 )
             if not matches(LABEL_VALUE, v) or len(v) > 63:
                 self.fail(f"invalid label value {v!r} for {k!r}", key, line=line_of(value, k))
@@ -101,6 +111,60 @@ class Fields:
     def any(self, key: str) -> Any:
         self.seen.add(key)
         return plain(self.value.get(key))
+
+    def has(self, key: str) -> bool:
+        return self.value.get(key) is not None
+
+    def text(self, key: str, default: str | None = None, *, required: bool = False) -> str | None:
+        """A string with more than blanks in it."""
+        value = self.get(key, required=required)
+        if value is None:
+            return default
+        if not isinstance(value, str) or not value.strip():
+            self.problem(key, f"must be a non-empty string, got {kind_of(value)}")
+        return value
+
+    def flag(self, key: str, default: bool) -> bool:
+        value = self.get(key)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            self.problem(key, f"must be true or false, got {kind_of(value)}")
+        return value
+
+    def integer(self, key: str, default: int | None, *, minimum: int = 0) -> int | None:
+        value = self.get(key)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            self.problem(key, f"must be a whole number of at least {minimum}, got {value!r}")
+        return value
+
+    def duration(self, key: str, default: str, *, positive: bool = True) -> float:
+        """Seconds, from a duration in Go's grammar (``default`` when absent)."""
+        value = self.get(key)
+        try:
+            seconds = parse_duration(default if value is None else value)
+        except ValueError as err:
+            self.problem(key, str(err), colon=True)
+        if positive and seconds <= 0:
+            self.problem(key, "must be longer than zero")
+        return seconds
+
+    def strings(self, key: str) -> list[str] | None:
+        """A list of non-empty strings (a single string is a list of one); None when absent."""
+        value = self.get(key)
+        if value is None:
+            return None
+        if isinstance(value, str):
+            value = [value]
+        if (
+            not isinstance(value, list)
+            or not value
+            or not all(isinstance(v, str) and v.strip() for v in value)
+        ):
+            self.problem(key, "must be a non-empty list of strings")
+        return list(value)
 
     def done(self) -> None:
         """Unknown fields are errors."""
@@ -112,6 +176,23 @@ class Fields:
     def str(self, key: str, *, required: bool = False, default: str | None = None) -> str | None:
         value = self.get(key, str, required=required)
         return default if value is None else value
+
+
+class GateFields(Fields):
+    """A gate's spec being read: the same reader, its errors worded as ``gate <type>: 'key' ...``
+    at the gate's line in the Pipeline."""
+
+    NOT_A_MAPPING = "expects a mapping"
+
+    def __init__(self, gate: str, spec: Any, source: Source) -> None:
+        self.gate, self.source = gate, source
+        super().__init__(spec, source.file, "", source.line)
+
+    def fail(self, message: str, key: str | None = None, line: int | None = None) -> NoReturn:
+        raise ConfigError(f"gate {self.gate}: {message}", file=self.source.file, line=self.source.line)
+
+    def problem(self, key: str, message: str, *, colon: bool = False) -> NoReturn:
+        self.fail(f"'{key}'{':' if colon else ''} {message}")
 
 
 def matches(pattern: re.Pattern[str], value: str) -> bool:
@@ -140,13 +221,16 @@ def check_relative_path(value: str, fail: Any) -> str:
     return "/".join(parts)
 
 
-def _kind(value: object) -> str:
+def kind_of(value: object) -> str:
+    """What a wrong value is, in the words of error messages ("got a list")."""
     if value is None:
         return "nothing"
+    if isinstance(value, float):
+        return "a number"
     for t, n in _TYPE_NAMES.items():
         if isinstance(value, t) and not (t is int and isinstance(value, bool)):
             return n
     return type(value).__name__
 
 
-__all__ = ["Fields", "LDict", "check_name", "check_relative_path"]
+__all__ = ["Fields", "GateFields", "LDict", "check_name", "check_relative_path", "kind_of"]

@@ -12,7 +12,7 @@ from promoter.controlplane.documents import (
 from promoter.controlplane.fields import Fields, check_relative_path
 from promoter.controlplane.yamlfile import plain
 from promoter.errors import ConfigError
-from promoter.gates import GATES, validate_gate
+from promoter.gates.registry import GATES, validate_gate
 from promoter.gitcmd import valid_branch
 from promoter.model import BRANCH_PREFIX as RESERVED_PREFIX
 from promoter.model import (

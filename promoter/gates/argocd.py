@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import quote
 
+from promoter.controlplane.fields import GateFields
 from promoter.gates.base import Gate, GateContext, Observation
 from promoter.gates.commit_status import rollout_commits
 from promoter.gates.http import Endpoint, HttpProblem, check_base_url
-from promoter.gates.spec import SpecReader
 from promoter.masking import mask
 from promoter.model import Source
 
@@ -62,23 +62,23 @@ class ArgoCDGate(Gate):
 
     @classmethod
     def from_spec(cls, spec: Any, source: Source) -> ArgoCDGate:
-        f = SpecReader(cls.type, spec, source)
-        server = f.raw("server")
+        f = GateFields(cls.type, spec, source)
+        server = f.any("server")
         problem = check_base_url(server)
         if problem:
-            f.fail(f"'server' {problem}")
+            f.problem("server", problem)
         names = f.strings("applications") or []
-        selector = f.string("selector")
+        selector = f.text("selector")
         if not names and not selector:
             f.fail("needs 'applications' (names) or 'selector' (labels, e.g. env=qa)")
         endpoint = Endpoint(
             server.strip(),
-            token_env=f.string("tokenEnv", DEFAULT_TOKEN_ENV),
-            ca_file=f.string("caFile"),
+            token_env=f.text("tokenEnv", DEFAULT_TOKEN_ENV),
+            ca_file=f.text("caFile"),
             insecure=f.flag("insecure", False),
             timeout=f.duration("timeout", "30s"),
         )
-        app_namespace = f.string("appNamespace")
+        app_namespace = f.text("appNamespace")
         revision = f.choice("revision", ("merge", "descendants"), "merge")
         interval = f.duration("interval", "15s")
         f.done()

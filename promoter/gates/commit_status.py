@@ -20,8 +20,8 @@ import fnmatch
 from dataclasses import dataclass
 from typing import Any
 
+from promoter.controlplane.fields import GateFields
 from promoter.gates.base import Gate, GateContext, Observation
-from promoter.gates.spec import SpecReader
 from promoter.masking import mask
 from promoter.model import Source, Status
 
@@ -61,7 +61,7 @@ class CommitStatusGate(Gate):
     def from_spec(cls, spec: Any, source: Source) -> CommitStatusGate:
         if isinstance(spec, str | list):
             spec = {"contexts": spec}
-        f = SpecReader(cls.type, spec, source)
+        f = GateFields(cls.type, spec, source)
         patterns = f.strings("contexts") or []
         required = f.strings("required") or []
         if not patterns and not required:

@@ -24,10 +24,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from promoter.controlplane.fields import Fields, GateFields
 from promoter.gates.base import Gate, GateContext, Observation
 from promoter.gates.expression import EvaluationError, Expression, ExpressionError, parse, show
 from promoter.gates.http import Endpoint, HttpProblem, check_base_url
-from promoter.gates.spec import SpecReader
 from promoter.masking import mask
 from promoter.model import Source
 
@@ -97,12 +97,12 @@ class PrometheusGate(Gate):
 
     @classmethod
     def from_spec(cls, spec: Any, source: Source) -> PrometheusGate:
-        f = SpecReader(cls.type, spec, source)
-        address = f.raw("address")
+        f = GateFields(cls.type, spec, source)
+        address = f.any("address")
         problem = check_base_url(address)
         if problem:
-            f.fail(f"'address' {problem}")
-        query = f.string("query", required=True)
+            f.problem("address", problem)
+        query = f.text("query", required=True)
         assert query is not None
         unknown = [v for v in VARIABLE.findall(query) if v not in VARIABLES]
         if unknown:
@@ -120,8 +120,8 @@ class PrometheusGate(Gate):
         )
         endpoint = Endpoint(
             address.strip(),
-            token_env=f.string("tokenEnv", DEFAULT_TOKEN_ENV),
-            ca_file=f.string("caFile"),
+            token_env=f.text("tokenEnv", DEFAULT_TOKEN_ENV),
+            ca_file=f.text("caFile"),
             insecure=f.flag("insecure", False),
             timeout=f.duration("timeout", "30s"),
         )
@@ -230,14 +230,14 @@ class PrometheusGate(Gate):
         return Observation(state, mask(f"{text}; last {self.tally.last}"))
 
 
-def _condition(f: SpecReader, key: str) -> Expression | None:
-    text = f.string(key)
+def _condition(f: Fields, key: str) -> Expression | None:
+    text = f.text(key)
     if text is None:
         return None
     try:
         return parse(text)
     except ExpressionError as err:
-        f.fail(f"'{key}' {text!r}: {err}")
+        f.problem(key, f"{text!r}: {err}")
 
 
 def _float(text: Any) -> float:
