@@ -32,6 +32,8 @@ class GateContext:
     forge: Any = None
     platform: Any = None  # promoter.platform.PlatformRepo: the platform repo's git objects
     others_passed_at: float | None = None
+    #: The cluster types this gate judges (a wave's); empty means all of the environment's.
+    cluster_types: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
 
 
