@@ -10,6 +10,8 @@ promoter/k8s/schemas/, with what JSON Schema says differently:
 - ``x-kubernetes-validations`` (CEL rules) and the other markers are dropped.
 
 usage: scripts/gen-crd-schemas.py [SOURCE_DIR] (default: ../shared/crds beside the checkout)
+
+It also reads the YAML files of scripts/crds/ (CRD specs transcribed by hand, see its README).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import json
 import sys
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "promoter" / "k8s" / "schemas"
@@ -46,15 +50,15 @@ def convert(schema: Any) -> Any:
 def main() -> None:
     source = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT.parent / "shared" / "crds"
     OUT.mkdir(parents=True, exist_ok=True)
-    for path in sorted(source.glob("*.json")):
-        crd = json.loads(path.read_text())
+    for path in sorted([*source.glob("*.json"), *(ROOT / "scripts" / "crds").glob("*.yaml")]):
+        crd = json.loads(path.read_text()) if path.suffix == ".json" else yaml.safe_load(path.read_text())
         served = {
             name: convert(version["schema"])
             for name, version in crd["versions"].items()
             if version.get("served")
         }
         body = {"group": crd["group"], "kind": crd["kind"], "source": crd["source"], "versions": served}
-        target = OUT / path.name
+        target = OUT / f"{path.stem}.json"
         target.write_text(json.dumps(body, sort_keys=True, separators=(",", ":")) + "\n")
         print(f"wrote {target.relative_to(ROOT)}: {crd['kind']} {', '.join(served)}")
 

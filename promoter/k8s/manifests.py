@@ -1,16 +1,22 @@
 """Rendered manifests as the clusters will judge them, before anything is pushed.
 
-Each document of a kind the reconcilers define (Flux's Kustomization and GitRepository, Argo
-CD's Application and AppProject) is checked against the served versions of its CRD schema
-(package data made by ``scripts/gen-crd-schemas.py``); a version the controller no longer
-serves (Flux 2.8 removed ``v1beta2``) is an error. Then the rules no schema says, per
-cluster-type folder (what one cluster applies):
+Each document of a kind the reconcilers define (Flux's Kustomization, GitRepository,
+OCIRepository, HelmRepository and HelmRelease, Argo CD's Application and AppProject) is checked
+against the served versions of its CRD schema (package data made by
+``scripts/gen-crd-schemas.py``); a version the controller no longer serves (Flux 2.8 removed
+``v1beta2``) is an error. Kubernetes' own kinds are checked against Kubernetes' schemas
+(``promoter.k8s.core``). Then the rules no schema says, per cluster-type folder (what one
+cluster applies):
 
 - names: namespaces are DNS labels of at most 63 characters, object names at most 253, label
   values at most 63; a Kustomization's name becomes a label value on everything it applies;
 - no two objects with the same group, kind, namespace and name;
 - Flux reads ``postBuild.substituteFrom`` only from the Kustomization's own namespace, with
   variable names ``[_a-zA-Z][_a-zA-Z0-9]*``, and never creates its ``targetNamespace``;
+- a HelmRelease names its chart by ``chart`` or by ``chartRef``, exactly one (the CRD's CEL
+  rule), and reads ``valuesFrom`` only from its own namespace;
+- a source a Kustomization or HelmRelease names without a namespace is looked up in its own
+  namespace: one rendered beside it under that name but in another namespace is an error;
 - Argo CD syncs into a destination namespace that exists or that it creates
   (``CreateNamespace=true``).
 """
@@ -27,12 +33,15 @@ from typing import Any
 import jsonschema
 import jsonschema_rs
 
+from promoter.k8s import core
 from promoter.k8s.names import DNS_LABEL_MAX, LABEL_VALUE_MAX, is_dns_label
 from promoter.k8s.values import FLUX_VARIABLE
 
 NAME_MAX = 253
 KUSTOMIZATION = ("kustomize.toolkit.fluxcd.io", "Kustomization")
 APPLICATION = ("argoproj.io", "Application")
+HELMRELEASE = ("helm.toolkit.fluxcd.io", "HelmRelease")
+SOURCES = {"GitRepository", "OCIRepository", "HelmRepository", "Bucket", "HelmChart"}
 
 
 @dataclass(frozen=True)
@@ -83,7 +92,7 @@ def _schemas() -> dict[tuple[str, str], dict[str, Any]]:
     """(group, kind) -> {served version: JSON Schema}, from the package data."""
     out = {}
     for item in (resources.files("promoter") / "k8s" / "schemas").iterdir():
-        if item.name.endswith(".json"):
+        if item.name.endswith(".json") and item.name != "core.json":  # core.json: Kubernetes' kinds
             crd = json.loads(item.read_text())
             out[(crd["group"], crd["kind"])] = crd["versions"]
     return out
@@ -122,7 +131,8 @@ def check_document(doc: Doc) -> list[Problem]:
     group, kind = doc.group_kind
     versions = _schemas().get((group, kind))
     if versions is None:
-        return problems
+        rule = core.check(doc.body) if doc.body.get("apiVersion") and kind else None
+        return [*problems, Problem(doc.path, str(doc), rule)] if rule else problems
     version = str(doc.body.get("apiVersion", "")).rpartition("/")[2]
     if version not in versions:
         served = ", ".join(f"{group}/{v}" for v in sorted(versions))
@@ -165,14 +175,54 @@ def check_folder(docs: list[Doc]) -> list[Problem]:
         seen.setdefault(key, doc)
     namespaces = {d.name for d in docs if d.body.get("kind") == "Namespace"}
     configmaps = {(d.namespace, d.name): d for d in docs if d.body.get("kind") == "ConfigMap"}
+    sources = {(str(d.body.get("kind")), d.name): d.namespace for d in docs if d.body.get("kind") in SOURCES}
     for doc in docs:
+        rules: Iterator[str] = iter(())
         if doc.group_kind == KUSTOMIZATION:
-            problems += [
-                Problem(doc.path, str(doc), r) for r in _kustomization_rules(doc, namespaces, configmaps)
-            ]
+            rules = _kustomization_rules(doc, namespaces, configmaps)
+        elif doc.group_kind == HELMRELEASE:
+            rules = _helmrelease_rules(doc, configmaps)
         elif doc.group_kind == APPLICATION:
-            problems += [Problem(doc.path, str(doc), r) for r in _application_rules(doc, namespaces)]
+            rules = _application_rules(doc, namespaces)
+        problems += [Problem(doc.path, str(doc), r) for r in rules]
+        problems += [Problem(doc.path, str(doc), r) for r in _source_rules(doc, sources)]
     return problems
+
+
+def _source_rules(doc: Doc, sources: dict[tuple[str, str], str]) -> Iterator[str]:
+    """A sourceRef or chartRef without a namespace means the referrer's own namespace."""
+    chart = doc.spec.get("chart")
+    chart_spec = chart.get("spec") if isinstance(chart, dict) else None
+    refs = [
+        ("sourceRef", doc.spec.get("sourceRef")),
+        ("chartRef", doc.spec.get("chartRef")),
+        ("chart.spec.sourceRef", chart_spec.get("sourceRef") if isinstance(chart_spec, dict) else None),
+    ]
+    for field, ref in refs:
+        if not isinstance(ref, dict) or ref.get("namespace"):
+            continue
+        where = sources.get((str(ref.get("kind")), str(ref.get("name"))))
+        if where is not None and where != doc.namespace:
+            yield (
+                f"{field} {ref.get('kind')}/{ref.get('name')} is in namespace {where}, not {doc.namespace}: "
+                "without a namespace, Flux looks in the referrer's own namespace"
+            )
+
+
+def _helmrelease_rules(doc: Doc, configmaps: dict[tuple[str, str], Doc]) -> Iterator[str]:
+    if ("chart" in doc.spec) == ("chartRef" in doc.spec):
+        yield "a HelmRelease needs exactly one of spec.chart and spec.chartRef"
+    values_from = doc.spec.get("valuesFrom")
+    for ref in values_from if isinstance(values_from, list) else []:
+        if not isinstance(ref, dict) or ref.get("kind") != "ConfigMap":
+            continue
+        name = str(ref.get("name"))
+        elsewhere = [ns for (ns, n) in configmaps if n == name and ns != doc.namespace]
+        if (doc.namespace, name) not in configmaps and elsewhere:
+            yield (
+                f"valuesFrom ConfigMap/{name} is in namespace {elsewhere[0]}, not {doc.namespace}: "
+                "Flux reads it from the HelmRelease's own namespace only"
+            )
 
 
 def _kustomization_rules(

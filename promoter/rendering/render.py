@@ -20,6 +20,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from promoter.controlplane.yamlfile import MAX_DEPTH, check_depth, surely_one_mapping
 from promoter.errors import ConfigError, TemplateError
+from promoter.k8s.names import bounded
 from promoter.k8s.values import as_configmap_string
 from promoter.model import Manifest, Template
 from promoter.rendering import sandbox
@@ -69,6 +70,7 @@ def _environment() -> ImmutableSandboxedEnvironment:
         quote=quote,
         configmap_data=configmap_data,
         b64encode=lambda v: base64.b64encode(str(v).encode()).decode(),
+        bounded=lambda v, limit=63: bounded(str(v), int(limit)),
     )
     return env
 

@@ -1,0 +1,78 @@
+"""Kubernetes' own kinds (Namespace, ConfigMap, Deployment, ...) checked against Kubernetes'
+schemas for one version, strict as the API server's field validation is.
+
+The schemas are package data (``schemas/core.json``, made by ``scripts/gen-core-schemas.py``
+from the ``kubernetes-validate`` package). A kind of a Kubernetes API group that the version does
+not serve (``extensions/v1beta1 Deployment``) is an error; kinds of other groups (custom
+resources) are left to their own CRD schema, when promoter ships one.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import jsonschema
+import jsonschema_rs
+
+
+@cache
+def _core() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(
+        (resources.files("promoter") / "k8s" / "schemas" / "core.json").read_text()
+    )
+    return data
+
+
+def kubernetes_version() -> str:
+    return str(_core()["kubernetes"])
+
+
+@cache
+def _groups() -> frozenset[str]:
+    """The API groups Kubernetes defines (``""`` is the core group)."""
+    return frozenset(key.split(" ")[0].rpartition("/")[0] for key in _core()["kinds"])
+
+
+def _schema(definition: str) -> dict[str, Any]:
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$ref": f"#/$defs/{definition}",
+        "$defs": _core()["$defs"],
+    }
+
+
+@cache
+def _fast(definition: str) -> Any:
+    return jsonschema_rs.validator_for(_schema(definition))
+
+
+@cache
+def _slow(definition: str) -> Any:
+    """The Python validator, only for the words of a failure."""
+    return jsonschema.Draft202012Validator(_schema(definition))
+
+
+def is_kubernetes_group(api_version: str) -> bool:
+    group = api_version.rpartition("/")[0]
+    return group in _groups() or group.endswith(".k8s.io")
+
+
+def check(body: dict[str, Any]) -> str | None:
+    """The first problem of a Kubernetes kind's document against its schema, or None (also for
+    kinds of groups Kubernetes does not define)."""
+    api_version, kind = str(body.get("apiVersion", "")), str(body.get("kind", ""))
+    definition = _core()["kinds"].get(f"{api_version} {kind}")
+    if definition is None:
+        if is_kubernetes_group(api_version):
+            return f"Kubernetes {kubernetes_version()} serves no {kind} in {api_version or '(no apiVersion)'}"
+        return None
+    if _fast(definition).is_valid(body):
+        return None
+    error = jsonschema.exceptions.best_match(_slow(definition).iter_errors(body))
+    if error is None:  # the two validators disagree: trust the strict verdict, say what we can
+        return f"does not match the Kubernetes {kubernetes_version()} schema of {kind}"
+    where = ".".join(str(p) for p in error.absolute_path) or "(document)"
+    return f"{where}: {error.message} (the Kubernetes {kubernetes_version()} schema of {kind})"
