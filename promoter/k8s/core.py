@@ -10,12 +10,15 @@ resources) are left to their own CRD schema, when promoter ships one.
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 from importlib import resources
 from typing import Any
 
 import jsonschema
 import jsonschema_rs
+
+_REF = re.compile(r'"#/\$defs/([^"]+)"')
 
 
 @cache
@@ -37,10 +40,18 @@ def _groups() -> frozenset[str]:
 
 
 def _schema(definition: str) -> dict[str, Any]:
+    """The kind's schema with only the definitions it reaches (compiling all 700 is slow)."""
+    everything = _core()["$defs"]
+    reached, todo = set(), [definition]
+    while todo:
+        name = todo.pop()
+        if name not in reached:
+            reached.add(name)
+            todo += _REF.findall(json.dumps(everything[name]))
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$ref": f"#/$defs/{definition}",
-        "$defs": _core()["$defs"],
+        "$defs": {name: everything[name] for name in sorted(reached)},
     }
 
 

@@ -54,33 +54,22 @@ class Problem:
         return f"{self.path}: {self.object}: {self.rule}"
 
 
-@dataclass(frozen=True)
 class Doc:
-    path: str
-    body: dict[str, Any]
+    """One rendered document, its fields read once (a tree holds hundreds of thousands)."""
 
-    @property
-    def group_kind(self) -> tuple[str, str]:
-        group = str(self.body.get("apiVersion", "")).rpartition("/")[0]
-        return group, str(self.body.get("kind", ""))
+    __slots__ = ("body", "group_kind", "meta", "name", "namespace", "path", "spec")
 
-    @property
-    def meta(self) -> dict[str, Any]:
-        meta = self.body.get("metadata")
-        return meta if isinstance(meta, dict) else {}
-
-    @property
-    def name(self) -> str:
-        return str(self.meta.get("name", ""))
-
-    @property
-    def namespace(self) -> str:
-        return str(self.meta.get("namespace", ""))
-
-    @property
-    def spec(self) -> dict[str, Any]:
-        spec = self.body.get("spec")
-        return spec if isinstance(spec, dict) else {}
+    def __init__(self, path: str, body: dict[str, Any]) -> None:
+        self.path = path
+        self.body = body
+        api_version, kind = body.get("apiVersion", ""), body.get("kind", "")
+        self.group_kind = (str(api_version).rpartition("/")[0], str(kind))
+        meta = body.get("metadata")
+        self.meta: dict[str, Any] = meta if isinstance(meta, dict) else {}
+        self.name = str(self.meta.get("name", ""))
+        self.namespace = str(self.meta.get("namespace", ""))
+        spec = body.get("spec")
+        self.spec: dict[str, Any] = spec if isinstance(spec, dict) else {}
 
     def __str__(self) -> str:
         where = f"{self.namespace}/" if self.namespace else ""
@@ -174,7 +163,7 @@ def check_folder(docs: list[Doc]) -> list[Problem]:
             problems.append(Problem(doc.path, str(doc), f"the same object is also in {seen[key].path}"))
         seen.setdefault(key, doc)
     namespaces = {d.name for d in docs if d.body.get("kind") == "Namespace"}
-    configmaps = {(d.namespace, d.name): d for d in docs if d.body.get("kind") == "ConfigMap"}
+    configmaps = ConfigMaps([d for d in docs if d.group_kind == ("", "ConfigMap")])
     sources = {(str(d.body.get("kind")), d.name): d.namespace for d in docs if d.body.get("kind") in SOURCES}
     for doc in docs:
         rules: Iterator[str] = iter(())
@@ -209,7 +198,7 @@ def _source_rules(doc: Doc, sources: dict[tuple[str, str], str]) -> Iterator[str
             )
 
 
-def _helmrelease_rules(doc: Doc, configmaps: dict[tuple[str, str], Doc]) -> Iterator[str]:
+def _helmrelease_rules(doc: Doc, configmaps: ConfigMaps) -> Iterator[str]:
     if ("chart" in doc.spec) == ("chartRef" in doc.spec):
         yield "a HelmRelease needs exactly one of spec.chart and spec.chartRef"
     values_from = doc.spec.get("valuesFrom")
@@ -217,17 +206,34 @@ def _helmrelease_rules(doc: Doc, configmaps: dict[tuple[str, str], Doc]) -> Iter
         if not isinstance(ref, dict) or ref.get("kind") != "ConfigMap":
             continue
         name = str(ref.get("name"))
-        elsewhere = [ns for (ns, n) in configmaps if n == name and ns != doc.namespace]
-        if (doc.namespace, name) not in configmaps and elsewhere:
+        elsewhere = configmaps.elsewhere(doc.namespace, name)
+        if elsewhere:
             yield (
                 f"valuesFrom ConfigMap/{name} is in namespace {elsewhere[0]}, not {doc.namespace}: "
                 "Flux reads it from the HelmRelease's own namespace only"
             )
 
 
-def _kustomization_rules(
-    doc: Doc, namespaces: set[str], configmaps: dict[tuple[str, str], Doc]
-) -> Iterator[str]:
+class ConfigMaps:
+    """The ConfigMaps of a folder, by namespace and name, and the namespaces of each name."""
+
+    def __init__(self, docs: list[Doc]) -> None:
+        self.by_key = {(d.namespace, d.name): d for d in docs}
+        self.namespaces: dict[str, list[str]] = {}
+        for d in docs:
+            self.namespaces.setdefault(d.name, []).append(d.namespace)
+
+    def get(self, namespace: str, name: str) -> Doc | None:
+        return self.by_key.get((namespace, name))
+
+    def elsewhere(self, namespace: str, name: str) -> list[str]:
+        """The other namespaces a ConfigMap of this name is in, when it is not in ``namespace``."""
+        if (namespace, name) in self.by_key:
+            return []
+        return [ns for ns in self.namespaces.get(name, []) if ns != namespace]
+
+
+def _kustomization_rules(doc: Doc, namespaces: set[str], configmaps: ConfigMaps) -> Iterator[str]:
     target = doc.spec.get("targetNamespace")
     if target and target not in namespaces:
         yield f"targetNamespace {target} is not created in this cluster type's folder (Flux never creates it)"
@@ -236,9 +242,9 @@ def _kustomization_rules(
         if not isinstance(ref, dict) or ref.get("kind") != "ConfigMap":
             continue
         name = str(ref.get("name"))
-        found = configmaps.get((doc.namespace, name))
-        elsewhere = [ns for (ns, n) in configmaps if n == name and ns != doc.namespace]
-        if found is None and elsewhere:
+        found = configmaps.get(doc.namespace, name)
+        elsewhere = configmaps.elsewhere(doc.namespace, name)
+        if elsewhere:
             yield (
                 f"postBuild.substituteFrom ConfigMap/{name} is in namespace {elsewhere[0]}, not {doc.namespace}: "
                 "Flux reads it from the Kustomization's own namespace only"

@@ -5,16 +5,12 @@ file, the template that made it, the assignment and the rule."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
-
-import yaml
 
 from promoter.errors import TemplateError
 from promoter.k8s.manifests import Problem, check_tree
 from promoter.model import ClusterType, Template
+from promoter.rendering.parse import load_rendered
 from promoter.rendering.render import ROLE_FILES
-
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def check_rendered(
@@ -25,7 +21,7 @@ def check_rendered(
 ) -> TemplateError | None:
     """The error for the first problem of ``files`` (``<cluster-type>/<target>/<role>.yaml``),
     or None. Returned, not raised: a template error anywhere comes before any of these."""
-    parsed = {path: list(yaml.load_all(data, Loader=_Loader)) for path, data in files.items()}
+    parsed = {path: load_rendered(data) for path, data in files.items()}
     problems = check_tree(parsed)
     if problems:
         return _error(problems[0], len(problems), environment, cluster_types, templates)

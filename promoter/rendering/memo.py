@@ -13,6 +13,7 @@ from pathlib import Path
 import jinja2
 import yaml
 
+from promoter import k8s
 from promoter.controlplane import yamlfile
 from promoter.model import ClusterType, EnvironmentObjects, MainObjects, Template
 from promoter.rendering import render, sandbox
@@ -79,6 +80,8 @@ def code_digest() -> str:
             *sorted(package.glob("*.py")),
             *sorted(Path(str(scheduling_targets.__file__)).parent.glob("*.py")),  # the scheduling package
             Path(str(yamlfile.__file__)),
+            *sorted(Path(str(k8s.__file__)).parent.glob("*.py")),  # the checks of what is rendered
+            *sorted((Path(str(k8s.__file__)).parent / "schemas").glob("*.json")),
         ]:
             h.update(path.read_bytes())
         _CODE_DIGEST.append(h.hexdigest())
