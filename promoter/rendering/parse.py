@@ -29,17 +29,37 @@ _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 # What YAML 1.1 and 1.2 (or PyYAML and yaml_rs) might read differently is judged word by word:
 # every run of characters between spaces and flow punctuation, quoted text included (so the test
-# is conservative), a trailing ":" removed. A word like these sends the file to PyYAML:
-_DIFFERENT_WORD = re.compile(
-    r"[yYnN]|[yY]es|YES|[nN]o|NO|[oO]n|ON|[oO]ff|OFF"  # booleans in 1.1 only
-    r"|[-+]?0[0-9_oObBxX].*"  # octal in 1.1, decimal in 1.2; 0o and 0b prefixes
+# is conservative), a trailing ":" removed. These words send the file to PyYAML: booleans of
+# YAML 1.1 only, the value tag, merge and explicit keys, and numbers written in a way the two
+# read differently (only a word starting with a digit, a sign or a dot can be a number).
+_BOOLEANS_1_1 = (
+    "y",
+    "Y",
+    "yes",
+    "Yes",
+    "YES",
+    "n",
+    "N",
+    "no",
+    "No",
+    "NO",
+    "on",
+    "On",
+    "ON",
+    "off",
+    "Off",
+    "OFF",
+)
+_DIFFERENT_WORDS = frozenset([*_BOOLEANS_1_1, *(f"{w}:" for w in _BOOLEANS_1_1), "=", "<<", "?"])
+_DIFFERENT_NUMBER = re.compile(
+    r"[-+]?0[0-9_oObBxX].*"  # octal in 1.1, decimal in 1.2; 0o and 0b prefixes
     r"|.*(?:[0-9]_|_[0-9]).*"  # underscores in 1.1 numbers
-    r"|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?"  # sexagesimal in 1.1
-    r"|[-+]?[0-9_]*\.?[0-9_]*[eE][-+]?[0-9]+"  # exponents: 1.2 reads more of them as numbers
+    r"|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?:?"  # sexagesimal in 1.1
+    r"|[-+]?[0-9_]*\.?[0-9_]*[eE][-+]?[0-9]+:?"  # exponents: 1.2 reads more of them as numbers
     r"|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}.*"  # timestamps
     r"|[-+]?[0-9]{16,}.*"  # numbers near or past 64 bits
-    r"|=|<<|\?"  # the value tag, merge keys, explicit keys
 )
+_NUMBER_START = frozenset("+-.0123456789")
 _WORDS = re.compile(r"[^\s\[\]{},]+")
 # Characters that start tags, anchors, aliases and directives, and line breaks of YAML 1.1 only.
 _DIFFERENT_CHARS = "!&*%\t\r\x85\u2028\u2029\ufeff"
@@ -79,7 +99,10 @@ def _fast(data: bytes) -> list[Any] | None:
 def _differs(text: str) -> bool:
     if any(c in text for c in _DIFFERENT_CHARS) or text.startswith("...") or "\n..." in text:
         return True
-    return any(_DIFFERENT_WORD.fullmatch(word.removesuffix(":")) for word in set(_WORDS.findall(text)))
+    words = set(_WORDS.findall(text))
+    if not words.isdisjoint(_DIFFERENT_WORDS):
+        return True
+    return any(w[0] in _NUMBER_START and _DIFFERENT_NUMBER.fullmatch(w) for w in words)
 
 
 def _has_content(piece: str) -> bool:
