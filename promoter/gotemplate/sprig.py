@@ -48,11 +48,29 @@ def go_quote(value: str) -> str:
     return "".join(out)
 
 
+class _GoDumper(yaml.SafeDumper):
+    """Strings as go-yaml writes them: one that would read back as another type (``"false"``,
+    ``"1"``) in double quotes; others plain, or single-quoted when they must be."""
+
+    def represent_str(self, data: str) -> yaml.ScalarNode:
+        tag = self.resolve(yaml.ScalarNode, data, (True, False))
+        style = '"' if tag != "tag:yaml.org,2002:str" else None
+        return self.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
+_GoDumper.add_representer(str, _GoDumper.represent_str)
+
+
 def to_yaml(value: Any) -> str:
     """YAML as Kubernetes' marshaller writes it (keys sorted, block style), without the final
     newline, as Helm's and Kalypso's ``toYaml`` return it."""
-    dumped = yaml.safe_dump(
-        plain(value), sort_keys=True, default_flow_style=False, allow_unicode=True, width=1 << 30
+    dumped = yaml.dump(
+        plain(value),
+        Dumper=_GoDumper,
+        sort_keys=True,
+        default_flow_style=False,
+        allow_unicode=True,
+        width=1 << 30,
     )
     if dumped.endswith("\n...\n"):
         dumped = dumped[: -len("...\n")]
