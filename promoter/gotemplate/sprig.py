@@ -53,7 +53,7 @@ class _GoDumper(yaml.SafeDumper):
     ``"1"``) in double quotes; others plain, or single-quoted when they must be."""
 
     def represent_str(self, data: str) -> yaml.ScalarNode:
-        tag = self.resolve(yaml.ScalarNode, data, (True, False))
+        tag = self.resolve(yaml.ScalarNode, data, (True, False))  # type: ignore[no-untyped-call]
         style = '"' if tag != "tag:yaml.org,2002:str" else None
         return self.represent_scalar("tag:yaml.org,2002:str", data, style=style)
 
