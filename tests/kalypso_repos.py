@@ -88,3 +88,25 @@ def expected_tree(environment: str, main_sha: str) -> dict[str, bytes]:
 
 def tree_of(folder: Path) -> dict[str, bytes]:
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def build_world(
+    root: Path,
+    main: dict[str, str],
+    branches: dict[str, dict[str, str]],
+    workload_repos: dict[str, dict[str, str]],
+) -> Path:
+    """A Kalypso control plane (main and environment branches) and workload repos, each
+    ``https://example.com/<name>`` redirected to a local repo; ``$MAIN`` in a branch's files
+    stands for main's commit. Returns the control plane."""
+    cp_path = repo_from_folder(root / "control-plane", {"main": write_tree(root / "src-main", main)})
+    sha = Git(cp_path).commit_of("refs/heads/main") or ""
+    for branch, files in branches.items():
+        files = {k: v.replace("$MAIN", sha) for k, v in files.items()}
+        commit_folder(Git(cp_path), write_tree(root / f"src-{branch}", files), branch, f"{branch} values")
+    for name, files in workload_repos.items():
+        repo = repo_from_folder(
+            root / "workloads" / name, {"main": write_tree(root / f"src-w-{name}", files)}
+        )
+        point_url(f"https://example.com/{name}", repo)
+    return cp_path

@@ -163,8 +163,14 @@ def _run_text(template: GoTemplate, data: TemplateData, placement: str, where: s
         raise TemplateError(f"{where}, for {placement}: {err.message}", file=err.file, line=at) from err
     if not text.strip():
         return []
-    label = f"{template.name} ({where}, rendered for {placement})"
-    docs = [d for d in load_documents(text.encode(), label) if d is not None]
+    try:
+        docs = [d for d in load_documents(text.encode(), "rendered") if d is not None]
+    except ConfigError as err:
+        raise TemplateError(
+            f"{where}, for {placement}: the output is not YAML (its line {err.line}: {err.message})",
+            file=template.name,
+            line=line,
+        ) from err
     for doc in docs:
         if not isinstance(doc, dict):
             raise TemplateError(

@@ -1,0 +1,301 @@
+"""Kalypso control planes, read and rendered with no management cluster (docs/kalypso.md).
+
+The first tests run Kalypso's own sample (tests/kalypso/sample) through ``promoter render`` and
+compare with the tree Kalypso's scheduler committed for dev; the others are golden cases for the
+rules the sample does not exercise."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from promoter.cli.main import cli
+from promoter.gitcmd import Git
+from tests.kalypso_repos import build_sample, build_world, expected_tree, tree_of
+
+
+def render(cp: Path, out: Path, *args: str, env: dict[str, str] | None = None) -> dict[str, bytes]:
+    result = CliRunner(env=env).invoke(
+        cli, ["render", "--control-plane", str(cp), "--env", "dev", "--out", str(out), *args]
+    )
+    assert result.exit_code == 0, result.output
+    return tree_of(out)
+
+
+def parsed(path: str, data: bytes) -> object:
+    if path.endswith(".yaml"):
+        return list(yaml.safe_load_all(data))
+    return data
+
+
+def test_the_sample_renders_to_the_tree_kalypso_committed(tmp_path: Path) -> None:
+    cp, main_sha = build_sample(tmp_path / "repos")
+    got = render(cp, tmp_path / "out")
+    want = expected_tree("dev", main_sha)
+    assert sorted(got) == sorted(want)
+    assert {p: parsed(p, d) for p, d in got.items()} == {p: parsed(p, d) for p, d in want.items()}
+    # byte for byte, too: go-yaml's quoting ("false"), order and layout
+    assert got == want
+
+
+def test_validate_renders_every_environment_of_the_sample(tmp_path: Path) -> None:
+    cp, main_sha = build_sample(tmp_path / "repos")
+    result = CliRunner().invoke(cli, ["validate", "--control-plane", str(cp)])
+    assert result.exit_code == 0, result.output
+    assert "dev: ok, 4 assignments, 17 files" in result.output
+    # stage: uat-test matches no stage policy; drone and large get their README only
+    assert "stage: ok, 0 assignments, 3 files" in result.output
+    assert f"valid (Kalypso): main {main_sha[:12]}, 2 workload registrations, 3 templates" in result.output
+
+
+def test_a_given_commit_is_rendered_instead_of_the_base_repo_one(tmp_path: Path) -> None:
+    cp, main_sha = build_sample(tmp_path / "repos")
+    git = Git(cp)
+    (cp / "NOTES.md").write_text("a later main commit\n")
+    git.run("add", "NOTES.md")
+    git.run("commit", "-q", "-m", "later")
+    later = git.commit_of("HEAD")
+    assert later is not None and later != main_sha
+    got = render(cp, tmp_path / "out", "--commit", later)
+    assert got[".github/tracking/Promoted_Commit_Id"] == later.encode()
+    # without --commit, dev's BaseRepo pins the first main commit
+    again = render(cp, tmp_path / "out2")
+    assert again[".github/tracking/Promoted_Commit_Id"] == main_sha.encode()
+
+
+def test_rendering_again_into_an_earlier_render_replaces_it(tmp_path: Path) -> None:
+    cp, _ = build_sample(tmp_path / "repos")
+    out = tmp_path / "out"
+    render(cp, out)
+    (out / "large" / "stale").mkdir()
+    (out / "large" / "stale" / "reconciler.yaml").write_text("kind: Stale\n")
+    assert "large/stale/reconciler.yaml" not in render(cp, out)
+
+
+def test_an_unrelated_non_empty_out_directory_is_refused(tmp_path: Path) -> None:
+    cp, _ = build_sample(tmp_path / "repos")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "mine.txt").write_text("keep me\n")
+    result = CliRunner().invoke(
+        cli, ["render", "--control-plane", str(cp), "--env", "dev", "--out", str(out)]
+    )
+    assert result.exit_code == 2
+    assert (out / "mine.txt").read_text() == "keep me\n"
+
+
+# ---------------------------------------------------------------- a small world of our own
+
+API = "apiVersion: scheduler.kalypso.io/v1alpha1\n"
+ENVIRONMENT = API + (
+    "kind: Environment\nmetadata: {name: dev}\n"
+    "spec:\n  controlPlane: {repo: https://example.com/cp, branch: dev, path: .}\n"
+)
+OLD_RECONCILER = API + (
+    "kind: Template\nmetadata: {name: flux}\nspec:\n  type: reconciler\n  manifests:\n"
+    "    - apiVersion: v1\n      kind: Marker\n      metadata: {name: '{{ .DeploymentTargetName }}'}\n"
+    "      spec: {repo: '{{ .Repo }}', path: '{{ .Path }}', list: ['{{ .Path }}']}\n"
+)
+NAMESPACE = API + (
+    "kind: Template\nmetadata: {name: ns}\nspec:\n  type: namespace\n  manifests:\n"
+    "    - apiVersion: v1\n      kind: Namespace\n      metadata: {name: '{{ .Namespace }}'}\n"
+)
+CURRENT_RECONCILER = API + (
+    "kind: Template\nmetadata: {name: current}\nspec:\n  type: reconciler\n  manifests:\n"
+    "    - |\n"
+    "      apiVersion: source.toolkit.fluxcd.io/v1\n"
+    "      kind: GitRepository\n"
+    "      metadata:\n"
+    "        name: {{ .DeploymentTargetName }}-{{ hash .ConfigData | trunc 6 }}\n"
+    "        namespace: {{ .Namespace }}\n"
+    '      {{- if eq .Manifests.type "kustomize" }}\n'
+    "        labels: {kind: kustomize}\n"
+    "      {{- end }}\n"
+    "      spec:\n"
+    "        url: {{ .Manifests.repo | quote }}\n"
+    '        ref: {branch: {{ .Manifests.branch | default "main" }}}\n'
+    "    - |\n"
+    "      apiVersion: v1\n"
+    "      kind: ConfigMap\n"
+    "      metadata: {name: {{ .Workload }}-values, namespace: {{ .Namespace }}}\n"
+    "      data:\n"
+    "      {{- toYaml (stringify .ConfigData) | nindent 2 }}\n"
+    "        REGION_UPPER: {{ .ConfigData.REGION | upper | quote }}\n"
+    '        CLUSTER: {{ unquote "\\"{{ .ClusterType }}\\"" | quote }}\n'
+    "    - '{{ if eq .Environment \"prod\" }}kind: Never{{ end }}'\n"
+)
+
+
+def registration(name: str, workspace: str) -> str:
+    return API + (
+        f"kind: WorkloadRegistration\nmetadata: {{name: {name}}}\n"
+        f"spec:\n  workload: {{repo: https://example.com/{name}, branch: main, path: .}}\n"
+        f"  workspace: {workspace}\n"
+    )
+
+
+def workload(name: str, labels: str, targets: str) -> str:
+    return (
+        API
+        + f"kind: Workload\nmetadata: {{name: {name}, labels: {labels}}}\nspec:\n  deploymentTargets:\n{targets}"
+    )
+
+
+def target(name: str, labels: str, env: str = "dev", extra: str = "") -> str:
+    return (
+        f"    - name: {name}\n      environment: {env}\n      labels: {labels}\n"
+        f"      manifests: {{repo: https://example.com/{name}-gitops, branch: {env}, path: ./{name}{extra}}}\n"
+    )
+
+
+def cluster_type(name: str, labels: str, reconciler: str = "flux") -> str:
+    return (
+        API
+        + f"kind: ClusterType\nmetadata: {{name: {name}, labels: {labels}}}\nspec: {{reconciler: {reconciler}, namespaceService: ns}}\n"
+    )
+
+
+def policy(name: str, targets: str, cluster_types: str) -> str:
+    return API + (
+        f"kind: SchedulingPolicy\nmetadata: {{name: {name}}}\n"
+        f"spec:\n  deploymentTargetSelector: {targets}\n  clusterTypeSelector: {cluster_types}\n"
+    )
+
+
+def config(name: str, labels: str, data: str) -> str:
+    return f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  labels: {labels}\ndata: {data}\n"
+
+
+def world(tmp_path: Path, *, reconciler: str = "flux", dev: dict[str, str] | None = None) -> Path:
+    main = {
+        ".environments/dev.yaml": ENVIRONMENT,
+        "templates/flux.yaml": OLD_RECONCILER,
+        "templates/current.yaml": CURRENT_RECONCILER,
+        "templates/ns.yaml": NAMESPACE,
+        "workloads/app.yaml": registration("app", "app-team"),
+        "workloads/svc.yaml": registration("svc", "platform-team"),
+    }
+    branch = {
+        "base-repo.yaml": API
+        + "kind: BaseRepo\nmetadata: {name: main}\nspec: {repo: https://example.com/cp, branch: main, path: ., commit: $MAIN}\n",
+        "gitops-repo.yaml": API
+        + "kind: GitOpsRepo\nmetadata: {name: dev}\nspec: {repo: https://example.com/gitops, branch: dev, path: .}\n",
+        "cts/big.yaml": cluster_type("big", "{size: large, region: west}", reconciler),
+        "cts/empty.yaml": cluster_type("empty", "{size: tiny}", reconciler),
+        # the workload's tier (gold) wins over the target's (bronze)
+        "policies/gold.yaml": policy(
+            "gold",
+            "{labelSelector: {matchLabels: {tier: gold}}}",
+            "{labelSelector: {matchLabels: {size: large}}}",
+        ),
+        "policies/bronze.yaml": policy(
+            "bronze",
+            "{labelSelector: {matchLabels: {tier: bronze}}}",
+            "{labelSelector: {matchLabels: {size: tiny}}}",
+        ),
+        # a workspace no target is in: selects nothing although the labels would match
+        "policies/other-team.yaml": policy(
+            "other-team",
+            "{workspace: other-team, labelSelector: {matchLabels: {tier: gold}}}",
+            "{labelSelector: {matchLabels: {size: tiny}}}",
+        ),
+        # name order, not specificity: b-region (2 labels) loses to c-all (none), a-type to both
+        "configs/a.yaml": config(
+            "a-type", '{platform-config: "true", cluster-type: big}', "{REGION: from-a, A: a}"
+        ),
+        "configs/b.yaml": config(
+            "b-region", '{platform-config: "true", region: west}', "{REGION: west, B: b}"
+        ),
+        "configs/c.yaml": config("c-all", '{platform-config: "true"}', "{B: from-c, C: c}"),
+        "configs/z.yaml": config("z-elsewhere", '{platform-config: "true", region: east}', "{REGION: east}"),
+        "configs/plain.yaml": config("not-platform", "{}", "{REGION: ignored}"),
+        **(dev or {}),
+    }
+    repos = {
+        "app": {
+            "workload.yaml": workload(
+                "app",
+                "{tier: gold}",
+                target("web", "{tier: bronze, edge: 'true'}") + target("later", "{tier: gold}", env="prod"),
+            )
+        },
+        "svc": {
+            "w/svc.yaml": workload("svc", "{}", target("api", "{tier: gold}", extra=", type: kustomize"))
+        },
+    }
+    return build_world(tmp_path / "repos", main, {"dev": branch}, repos)
+
+
+def test_kalypso_rules_the_sample_does_not_exercise(tmp_path: Path) -> None:
+    got = render(world(tmp_path), tmp_path / "out")
+    assert sorted(got) == [
+        ".github/tracking/Promoted_Commit_Id",
+        "big/README.md",
+        "big/app-web/config.yaml",
+        "big/app-web/namespace.yaml",
+        "big/app-web/reconciler.yaml",
+        "big/svc-api/config.yaml",
+        "big/svc-api/namespace.yaml",
+        "big/svc-api/reconciler.yaml",
+        "empty/README.md",  # a cluster type nothing is placed on keeps its folder
+    ]
+    assert got["big/app-web/config.yaml"] == (
+        b"apiVersion: v1\ndata:\n  A: a\n  B: from-c\n  C: c\n  REGION: west\nkind: ConfigMap\n"
+        b"metadata:\n  name: platform-config\n  namespace: dev-app-team-app-web\n"
+    )
+    assert got["big/svc-api/namespace.yaml"] == (
+        b"apiVersion: v1\nkind: Namespace\nmetadata:\n  name: dev-platform-team-svc-api\n"
+    )
+    # mapping manifests: string values templated, list items left as written
+    assert got["big/app-web/reconciler.yaml"] == (
+        b"apiVersion: v1\nkind: Marker\nmetadata:\n  name: app-web\nspec:\n"
+        b"  list:\n  - '{{ .Path }}'\n  path: ./web\n  repo: https://example.com/web-gitops\n"
+    )
+
+
+def test_current_form_templates_with_sprig_and_current_naming(tmp_path: Path) -> None:
+    cp = world(tmp_path, reconciler="current")
+    got = render(cp, tmp_path / "out", env={"PROMOTER_KALYPSO_NAMING": "current"})
+    assert "big/svc-api/platform-config.yaml" in got and "big/svc-api/config.yaml" not in got
+    docs = list(yaml.safe_load_all(got["big/svc-api/reconciler.yaml"]))
+    assert len(docs) == 2  # the prod-only manifest renders empty and is left out
+    repo, values = docs
+    assert repo["metadata"]["name"].startswith("svc-api-")
+    assert repo["metadata"]["namespace"] == "dev-big-svc-api"
+    assert repo["metadata"]["labels"] == {"kind": "kustomize"}
+    assert repo["spec"] == {"url": "https://example.com/api-gitops", "ref": {"branch": "dev"}}
+    assert values["data"] == {
+        "A": "a",
+        "B": "from-c",
+        "C": "c",
+        "REGION": "west",
+        "REGION_UPPER": "WEST",
+        "CLUSTER": "{{ .ClusterType }}",
+    }
+    web = yaml.safe_load_all(got["big/app-web/reconciler.yaml"])
+    assert "labels" not in next(iter(web))["metadata"]  # no .Manifests.type: the if is false
+    # the same config gives the same hash on every run
+    again = render(cp, tmp_path / "out2", env={"PROMOTER_KALYPSO_NAMING": "current"})
+    assert again["big/svc-api/reconciler.yaml"] == got["big/svc-api/reconciler.yaml"]
+
+
+def test_an_unknown_naming_is_a_usage_error(tmp_path: Path) -> None:
+    cp = world(tmp_path)
+    result = CliRunner(env={"PROMOTER_KALYPSO_NAMING": "2024"}).invoke(
+        cli, ["render", "--control-plane", str(cp), "--env", "dev", "--out", str(tmp_path / "o")]
+    )
+    assert result.exit_code == 2
+    assert "PROMOTER_KALYPSO_NAMING=2024: must be one of 2023, current" in result.output
+
+
+@pytest.mark.parametrize("env_name", ["qa"])
+def test_an_environment_main_does_not_define_is_named(tmp_path: Path, env_name: str) -> None:
+    cp = world(tmp_path)
+    result = CliRunner().invoke(
+        cli, ["render", "--control-plane", str(cp), "--env", env_name, "--out", str(tmp_path / "o")]
+    )
+    assert result.exit_code == 2
+    assert f"--env {env_name}: no such environment (main's .environments/ has dev)" in result.output
