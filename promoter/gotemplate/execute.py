@@ -149,13 +149,12 @@ class Executor:
     def range(self, node: Branch, dot: Any, variables: _Vars) -> None:
         pipe = node.pipe
         value = self.pipe(Pipe((), False, pipe.cmds, pipe.line), dot, variables)
-        pairs = _iterate(value)
-        if len(pairs) > self.limits.steps:
-            raise ExecError(f"range over {len(pairs)} items, over the limit of {self.limits.steps}")
+        pairs = _iterate(value, self.limits.steps)
         if not pairs:
             self.walk(node.orelse, dot, variables)
             return
         for key, item in pairs:
+            self.step()
             mark = variables.mark()
             if len(pipe.decl) == 1:
                 variables.push(pipe.decl[0], item)
@@ -257,8 +256,18 @@ def _fields(value: Any, names: tuple[str, ...]) -> Any:
     return value
 
 
-def _iterate(value: Any) -> list[tuple[Any, Any]]:
-    """(key, item) pairs of what ``range`` walks: lists, maps (sorted by key), a count."""
+def _iterate(value: Any, limit: int) -> list[tuple[Any, Any]]:
+    """(key, item) pairs of what ``range`` walks: lists, maps (sorted by key), a count; at most
+    ``limit`` of them."""
+    size = (
+        value
+        if isinstance(value, int) and not isinstance(value, bool)
+        else len(value)
+        if isinstance(value, list | tuple | dict)
+        else 0
+    )
+    if size > limit:
+        raise ExecError(f"range over {size} items, over the limit of {limit}")
     if value is None or value is NO_VALUE:
         return []
     if isinstance(value, list | tuple):
@@ -266,9 +275,5 @@ def _iterate(value: Any) -> list[tuple[Any, Any]]:
     if isinstance(value, dict):
         return [(k, value[k]) for k in sorted(value, key=str)]
     if isinstance(value, int) and not isinstance(value, bool):
-        return [(i, i) for i in range(max(value, 0))] if value <= 10_000_000 else _too_many(value)
+        return [(i, i) for i in range(max(value, 0))]
     raise ExecError(f"range can't iterate over {sprint(value)} ({go_type(value)})")
-
-
-def _too_many(count: int) -> list[tuple[Any, Any]]:
-    raise ExecError(f"range over {count} items is too long")
