@@ -85,7 +85,7 @@ class KalypsoControlPlane:
                 f"spec.controlPlane.branch: environment {env.name!r} names branch {ref.branch!r}, "
                 "which the control-plane repo does not have",
                 file=env.source.file,
-                line=env.source.line,
+                line=ref.line,
             )
         return load_branch(self.cp.git, ref.branch, head, ref.path)
 

@@ -225,9 +225,9 @@ def fetch_workloads(registration: Registration, cache: Path) -> FetchedWorkloads
         )
     except GitError as err:
         raise ConfigError(
-            f"spec.workload: cannot fetch branch {ref.branch!r} of {redact(ref.repo)}: {err}",
+            f"spec.workload: cannot fetch branch {ref.branch!r} of {redact(ref.repo)}: {_git_reason(err)}",
             file=registration.source.file,
-            line=registration.source.line,
+            line=ref.line,
         ) from err
     commit = git.commit_of(local)
     assert commit is not None
@@ -239,6 +239,13 @@ def fetch_workloads(registration: Registration, cache: Path) -> FetchedWorkloads
         raise ConfigError(
             f"spec.workload: no Workload in {where} at {commit[:12]}",
             file=registration.source.file,
-            line=registration.source.line,
+            line=ref.line,
         )
     return FetchedWorkloads(registration, commit, tuple(workloads))
+
+
+def _git_reason(err: GitError) -> str:
+    """git's own reason, its first ``fatal:`` line."""
+    lines = str(err).splitlines()
+    fatal = next((ln for ln in lines if "fatal: " in ln), lines[0] if lines else "")
+    return fatal.split("fatal: ", 1)[-1].strip()

@@ -31,6 +31,7 @@ class RepoRef:
     repo: str
     branch: str
     path: str  # normalised, '' for the root
+    line: int | None = None  # where it is written
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,7 @@ def repo_ref(f: Fields, key: str, *, need_branch: bool = True) -> RepoRef:
         ref.fail(f"invalid branch name {branch!r}", "branch")
     path = check_relative_path(ref.str("path") or ".", lambda msg: ref.fail(msg, "path"))
     ref.done()
-    return RepoRef(repo, branch, path)
+    return RepoRef(repo, branch, path, f.line_of(key))
 
 
 def environment_from(obj: ObjectDoc) -> KEnvironment:
