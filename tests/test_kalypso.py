@@ -12,9 +12,10 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from promoter.cli.demo import commit_folder
 from promoter.cli.main import cli
 from promoter.gitcmd import Git
-from tests.kalypso_repos import build_sample, expected_tree, tree_of
+from tests.kalypso_repos import SAMPLE_MAIN_SHA, build_sample, expected_tree, point_url, tree_of
 from tests.kalypso_world import world
 
 
@@ -158,3 +159,58 @@ def test_an_environment_main_does_not_define_is_named(tmp_path: Path, env_name: 
     )
     assert result.exit_code == 2
     assert f"--env {env_name}: no such environment (main's .environments/ has dev)" in result.output
+
+
+def seed_gitops(root: Path, files: dict[str, bytes]) -> Path:
+    """kalypso-gitops with a dev branch holding ``files`` (URL redirected)."""
+    folder = root / "gitops-src"
+    for path, data in files.items():
+        (folder / path).parent.mkdir(parents=True, exist_ok=True)
+        (folder / path).write_bytes(data)
+    repo = root / "kalypso-gitops.git"
+    Git(root).run("init", "--quiet", "--bare", "--initial-branch=main", str(repo))
+    commit_folder(Git(repo), folder, "dev", "Kalypso Scheduler commit")
+    point_url("https://github.com/microsoft/kalypso-gitops", repo)
+    return repo
+
+
+def test_diff_shows_what_the_scheduler_would_commit(tmp_path: Path) -> None:
+    cp, main_sha = build_sample(tmp_path / "repos")
+    committed = expected_tree("dev", SAMPLE_MAIN_SHA)  # as the branch stands: main 42f2c201 tracked
+    leftovers = {
+        ".github/workflows/check-promote.yaml": b"name: check\n",
+        "manifests-statement.txt": b"kept\n",
+        "retired/old-app/reconciler.yaml": b"kind: Old\n",
+    }
+    seed_gitops(tmp_path, {**committed, **leftovers})
+    result = CliRunner().invoke(cli, ["diff", "--control-plane", str(cp), "--env", "dev"])
+    assert result.exit_code == 0, result.output
+    assert "dev: +0 ~1 -1 against dev@" in result.output
+    assert f"-{SAMPLE_MAIN_SHA}\n\\ No newline at end of file\n+{main_sha}" in result.output
+    assert "--- a/retired/old-app/reconciler.yaml\n+++ /dev/null" in result.output
+    assert "manifests-statement.txt" not in result.output and "check-promote" not in result.output
+    # stage's GitOps branch does not exist yet: every file is new
+    stage = CliRunner().invoke(cli, ["diff", "--control-plane", str(cp), "--env", "stage"])
+    assert stage.exit_code == 0, stage.output
+    assert "stage: +3 ~0 -0 against new branch" in stage.output
+
+
+def test_diff_with_the_deployed_main_renders_what_the_branch_tracks(tmp_path: Path) -> None:
+    cp, main_sha = build_sample(tmp_path / "repos")
+    git = Git(cp)
+    (cp / "templates" / "extra.yaml").write_text("not: kalypso\n")
+    git.run("add", "templates/extra.yaml")
+    git.run("commit", "-q", "-m", "later")
+    later = git.commit_of("HEAD")
+    assert later is not None
+    seed_gitops(tmp_path, expected_tree("dev", later))  # the branch runs the later main commit
+    pinned = CliRunner().invoke(cli, ["diff", "--control-plane", str(cp), "--env", "dev"])
+    assert "dev: +0 ~1 -0 against dev@" in pinned.output  # BaseRepo pins the first one
+    deployed = CliRunner().invoke(
+        cli, ["diff", "--control-plane", str(cp), "--env", "dev", "--deployed-main"]
+    )
+    assert deployed.exit_code == 0, deployed.output
+    assert "dev: +0 ~0 -0 against dev@" in deployed.output
+    refused = CliRunner().invoke(cli, ["diff", "--control-plane", str(cp), "--to", "dev"])
+    assert refused.exit_code == 2
+    assert "keeps no order of environments" in refused.output

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from promoter.controlplane.repo import ControlPlane
 from promoter.errors import ConfigError, UsageError
+from promoter.kalypso.gitops import GitOpsState, next_tree, read_gitops, tree_changes
 from promoter.kalypso.loading import (
     FetchedWorkloads,
     KalypsoBranch,
@@ -23,8 +24,8 @@ from promoter.kalypso.loading import (
     load_main,
     looks_like_kalypso,
 )
-from promoter.kalypso.objects import KEnvironment
-from promoter.kalypso.render import Renderer, render_tree
+from promoter.kalypso.objects import GitOpsRepo, KEnvironment
+from promoter.kalypso.render import TRACKING, Renderer, render_tree
 from promoter.kalypso.schedule import NAMINGS, Naming, Placement, deployment_targets, schedule
 from promoter.rendering.memo import cache_root
 
@@ -56,6 +57,19 @@ class Render:
         return sum(map(len, self.placements.values()))
 
 
+@dataclass(frozen=True)
+class Planned:
+    """An environment rendered, and its GitOps branch before and after."""
+
+    render: Render
+    gitops: GitOpsRepo
+    before: GitOpsState
+    after: dict[str, bytes]
+
+    def changes(self) -> dict[str, tuple[int, int, int]]:
+        return tree_changes(self.before.files, self.after)
+
+
 class KalypsoControlPlane:
     def __init__(self, cp: ControlPlane, naming: Naming = "2023", cache: Path | None = None) -> None:
         self.cp = cp
@@ -77,9 +91,9 @@ class KalypsoControlPlane:
             raise UsageError(f"--env {name}: no such environment (main's .environments/ has {known})")
         return env
 
-    def branch(self, env: KEnvironment) -> KalypsoBranch:
+    def branch(self, env: KEnvironment, commit: str | None = None) -> KalypsoBranch:
         ref = env.control_plane
-        head = self.cp.branch_head(ref.branch)
+        head = self.cp.resolve(commit) if commit else self.cp.branch_head(ref.branch)
         if head is None:
             raise ConfigError(
                 f"spec.controlPlane.branch: environment {env.name!r} names branch {ref.branch!r}, "
@@ -89,12 +103,13 @@ class KalypsoControlPlane:
             )
         return load_branch(self.cp.git, ref.branch, head, ref.path)
 
-    def render(self, env_name: str, commit: str | None = None) -> Render:
+    def render(self, env_name: str, commit: str | None = None, env_commit: str | None = None) -> Render:
         """Render ``env_name``: main's Environments at ``commit`` (default: the main branch
-        head), and the main commit to render is ``commit`` if given, else the BaseRepo's."""
+        head), and the main commit to render is ``commit`` if given, else the BaseRepo's; the
+        environment branch at its head, or at ``env_commit``."""
         head = self.cp.resolve(commit)
         env = self.environment(self.main(head), env_name)
-        branch = self.branch(env)
+        branch = self.branch(env, env_commit)
         main_commit = head if commit is not None else self._base_commit(env, branch)
         main = self.main(main_commit)
         fetched = [
@@ -109,6 +124,25 @@ class KalypsoControlPlane:
         files = render_tree(placements, renderer, main_commit, self.naming)
         commits = {f.registration.name: f.commit for f in fetched}
         return Render(env.name, main, branch, files, placements, commits)
+
+    def plan(
+        self, env_name: str, commit: str | None, env_commit: str | None = None, deployed: bool = False
+    ) -> Planned:
+        """What the scheduler's commit would change on the environment's GitOps branch: with
+        ``deployed``, rendering the main commit that branch tracks (the scheduling flow)."""
+        first = self.render(env_name, commit, env_commit)
+        gitops = first.branch.gitops
+        if gitops is None:
+            raise ConfigError(
+                f"environment branch {first.branch.branch!r} has no GitOpsRepo: where it renders to is unknown",
+                file=f"{first.branch.branch}:",
+            )
+        state = read_gitops(gitops, self.cache.parent / "kalypso-gitops")
+        rendered = first
+        tracked = state.files.get(TRACKING, b"").decode("utf-8", "replace").strip()
+        if deployed and tracked and tracked != first.main.commit:
+            rendered = self.render(env_name, tracked, env_commit)
+        return Planned(rendered, gitops, state, next_tree(state.files, rendered.files))
 
     def _base_commit(self, env: KEnvironment, branch: KalypsoBranch) -> str:
         if branch.base is None:

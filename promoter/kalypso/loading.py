@@ -5,7 +5,6 @@ registered workload repos (their Workloads, fetched with git at their branch hea
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +15,7 @@ from promoter.controlplane.objects import cluster_type_from, configmap_from, pol
 from promoter.controlplane.yamlfile import LDict, line_of, load_documents
 from promoter.errors import ConfigError, GitError
 from promoter.gitcmd import Git
+from promoter.kalypso.fetch import fetch_branch, git_reason
 from promoter.kalypso.objects import (
     ENV_ONLY,
     MAIN_ONLY,
@@ -209,28 +209,20 @@ def fetch_workloads(registration: Registration, cache: Path) -> FetchedWorkloads
     Workloads under the registered path."""
     ref = registration.workload
     where = f"{redact(ref.repo)}:{ref.path or '.'}"
-    store = cache / hashlib.sha256(ref.repo.encode()).hexdigest()[:24]
-    store.mkdir(parents=True, exist_ok=True)
-    git = Git(store)
-    if not (store / "HEAD").exists():
-        git.run("init", "--quiet", "--bare")
-    local = f"refs/kalypso/{ref.branch}"
     try:
-        git.run(
-            "fetch",
-            "--quiet",
-            "--no-tags",
-            "--depth=1",
-            operands=[ref.repo, f"+refs/heads/{ref.branch}:{local}"],
-        )
+        git, commit = fetch_branch(ref.repo, ref.branch, cache)
     except GitError as err:
         raise ConfigError(
-            f"spec.workload: cannot fetch branch {ref.branch!r} of {redact(ref.repo)}: {_git_reason(err)}",
+            f"spec.workload: cannot fetch branch {ref.branch!r} of {redact(ref.repo)}: {git_reason(err)}",
             file=registration.source.file,
             line=ref.line,
         ) from err
-    commit = git.commit_of(local)
-    assert commit is not None
+    if commit is None:
+        raise ConfigError(
+            f"spec.workload: {redact(ref.repo)} has no branch {ref.branch!r}",
+            file=registration.source.file,
+            line=ref.line,
+        )
     workloads: list[Workload] = []
     for file, doc in documents(git, commit, f"{redact(ref.repo)}:", ref.path):
         if is_kalypso(doc) and doc.get("kind") == "Workload":
@@ -242,10 +234,3 @@ def fetch_workloads(registration: Registration, cache: Path) -> FetchedWorkloads
             line=ref.line,
         )
     return FetchedWorkloads(registration, commit, tuple(workloads))
-
-
-def _git_reason(err: GitError) -> str:
-    """git's own reason, its first ``fatal:`` line."""
-    lines = str(err).splitlines()
-    fatal = next((ln for ln in lines if "fatal: " in ln), lines[0] if lines else "")
-    return fatal.split("fatal: ", 1)[-1].strip()
