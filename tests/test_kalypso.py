@@ -196,7 +196,7 @@ def test_diff_shows_what_the_scheduler_would_commit(tmp_path: Path) -> None:
 
 
 def test_diff_with_the_deployed_main_renders_what_the_branch_tracks(tmp_path: Path) -> None:
-    cp, main_sha = build_sample(tmp_path / "repos")
+    cp, _ = build_sample(tmp_path / "repos")
     git = Git(cp)
     (cp / "templates" / "extra.yaml").write_text("not: kalypso\n")
     git.run("add", "templates/extra.yaml")
