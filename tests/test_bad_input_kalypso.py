@@ -183,8 +183,8 @@ CASES = [
     Case(
         "mapping-template-unknown-function",
         "templates/flux.yaml",
-        1,
-        'function "nofunc" not defined',
+        10,
+        'template flux, manifest 1, spec.repo: template: function "nofunc" not defined',
         main={"templates/flux.yaml": sub(OLD_RECONCILER, "'{{ .Repo }}'", "'{{ nofunc .Repo }}'")},
     ),
     Case(
@@ -194,6 +194,20 @@ CASES = [
         "template flux, manifest 1, for dev/big/app-web: template: executing 'templates/flux.yaml': "
         "can't evaluate field Nope in type scheduler.dataType",
         main={"templates/flux.yaml": BAD_TEMPLATE},
+    ),
+    Case(
+        "string-template-does-not-parse",
+        "templates/flux.yaml",
+        10,
+        "template flux, manifest 1: template: unclosed action",
+        main={"templates/flux.yaml": sub(BAD_TEMPLATE, "{{ .Nope }}", "{{ .Nope")},
+    ),
+    Case(
+        "string-template-renders-no-yaml",
+        "templates/flux.yaml",
+        8,
+        "template flux, manifest 1, for dev/big/app-web: the output is not YAML (its line 4:",
+        main={"templates/flux.yaml": sub(BAD_TEMPLATE, "{{ .Nope }}", "[{{ .Namespace }}")},
     ),
     Case(
         "environment-branch-missing",

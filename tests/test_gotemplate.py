@@ -174,6 +174,8 @@ def test_html_escape_as_html_template_wrote_values() -> None:
         ("{{ $x }}", 1, "undefined variable: $x"),
         ("{{ 3 | 4 }}", 1, "can't give argument to non-function 4"),
         ("{{ ( .Name }}", 1, "unclosed left paren"),
+        ("{{ " + "(" * 5000 + "1" + ")" * 5000 + " }}", 1, "more than 100 nested parentheses"),
+        ("{{ if 1 }}" * 500 + "{{ end }}" * 500, 1, "more than 100 nested actions"),
     ],
 )
 def test_errors_name_the_file_and_line(source: str, line: int, says: str) -> None:

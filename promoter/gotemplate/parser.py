@@ -173,7 +173,11 @@ class _Parser:
         kind = token.kind
         if kind == "lparen":
             inner = stream.until_close(lambda: self.error(line, "unclosed left paren"))
+            self.depth += 1
+            if self.depth > MAX_NESTING:
+                raise self.error(line, f"more than {MAX_NESTING} nested parentheses")
             node = self.pipe(inner, line, "parenthesized pipeline")
+            self.depth -= 1
             names = stream.chain()
             return Chain(node, names) if names else Chain(node, ())
         if kind == "field":

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from promoter.controlplane.documents import MAX_FILES, ObjectDoc, duplicate
-from promoter.controlplane.objects import cluster_type_from, configmap_from, policy_from, template_from
+from promoter.controlplane.objects import cluster_type_from, configmap_from, policy_from
 from promoter.controlplane.yamlfile import LDict, line_of, load_documents
 from promoter.errors import ConfigError, GitError
 from promoter.gitcmd import Git
@@ -29,6 +29,7 @@ from promoter.kalypso.objects import (
     is_kalypso,
     kind_error,
     registration_from,
+    template_from,
     workload_from,
 )
 from promoter.model import ClusterType, ConfigMap, SchedulingPolicy, Template, Workload

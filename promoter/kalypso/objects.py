@@ -16,7 +16,7 @@ from promoter.controlplane.fields import Fields, check_relative_path
 from promoter.controlplane.yamlfile import line_of, plain
 from promoter.errors import ConfigError
 from promoter.gitcmd import valid_branch
-from promoter.model import DeploymentTarget, Source, Workload
+from promoter.model import DeploymentTarget, Manifest, Source, Template, Workload
 from promoter.urls import url_problem
 
 MAIN_ONLY = ("Environment", "WorkloadRegistration", "Template")
@@ -137,6 +137,22 @@ def gitops_repo_from(obj: ObjectDoc) -> GitOpsRepo:
     spec.done()
     obj.top.done()
     return GitOpsRepo(RepoRef(repo, branch, path), obj.source)
+
+
+def template_from(obj: ObjectDoc) -> Template:
+    """A Template whose mapping manifests keep their lines (errors point at the string)."""
+    spec = obj.spec()
+    kind = spec.choice("type", ("reconciler", "namespace", "config"), default="")
+    manifests = []
+    for _path, line, item in spec.items("manifests", required=True):
+        if not isinstance(item, str | dict):
+            spec.fail("each manifest is a template string or a mapping", line=line)
+        manifests.append(Manifest(item, line))
+    if not manifests:
+        spec.fail("needs at least one manifest", "manifests")
+    spec.done()
+    obj.top.done()
+    return Template(obj.name, kind, tuple(manifests), obj.source)  # type: ignore[arg-type]
 
 
 def workload_from(obj: ObjectDoc, workspace: str) -> Workload:

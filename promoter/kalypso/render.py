@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from promoter.controlplane.yamlfile import load_documents, plain
+from promoter.controlplane.yamlfile import line_of, load_documents, plain
 from promoter.errors import ConfigError, TemplateError
 from promoter.gotemplate import GoTemplate, StringMap, Struct, to_yaml
 from promoter.gotemplate.values import sprint
@@ -114,35 +114,49 @@ def _compile(template: Template, index: int) -> _Compiled:
     file, line = template.source.file, manifest.line or template.source.line or 1
     where = f"template {template.name}, manifest {index + 1}"
     if isinstance(manifest.body, str):
-        text = GoTemplate(manifest.body, file, escape_html=False)
+        try:
+            text = GoTemplate(manifest.body, file, escape_html=False)
+        except TemplateError as err:
+            raise TemplateError(
+                f"{where}: {err.message}", file=file, line=line + (err.line or 1) - 1
+            ) from err
         return _Compiled(lambda data, placement: _run_text(text, data, placement, where, line))
-    compiled: dict[tuple[str, ...], GoTemplate] = {}
-    _compile_strings(manifest.body, (), compiled, file)
-    body = manifest.body
-    return _Compiled(lambda data, placement: [_run_mapping(body, compiled, data, placement, where, line)])
+    compiled: dict[tuple[str, ...], tuple[GoTemplate, int]] = {}
+    _compile_strings(manifest.body, (), compiled, (file, line, where))
+    body = plain(manifest.body)
+    return _Compiled(lambda data, placement: [_run_mapping(body, compiled, data, placement, where)])
 
 
 def _compile_strings(
-    value: dict[str, Any], path: tuple[str, ...], out: dict[tuple[str, ...], GoTemplate], file: str
+    value: dict[str, Any],
+    path: tuple[str, ...],
+    out: dict[tuple[str, ...], tuple[GoTemplate, int]],
+    at: tuple[str, int, str],
 ) -> None:
-    """Every string value of a mapping, nested mappings too, list items not (as Kalypso did)."""
+    """Every string value of a mapping, nested mappings too, list items not (as Kalypso did),
+    with its line."""
+    file, line, where = at
     for key, item in value.items():
+        here = line_of(value, key, line) or line
         if isinstance(item, str) and "{{" in item:
-            out[(*path, key)] = GoTemplate(item, file, escape_html=True)
+            try:
+                out[(*path, key)] = (GoTemplate(item, file, escape_html=True), here)
+            except TemplateError as err:
+                field = ".".join((*path, key))
+                raise TemplateError(f"{where}, {field}: {err.message}", file=file, line=here) from err
         elif isinstance(item, dict):
-            _compile_strings(item, (*path, key), out, file)
+            _compile_strings(item, (*path, key), out, (file, here, where))
 
 
 def _run_mapping(
     body: dict[str, Any],
-    compiled: dict[tuple[str, ...], GoTemplate],
+    compiled: dict[tuple[str, ...], tuple[GoTemplate, int]],
     data: TemplateData,
     placement: str,
     where: str,
-    line: int,
 ) -> dict[str, Any]:
     result: dict[str, Any] = plain(body)
-    for path, template in compiled.items():
+    for path, (template, line) in compiled.items():
         target = result
         for key in path[:-1]:
             target = target[key]
