@@ -36,10 +36,12 @@ def render_kalypso(kcp: KalypsoControlPlane, env_name: str, commit: str | None, 
 
 
 def validate_kalypso(kcp: KalypsoControlPlane, commit: str | None) -> None:
-    """Load main and every environment of ``.environments/``, and render each."""
-    main = kcp.main(kcp.cp.resolve(commit))
+    """Load main (at ``commit``, default its head) and every environment of ``.environments/``,
+    and render each with that main commit (the one a promotion would take there)."""
+    sha = kcp.cp.resolve(commit)
+    main = kcp.main(sha)
     for name in sorted(main.environments):
-        rendered = kcp.render(name, commit)
+        rendered = kcp.render(name, sha)
         click.echo(f"{name}: ok, {rendered.count} assignments, {len(rendered.files)} files")
     click.echo(
         f"valid (Kalypso): main {main.commit[:12]}, {len(main.registrations)} workload registrations, "
