@@ -144,6 +144,12 @@ class KalypsoControlPlane:
             rendered = self.render(env_name, tracked, env_commit)
         return Planned(rendered, gitops, state, next_tree(state.files, rendered.files))
 
+    def check_base(self, rendered: Render) -> None:
+        """The environment's BaseRepo, when it has one, pins a commit the repo has."""
+        env = rendered.main.environments.get(rendered.environment)
+        if env is not None and rendered.branch.base is not None:
+            self._base_commit(env, rendered.branch)
+
     def _base_commit(self, env: KEnvironment, branch: KalypsoBranch) -> str:
         if branch.base is None:
             raise ConfigError(

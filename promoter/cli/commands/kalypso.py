@@ -42,6 +42,7 @@ def validate_kalypso(kcp: KalypsoControlPlane, commit: str | None) -> None:
     main = kcp.main(sha)
     for name in sorted(main.environments):
         rendered = kcp.render(name, sha)
+        kcp.check_base(rendered)
         click.echo(f"{name}: ok, {rendered.count} assignments, {len(rendered.files)} files")
     click.echo(
         f"valid (Kalypso): main {main.commit[:12]}, {len(main.registrations)} workload registrations, "
