@@ -20,6 +20,8 @@ PIPELINE_FILE = "promoter.yaml"
 MAIN_KINDS = ("Pipeline", "Template", "Workload", "ConfigSchema")
 ENV_KINDS = ("ClusterType", "SchedulingPolicy", "ConfigMap")
 KALYPSO_KINDS = ("Template", "Workload", "ConfigSchema", "ClusterType", "SchedulingPolicy")
+# Kalypso's kinds that promoter's own control planes do not have (promoter/kalypso reads them).
+KALYPSO_ONLY_KINDS = ("WorkloadRegistration", "Environment", "BaseRepo", "GitOpsRepo")
 MAX_FILES = 20_000
 
 Doc = tuple[str, LDict]
@@ -32,6 +34,13 @@ def is_object(doc: Any, file: str) -> bool:
     api, kind = doc.get("apiVersion"), doc.get("kind")
     line = line_of(doc, "apiVersion")
     if api in (API_VERSION, KALYPSO_API_VERSION):
+        if api == KALYPSO_API_VERSION and kind in KALYPSO_ONLY_KINDS:
+            raise ConfigError(
+                f"kind {kind} is Kalypso's: validate, render and diff read a Kalypso control plane as it is, "
+                "other commands need a promoter Pipeline (docs/kalypso.md)",
+                file=file,
+                line=line_of(doc, "kind"),
+            )
         if kind not in MAIN_KINDS + ENV_KINDS:
             raise ConfigError(f"unknown kind {kind!r}", file=file, line=line_of(doc, "kind"))
         if api == KALYPSO_API_VERSION and kind not in KALYPSO_KINDS:

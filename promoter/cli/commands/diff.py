@@ -19,8 +19,10 @@ import click
 from promoter.cli import actions_output
 from promoter.cli.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH
 from promoter.cli.commands.common import control_plane as control_plane_at
+from promoter.cli.commands.kalypso import kalypso_diffs
 from promoter.console import Console
 from promoter.errors import UsageError
+from promoter.kalypso.control import open_kalypso
 from promoter.platform.objects import Change
 from promoter.platform.provenance import Provenance
 from promoter.rendering.builtins import all_templates
@@ -186,9 +188,14 @@ def diff(
     if env_commit and not (env_names or env_branch):
         raise UsageError("--env-commit needs --env or --env-branch: it is one environment branch's commit")
     cp = control_plane_at(control_plane, main_branch)
-    main = cp.main(cp.resolve(commit))
-    envs = _select(main.pipeline, env_names, env_branch, to)
-    diffs = _diffs(cp, main, envs, env_commit, deployed_main)
+    kcp = open_kalypso(cp, commit)
+    if kcp is not None:  # docs/kalypso.md
+        selection = (env_branch, to, env_commit, deployed_main)
+        diffs = kalypso_diffs(kcp, commit, env_names, selection, file_patch, EnvDiff)
+    else:
+        main = cp.main(cp.resolve(commit))
+        envs = _select(main.pipeline, env_names, env_branch, to)
+        diffs = _diffs(cp, main, envs, env_commit, deployed_main)
     if comment_file:
         Path(comment_file).write_text(diff_markdown(diffs, MAX_COMMENT), encoding="utf-8")
     _print(diffs, actions_output.active())

@@ -9,7 +9,9 @@ import click
 
 from promoter.cli.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH
 from promoter.cli.commands.common import control_plane as control_plane_at
+from promoter.cli.commands.kalypso import render_kalypso
 from promoter.errors import UsageError
+from promoter.kalypso.control import open_kalypso
 from promoter.platform.provenance import PROVENANCE, Provenance
 from promoter.rendering.tree import render_environment
 
@@ -26,6 +28,10 @@ def render(control_plane: str, env_name: str, commit: str | None, out: str, main
     """Write the tree that would be committed for one environment."""
 
     cp = control_plane_at(control_plane, main_branch)
+    kcp = open_kalypso(cp, commit)
+    if kcp is not None:
+        render_kalypso(kcp, env_name, commit, out)
+        return
     sha = cp.resolve(commit)
     main = cp.main(sha)
     env = main.pipeline.environment(env_name)

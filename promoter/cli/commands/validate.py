@@ -6,6 +6,8 @@ import click
 
 from promoter.cli.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH
 from promoter.cli.commands.common import control_plane as control_plane_at
+from promoter.cli.commands.kalypso import validate_kalypso
+from promoter.kalypso.control import open_kalypso
 from promoter.rendering.builtins import all_templates
 from promoter.rendering.render import Renderer
 from promoter.rendering.tree import render_environment
@@ -19,6 +21,10 @@ def validate(control_plane: str, commit: str | None, main_branch: str) -> None:
     """Load and check main and every environment branch; render each environment."""
 
     cp = control_plane_at(control_plane, main_branch)
+    kcp = open_kalypso(cp, commit)
+    if kcp is not None:
+        validate_kalypso(kcp, commit)
+        return
     sha = cp.resolve(commit)
     main = cp.main(sha)
     Renderer(all_templates(main)).compile_all()

@@ -1,0 +1,279 @@
+"""Running a parsed Go template, sandboxed: bounded output, steps, time and template-call depth.
+
+Nothing here reaches a file, the network or the process environment: the only functions are
+those of ``functions.FUNCTIONS`` (no ``env``, ``expandenv``, ``readFile`` or the like)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from promoter.errors import TemplateError
+from promoter.gotemplate.functions import FUNCTIONS, LAZY
+from promoter.gotemplate.nodes import (
+    Action,
+    Branch,
+    Call,
+    Chain,
+    Command,
+    Dot,
+    Field,
+    Ident,
+    Jump,
+    Literal,
+    Pipe,
+    Text,
+    Tree,
+    Variable,
+)
+from promoter.gotemplate.values import NO_VALUE, ExecError, Limits, field, go_type, plain_arg, sprint, truth
+
+MAX_CALL_DEPTH = 100
+_CHECK_EVERY = 256  # steps between two looks at the clock
+
+
+class _Break(Exception):
+    pass
+
+
+class _Continue(Exception):
+    pass
+
+
+@dataclass
+class _Vars:
+    names: list[tuple[str, Any]]
+
+    def mark(self) -> int:
+        return len(self.names)
+
+    def pop(self, mark: int) -> None:
+        del self.names[mark:]
+
+    def push(self, name: str, value: Any) -> None:
+        self.names.append((name, value))
+
+    def set(self, name: str, value: Any) -> None:
+        for i in range(len(self.names) - 1, -1, -1):
+            if self.names[i][0] == name:
+                self.names[i] = (name, value)
+                return
+        raise ExecError(f"undefined variable: {name}")
+
+    def get(self, name: str) -> Any:
+        for key, value in reversed(self.names):
+            if key == name:
+                return value
+        raise ExecError(f"undefined variable: {name}")
+
+
+class Executor:
+    """One run of one template over one value of data."""
+
+    def __init__(self, tree: Tree, limits: Limits, escape: Callable[[str], str] | None = None) -> None:
+        self.tree = tree
+        self.limits = limits
+        self.escape = escape
+        self.out: list[str] = []
+        self.size = 0
+        self.steps = 0
+        self.depth = 0
+        self.deadline = time.monotonic() + limits.seconds
+        self.line = 1
+
+    def run(self, data: Any) -> str:
+        variables = _Vars([("$", data)])
+        try:
+            self.walk(self.tree.body, data, variables)
+        except ExecError as err:
+            raise TemplateError(
+                f"template: executing {self.tree.name!r}: {err}", file=self.tree.name, line=self.line
+            ) from err
+        except RecursionError as err:
+            raise TemplateError("template: nested too deeply", file=self.tree.name, line=self.line) from err
+        return "".join(self.out)
+
+    # ---- statements
+
+    def step(self) -> None:
+        self.steps += 1
+        if self.steps > self.limits.steps:
+            raise ExecError(f"more than {self.limits.steps} steps: the template does too much")
+        if self.steps % _CHECK_EVERY == 0 and time.monotonic() > self.deadline:
+            raise ExecError(f"took longer than {self.limits.seconds:g}s")
+
+    def write(self, text: str) -> None:
+        self.size += len(text)
+        if self.size > self.limits.output:
+            raise ExecError(f"output over the limit of {self.limits.output} characters")
+        self.out.append(text)
+
+    def walk(self, nodes: tuple[Any, ...], dot: Any, variables: _Vars) -> None:
+        for node in nodes:
+            self.step()
+            if isinstance(node, Text):
+                self.write(node.text)
+            elif isinstance(node, Action):
+                self.line = node.pipe.line
+                mark = variables.mark()
+                value = self.pipe(node.pipe, dot, variables)
+                if not node.pipe.decl:
+                    variables.pop(mark)
+                    text = sprint(value)
+                    self.write(self.escape(text) if self.escape else text)
+            elif isinstance(node, Branch):
+                self.branch(node, dot, variables)
+            elif isinstance(node, Call):
+                self.call(node, dot, variables)
+            elif isinstance(node, Jump):
+                raise _Break() if node.kind == "break" else _Continue()
+
+    def branch(self, node: Branch, dot: Any, variables: _Vars) -> None:
+        self.line = node.pipe.line
+        mark = variables.mark()
+        try:
+            if node.kind == "range":
+                self.range(node, dot, variables)
+                return
+            value = self.pipe(node.pipe, dot, variables)
+            if truth(value):
+                self.walk(node.body, value if node.kind == "with" else dot, variables)
+            else:
+                self.walk(node.orelse, dot, variables)
+        finally:
+            variables.pop(mark)
+
+    def range(self, node: Branch, dot: Any, variables: _Vars) -> None:
+        pipe = node.pipe
+        value = self.pipe(Pipe((), False, pipe.cmds, pipe.line), dot, variables)
+        pairs = _iterate(value, self.limits.steps)
+        if not pairs:
+            self.walk(node.orelse, dot, variables)
+            return
+        for key, item in pairs:
+            self.step()
+            mark = variables.mark()
+            if len(pipe.decl) == 1:
+                variables.push(pipe.decl[0], item)
+            elif len(pipe.decl) == 2:
+                variables.push(pipe.decl[0], key)
+                variables.push(pipe.decl[1], item)
+            try:
+                self.walk(node.body, item, variables)
+            except _Break:
+                break
+            except _Continue:
+                continue
+            finally:
+                variables.pop(mark)
+
+    def call(self, node: Call, dot: Any, variables: _Vars) -> None:
+        self.line = node.line
+        body = self.tree.defines.get(node.name)
+        if body is None:
+            raise ExecError(f'no such template "{node.name}"')
+        value = self.pipe(node.pipe, dot, variables) if node.pipe is not None else None
+        self.depth += 1
+        if self.depth > MAX_CALL_DEPTH:
+            raise ExecError(f"template calls nested more than {MAX_CALL_DEPTH} deep")
+        self.walk(body, value, _Vars([("$", value)]))
+        self.depth -= 1
+
+    # ---- pipelines
+
+    def pipe(self, pipe: Pipe, dot: Any, variables: _Vars) -> Any:
+        value: Any = None
+        for i, cmd in enumerate(pipe.cmds):
+            value = self.command(cmd, dot, variables, (value,) if i else ())
+        for name in pipe.decl:
+            if pipe.assign:
+                variables.set(name, value)
+            else:
+                variables.push(name, value)
+        return value
+
+    def command(self, cmd: Command, dot: Any, variables: _Vars, final: tuple[Any, ...]) -> Any:
+        self.step()
+        first = cmd.args[0]
+        if isinstance(first, Ident):
+            return self.function(first.name, cmd.args[1:], dot, variables, final)
+        if len(cmd.args) > 1 or final:
+            what = (
+                "a field"
+                if isinstance(first, Field | Chain | Variable)
+                else sprint(self.arg(first, dot, variables))
+            )
+            raise ExecError(f"can't give argument to non-function {what}")
+        return self.arg(first, dot, variables)
+
+    def function(
+        self, name: str, args: tuple[Any, ...], dot: Any, variables: _Vars, final: tuple[Any, ...]
+    ) -> Any:
+        if name in LAZY:
+            thunks: list[Callable[[], Any]] = [partial(self.arg, a, dot, variables) for a in args]
+            thunks += [partial(_same, v) for v in final]
+            return LAZY[name](thunks)
+        values = [plain_arg(self.arg(a, dot, variables)) for a in args] + [plain_arg(v) for v in final]
+        try:
+            result = FUNCTIONS[name](self.limits, *values)
+        except ExecError as err:
+            raise ExecError(f"error calling {name}: {err}") from err
+        except (TypeError, ValueError, KeyError, IndexError, ZeroDivisionError, OverflowError) as err:
+            raise ExecError(f"error calling {name}: {err}") from err
+        if isinstance(result, str) and len(result) > self.limits.output:
+            raise ExecError(f"{name} made a string over the limit of {self.limits.output} characters")
+        return result
+
+    def arg(self, node: Any, dot: Any, variables: _Vars) -> Any:
+        if isinstance(node, Dot):
+            return dot
+        if isinstance(node, Literal):
+            return node.value
+        if isinstance(node, Field):
+            return _fields(dot, node.names)
+        if isinstance(node, Variable):
+            return _fields(variables.get(node.name), node.names)
+        if isinstance(node, Chain):
+            mark = variables.mark()
+            value = self.pipe(node.node, dot, variables)
+            variables.pop(mark)
+            return _fields(value, node.names)
+        if isinstance(node, Ident):
+            return self.function(node.name, (), dot, variables, ())
+        raise ExecError(f"can't evaluate {node!r}")
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _fields(value: Any, names: tuple[str, ...]) -> Any:
+    for name in names:
+        value = field(value, name)
+    return value
+
+
+def _iterate(value: Any, limit: int) -> list[tuple[Any, Any]]:
+    """(key, item) pairs of what ``range`` walks: lists, maps (sorted by key), a count; at most
+    ``limit`` of them."""
+    size = (
+        value
+        if isinstance(value, int) and not isinstance(value, bool)
+        else len(value)
+        if isinstance(value, list | tuple | dict)
+        else 0
+    )
+    if size > limit:
+        raise ExecError(f"range over {size} items, over the limit of {limit}")
+    if value is None or value is NO_VALUE:
+        return []
+    if isinstance(value, list | tuple):
+        return list(enumerate(value))
+    if isinstance(value, dict):
+        return [(k, value[k]) for k in sorted(value, key=str)]
+    if isinstance(value, int) and not isinstance(value, bool):
+        return [(i, i) for i in range(max(value, 0))]
+    raise ExecError(f"range can't iterate over {sprint(value)} ({go_type(value)})")

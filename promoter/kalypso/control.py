@@ -1,0 +1,187 @@
+"""A Kalypso control plane, opened from the promoter's control-plane repo: its environments, and
+one environment rendered as Kalypso's scheduler would render it, with no management cluster.
+
+The main commit an environment renders is its branch's BaseRepo commit (as Kalypso's scheduler
+reads it), unless one is given; the workload repos are fetched at their branch heads (as Kalypso's
+Flux follows them) and their commits are kept in ``Render.workload_commits``."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from promoter.controlplane.repo import ControlPlane
+from promoter.errors import ConfigError, UsageError
+from promoter.kalypso.gitops import GitOpsState, next_tree, read_gitops, tree_changes
+from promoter.kalypso.loading import (
+    FetchedWorkloads,
+    KalypsoBranch,
+    KalypsoMain,
+    fetch_workloads,
+    load_branch,
+    load_main,
+    looks_like_kalypso,
+)
+from promoter.kalypso.objects import GitOpsRepo, KEnvironment
+from promoter.kalypso.render import TRACKING, Renderer, render_tree
+from promoter.kalypso.schedule import NAMINGS, Naming, Placement, deployment_targets, schedule
+from promoter.rendering.memo import cache_root
+
+NAMING_VARIABLE = "PROMOTER_KALYPSO_NAMING"
+
+
+def naming_from(environ: Mapping[str, str]) -> Naming:
+    """``2023`` (the default: the scheduler of Kalypso's sample) or ``current``."""
+    value = environ.get(NAMING_VARIABLE, "2023") or "2023"
+    for naming in NAMINGS:
+        if value == naming:
+            return naming
+    raise UsageError(f"{NAMING_VARIABLE}={value}: must be one of {', '.join(NAMINGS)}")
+
+
+@dataclass(frozen=True)
+class Render:
+    """One environment rendered: the files (relative to the GitOpsRepo path) and what made them."""
+
+    environment: str
+    main: KalypsoMain
+    branch: KalypsoBranch
+    files: dict[str, bytes]
+    placements: dict[str, list[Placement]]
+    workload_commits: dict[str, str] = field(default_factory=dict)  # registration -> commit
+
+    @property
+    def count(self) -> int:
+        return sum(map(len, self.placements.values()))
+
+
+@dataclass(frozen=True)
+class Planned:
+    """An environment rendered, and its GitOps branch before and after."""
+
+    render: Render
+    gitops: GitOpsRepo
+    before: GitOpsState
+    after: dict[str, bytes]
+
+    def changes(self) -> dict[str, tuple[int, int, int]]:
+        return tree_changes(self.before.files, self.after)
+
+
+class KalypsoControlPlane:
+    def __init__(self, cp: ControlPlane, naming: Naming = "2023", cache: Path | None = None) -> None:
+        self.cp = cp
+        self.naming = naming
+        self.cache = cache or cache_root() / "kalypso-workloads"
+        self._fetched: dict[str, FetchedWorkloads] = {}
+
+    @staticmethod
+    def detect(cp: ControlPlane, commit: str) -> bool:
+        return looks_like_kalypso(cp.git, commit)
+
+    def main(self, commit: str) -> KalypsoMain:
+        return load_main(self.cp.git, commit)
+
+    def environment(self, main: KalypsoMain, name: str) -> KEnvironment:
+        env = main.environments.get(name)
+        if env is None:
+            known = ", ".join(sorted(main.environments)) or "none"
+            raise UsageError(f"--env {name}: no such environment (main's .environments/ has {known})")
+        return env
+
+    def branch(self, env: KEnvironment, commit: str | None = None) -> KalypsoBranch:
+        ref = env.control_plane
+        head = self.cp.resolve(commit) if commit else self.cp.branch_head(ref.branch)
+        if head is None:
+            raise ConfigError(
+                f"spec.controlPlane.branch: environment {env.name!r} names branch {ref.branch!r}, "
+                "which the control-plane repo does not have",
+                file=env.source.file,
+                line=ref.line,
+            )
+        return load_branch(self.cp.git, ref.branch, head, ref.path)
+
+    def render(self, env_name: str, commit: str | None = None, env_commit: str | None = None) -> Render:
+        """Render ``env_name``: main's Environments at ``commit`` (default: the main branch
+        head), and the main commit to render is ``commit`` if given, else the BaseRepo's; the
+        environment branch at its head, or at ``env_commit``."""
+        head = self.cp.resolve(commit)
+        env = self.environment(self.main(head), env_name)
+        branch = self.branch(env, env_commit)
+        main_commit = head if commit is not None else self._base_commit(env, branch)
+        main = self.main(main_commit)
+        fetched = [
+            self._fetch(r.name, main) for r in sorted(main.registrations.values(), key=lambda r: r.name)
+        ]
+        targets = deployment_targets([w for f in fetched for w in f.workloads], env.name)
+        placements = schedule(
+            targets, branch.cluster_types, branch.policies, branch.configmaps, env.name, self.naming
+        )
+        renderer = Renderer(main.templates)
+        renderer.compile_all()
+        files = render_tree(placements, renderer, main_commit, self.naming)
+        commits = {f.registration.name: f.commit for f in fetched}
+        return Render(env.name, main, branch, files, placements, commits)
+
+    def plan(
+        self, env_name: str, commit: str | None, env_commit: str | None = None, deployed: bool = False
+    ) -> Planned:
+        """What the scheduler's commit would change on the environment's GitOps branch: with
+        ``deployed``, rendering the main commit that branch tracks (the scheduling flow)."""
+        first = self.render(env_name, commit, env_commit)
+        gitops = first.branch.gitops
+        if gitops is None:
+            raise ConfigError(
+                f"environment branch {first.branch.branch!r} has no GitOpsRepo: where it renders to is unknown",
+                file=f"{first.branch.branch}:",
+            )
+        state = read_gitops(gitops, self.cache.parent / "kalypso-gitops")
+        rendered = first
+        tracked = state.files.get(TRACKING, b"").decode("utf-8", "replace").strip()
+        if deployed and tracked and tracked != first.main.commit:
+            rendered = self.render(env_name, tracked, env_commit)
+        return Planned(rendered, gitops, state, next_tree(state.files, rendered.files))
+
+    def check_base(self, rendered: Render) -> None:
+        """The environment's BaseRepo, when it has one, pins a commit the repo has."""
+        env = rendered.main.environments.get(rendered.environment)
+        if env is not None and rendered.branch.base is not None:
+            self._base_commit(env, rendered.branch)
+
+    def _base_commit(self, env: KEnvironment, branch: KalypsoBranch) -> str:
+        if branch.base is None:
+            raise ConfigError(
+                f"environment {env.name!r}: branch {branch.branch!r} has no BaseRepo, so which main commit "
+                "it runs is unknown; give --commit",
+                file=env.source.file,
+                line=env.source.line,
+            )
+        base = branch.base
+        try:
+            return self.cp.git.commit_of(base.commit) or self.cp.resolve(base.commit)
+        except UsageError as err:
+            raise ConfigError(
+                f"spec.commit: main commit {base.commit} is not in the control-plane repo",
+                file=base.source.file,
+                line=base.source.line,
+            ) from err
+
+    def _fetch(self, name: str, main: KalypsoMain) -> FetchedWorkloads:
+        registration = main.registrations[name]
+        key = f"{registration.workload.repo}\n{registration.workload.branch}\n{registration.workload.path}"
+        if key not in self._fetched or self._fetched[key].registration != registration:
+            self._fetched[key] = fetch_workloads(registration, self.cache)
+        return self._fetched[key]
+
+
+def open_kalypso(cp: ControlPlane, commit: str | None) -> KalypsoControlPlane | None:
+    """The Kalypso view of ``cp`` if main (at ``commit``, default its head) is a Kalypso control
+    plane with no promoter Pipeline; else None."""
+    head = cp.resolve(commit)
+    if cp.git.read_file(head, "promoter.yaml") is not None:
+        return None
+    if not KalypsoControlPlane.detect(cp, head):
+        return None
+    return KalypsoControlPlane(cp, naming_from(os.environ))

@@ -1,0 +1,58 @@
+"""An environment's GitOps branch (its GitOpsRepo) as Kalypso's scheduler leaves it: the rendered
+cluster-type folders replace every folder that was there (stale ones are removed), and the
+files at the root and in dot-folders (``.github/``) are kept, ``.github/tracking/Promoted_Commit_Id``
+rewritten."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from promoter.errors import ConfigError, GitError
+from promoter.kalypso.fetch import fetch_branch, git_reason
+from promoter.kalypso.objects import GitOpsRepo
+from promoter.urls import redact
+
+
+@dataclass(frozen=True)
+class GitOpsState:
+    """The GitOps branch as it is: its commit (None: no branch yet) and files under the path."""
+
+    commit: str | None
+    files: dict[str, bytes]
+
+
+def read_gitops(gitops: GitOpsRepo, cache: Path) -> GitOpsState:
+    ref = gitops.ref
+    try:
+        git, commit = fetch_branch(ref.repo, ref.branch, cache)
+    except GitError as err:
+        raise ConfigError(
+            f"spec: cannot fetch branch {ref.branch!r} of {redact(ref.repo)}: {git_reason(err)}",
+            file=gitops.source.file,
+            line=gitops.source.line,
+        ) from err
+    if commit is None:
+        return GitOpsState(None, {})
+    entries = [e for e in git.ls_tree(commit, ref.path or None) if e.type == "blob"]
+    blobs = git.read_blobs(e.sha for e in entries)
+    prefix = f"{ref.path}/" if ref.path else ""
+    return GitOpsState(commit, {e.path[len(prefix) :]: blobs[e.sha] for e in entries})
+
+
+def next_tree(old: dict[str, bytes], rendered: dict[str, bytes]) -> dict[str, bytes]:
+    """What the branch holds after the scheduler's commit."""
+    kept = {p: data for p, data in old.items() if "/" not in p or p.startswith(".")}
+    return dict(sorted({**kept, **rendered}.items()))
+
+
+def tree_changes(old: dict[str, bytes], new: dict[str, bytes]) -> dict[str, tuple[int, int, int]]:
+    """(added, changed, removed) per top-level folder ('.' for root files)."""
+    out: dict[str, list[int]] = {}
+    for path in sorted(old.keys() | new.keys()):
+        group = path.split("/", 1)[0] if "/" in path else "."
+        slot = 0 if path not in old else 2 if path not in new else 1
+        if slot == 1 and old[path] == new[path]:
+            continue
+        out.setdefault(group, [0, 0, 0])[slot] += 1
+    return {group: (a, c, r) for group, (a, c, r) in out.items()}
