@@ -1,0 +1,183 @@
+"""Rollout progress of one platform commit M in one environment, per cluster type: what the
+``hub`` gate judges, ``GET /v1/rollout`` answers and the pages draw.
+
+Over the environment's registered clusters (revoked ones are not counted), each cluster is:
+
+- **stale** when it has not reported for ``stale_after`` (or never did): it is not counted in
+  the percentage, since nothing is known of it;
+- **failed** when a reconciler's latest report is a failure at M or a later commit, or a failure
+  that began after M was recorded;
+- **success** when every reconciler that applies the platform repo (its latest revision is a
+  recorded platform commit of the environment) is at M or a first-parent descendant of M, and
+  its latest report there is a success;
+- **pending** otherwise (still at an older commit, progressing, or not reporting the platform).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from promoter.hub.db import Tx
+
+MAX_DESCENDANTS = 500
+PERCENTS = (25, 50, 75, 90, 100)
+SHOWN_FAILURES = 10
+
+
+@dataclass(frozen=True)
+class Commit:
+    environment: str
+    sha: str
+    main_commit: str | None
+    position: int
+    recorded_at: float
+
+
+class NotFound(Exception):
+    """What was asked for is not (yet) known to the hub."""
+
+
+def find_commit(tx: Tx, environment: str, ref: str) -> Commit:
+    """The platform commit ``ref`` names in ``environment``: its sha (or a prefix of 7 or more),
+    else the first platform commit that carried main commit ``ref``."""
+    ref = ref.strip().lower()
+    columns = "environment, sha, main_commit, position, recorded_at"
+    if len(ref) >= 7 and all(c in "0123456789abcdef" for c in ref):
+        rows = tx.rows(
+            f"SELECT {columns} FROM platform_commits WHERE environment = ? AND sha >= ? AND sha < ? LIMIT 2",
+            (environment, ref, ref + "g"),
+        )
+        if len(rows) > 1:
+            raise NotFound(f"{ref} names more than one platform commit of {environment}; give more of it")
+        if not rows:
+            rows = tx.rows(
+                f"SELECT {columns} FROM platform_commits WHERE environment = ? AND main_commit >= ?"
+                " AND main_commit < ? ORDER BY position LIMIT 1",
+                (environment, ref, ref + "g"),
+            )
+        if rows:
+            env, sha, main, position, recorded = rows[0]
+            return Commit(env, sha, main, int(position), float(recorded))
+    raise NotFound(
+        f"no platform commit or main commit {ref or '(empty)'} is recorded for environment {environment}"
+    )
+
+
+def descendants(tx: Tx, commit: Commit) -> list[str]:
+    """M and the recorded commits after it on its first-parent line (a commit recorded without
+    a parent follows the one recorded before it)."""
+    rows = tx.rows(
+        "SELECT sha, parent FROM platform_commits WHERE environment = ? AND position > ?"
+        " ORDER BY position LIMIT ?",
+        (commit.environment, commit.position, MAX_DESCENDANTS),
+    )
+    found = [commit.sha]
+    known = {commit.sha}
+    for sha, parent in rows:
+        if parent is None or parent in known:
+            found.append(sha)
+            known.add(sha)
+    return found
+
+
+def cluster_states(
+    tx: Tx, commit: Commit, now: float, stale_after: float, cluster_types: Sequence[str] = ()
+) -> list[tuple[str, str, str]]:
+    """(cluster, cluster type, state) of each registered cluster of the environment."""
+    shas = descendants(tx, commit)
+    marks = ", ".join("?" for _ in shas)
+    types = ""
+    if cluster_types:
+        types = f" AND c.cluster_type IN ({', '.join('?' for _ in cluster_types)})"
+    rows = tx.rows(
+        "SELECT c.name, c.cluster_type, c.last_seen,"
+        " SUM(CASE WHEN r.role = 'apply' AND pc.sha IS NOT NULL THEN 1 ELSE 0 END),"
+        f" SUM(CASE WHEN r.role = 'apply' AND r.state = 'success' AND r.revision IN ({marks}) THEN 1 ELSE 0 END),"
+        f" SUM(CASE WHEN r.state = 'failure' AND (r.revision IN ({marks}) OR r.failing_since >= ?)"
+        " THEN 1 ELSE 0 END)"
+        " FROM clusters c LEFT JOIN reconcilers r ON r.cluster = c.name"
+        " LEFT JOIN platform_commits pc ON pc.environment = c.environment AND pc.sha = r.revision"
+        f" WHERE c.environment = ? AND c.revoked_at IS NULL{types}"
+        " GROUP BY c.name, c.cluster_type, c.last_seen",
+        (*shas, *shas, commit.recorded_at, commit.environment, *cluster_types),
+    )
+    out = []
+    for name, cluster_type, last_seen, platform, ok, failed in rows:
+        if last_seen is None or last_seen < now - stale_after:
+            state = "stale"
+        elif failed:
+            state = "failed"
+        elif platform and ok == platform:
+            state = "success"
+        else:
+            state = "pending"
+        out.append((str(name), str(cluster_type), state))
+    return out
+
+
+def success_times(tx: Tx, commit: Commit, shas: Sequence[str]) -> dict[str, float]:
+    """When each cluster had all its reconcilers of this rollout first succeed at M or later."""
+    marks = ", ".join("?" for _ in shas)
+    rows = tx.rows(
+        "SELECT cluster, reconciler, MIN(first_success) FROM deployments"
+        f" WHERE environment = ? AND revision IN ({marks}) AND first_success IS NOT NULL"
+        " GROUP BY cluster, reconciler",
+        (commit.environment, *shas),
+    )
+    times: dict[str, float] = {}
+    for cluster, _, first in rows:
+        times[cluster] = max(times.get(cluster, 0.0), float(first))
+    return times
+
+
+def rollout(
+    tx: Tx, environment: str, ref: str, now: float, stale_after: float, cluster_types: Sequence[str] = ()
+) -> dict[str, Any]:
+    """The rollout of ``ref`` in ``environment`` (the JSON of ``GET /v1/rollout``)."""
+    commit = find_commit(tx, environment, ref)
+    states = cluster_states(tx, commit, now, stale_after, cluster_types)
+    types = set(cluster_types) or {t for _, t, _ in states} | _scheduled_types(tx, commit)
+    times = success_times(tx, commit, descendants(tx, commit))
+    per_type: dict[str, Any] = {}
+    for cluster_type in sorted(types):
+        mine = [(n, s) for n, t, s in states if t == cluster_type]
+        counts = {s: sum(1 for _, x in mine if x == s) for s in ("success", "failed", "pending", "stale")}
+        fresh = len(mine) - counts["stale"]
+        done = sorted(times[n] - commit.recorded_at for n, s in mine if s == "success" and n in times)
+        per_type[cluster_type] = {
+            "total": len(mine),
+            **counts,
+            "percent": round(100.0 * counts["success"] / fresh, 1) if fresh else 0.0,
+            "timeToPercent": _time_to_percent(done, fresh),
+            "failedClusters": sorted(n for n, s in mine if s == "failed")[:SHOWN_FAILURES],
+        }
+    return {
+        "environment": environment,
+        "commit": commit.sha,
+        "mainCommit": commit.main_commit,
+        "recordedAt": commit.recorded_at,
+        "staleAfter": stale_after,
+        "clusterTypes": per_type,
+    }
+
+
+def _scheduled_types(tx: Tx, commit: Commit) -> set[str]:
+    rows = tx.rows(
+        "SELECT DISTINCT cluster_type FROM assignments WHERE environment = ? AND sha = ?",
+        (commit.environment, commit.sha),
+    )
+    return {str(r[0]) for r in rows}
+
+
+def _time_to_percent(done: list[float], fresh: int) -> dict[str, float | None]:
+    """Seconds from M's recording until each percent of the fresh clusters succeeded."""
+    out: dict[str, float | None] = {}
+    for percent in PERCENTS:
+        needed = math.ceil(percent * fresh / 100)
+        out[str(percent)] = (
+            round(max(done[needed - 1], 0.0), 1) if fresh and 0 < needed <= len(done) else None
+        )
+    return out
