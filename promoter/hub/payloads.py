@@ -132,7 +132,8 @@ def argocd_notification(body: dict[str, Any]) -> Report:
         branch=str(_obj(_obj(app, "spec"), "source").get("targetRevision") or ""),
         reason=f"{sync_status}/{health}" + (f"/{phase}" if phase else ""),
         message=message[:MAX_TEXT],
-        event_time=timestamp(operation.get("finishedAt") or body.get("timestamp"), "finishedAt"),
+        # Not finishedAt: a health notification may come long after the sync finished.
+        event_time=timestamp(body.get("timestamp"), "timestamp"),
         claimed={k: str(body[k]) for k in IDENTITY_KEYS if isinstance(body.get(k), str)},
     )
 
