@@ -79,7 +79,17 @@ def postgres() -> Iterator[str]:
     run = {"check": True, "capture_output": True, "timeout": 120}
     subprocess.run(
         _as_postgres(
-            [str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8"]
+            [
+                str(bin_dir / "initdb"),
+                "-D",
+                str(data),
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--locale=C",
+            ]
         ),
         **run,
     )
@@ -243,3 +253,35 @@ def report_count(db: Database) -> int:
     with db.transaction() as tx:
         row = tx.one("SELECT COUNT(*) FROM reports")
     return int(row[0]) if row else 0
+
+
+def platform_repo(root: Path, commits: int = 2, branch: str = "dev") -> tuple[str, list[str]]:
+    """A platform repo whose ``branch`` has ``commits`` renders as the promoter lays them out
+    (cluster-type folders, provenance); its path and the commits' shas, oldest first."""
+    repo = root / "platform"
+    repo.mkdir()
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
+        ).stdout.strip()
+
+    git("init", "--quiet", f"--initial-branch={branch}")
+    shas = []
+    for i in range(commits):
+        for cluster_type in ("small", "large"):
+            folder = repo / cluster_type / "hello-world-functional-test"
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "reconciler.yaml").write_text(f"# render {i}\n")
+        if i:
+            folder = repo / "small" / "observability-metrics"
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "reconciler.yaml").write_text("# metrics\n")
+        (repo / ".promoter").mkdir(exist_ok=True)
+        (repo / ".promoter" / "promotion.yaml").write_text(
+            f"apiVersion: promoter.dev/v1alpha1\nkind: Promotion\nenvironment: {branch}\nmainCommit: {str(i) * 40}\n"
+        )
+        git("add", "-A")
+        git("commit", "--quiet", "-m", f"render {i}")
+        shas.append(git("rev-parse", "HEAD"))
+    return str(repo), shas
