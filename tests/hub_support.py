@@ -21,6 +21,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -48,7 +49,7 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _pg_bin() -> Path | None:
+def pg_bin() -> Path | None:
     for candidate in sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True):
         if (candidate / "initdb").exists() and (candidate / "pg_ctl").exists():
             return candidate
@@ -61,13 +62,10 @@ def _as_postgres(argv: list[str]) -> list[str]:
     return ["runuser", "-u", "postgres", "--", *argv] if os.geteuid() == 0 else argv
 
 
-@pytest.fixture(scope="session")
-def postgres() -> Iterator[str]:
-    """The admin URL of a PostgreSQL server of this test session."""
-    bin_dir = _pg_bin()
-    if bin_dir is None:
-        missing("PostgreSQL's binaries (initdb, pg_ctl) are not installed")
-    assert bin_dir is not None
+@contextmanager
+def postgres_server(bin_dir: Path) -> Iterator[str]:
+    """A PostgreSQL server of its own (as user postgres when run as root), on 127.0.0.1 and a
+    free port, with a socket dir of its own; its admin URL. Stopped and removed afterwards."""
     root = Path(tempfile.mkdtemp(prefix="promoter-hub-pg-", dir="/tmp"))
     root.chmod(0o755)
     data, sockets = root / "data", root / "run"
@@ -76,41 +74,46 @@ def postgres() -> Iterator[str]:
         shutil.chown(root, "postgres")
         shutil.chown(sockets, "postgres")
     port = free_port()
-    run = {"check": True, "capture_output": True, "timeout": 120}
-    subprocess.run(
-        _as_postgres(
-            [
-                str(bin_dir / "initdb"),
-                "-D",
-                str(data),
-                "-U",
-                "postgres",
-                "--auth=trust",
-                "-E",
-                "UTF8",
-                "--locale=C",
-            ]
-        ),
-        **run,
-    )
+    run: dict[str, Any] = {"check": True, "capture_output": True, "timeout": 120}
+    initdb = [
+        str(bin_dir / "initdb"),
+        "-D",
+        str(data),
+        "-U",
+        "postgres",
+        "--auth=trust",
+        "-E",
+        "UTF8",
+        "--locale=C",
+    ]
+    subprocess.run(_as_postgres(initdb), **run)
     options = f"-h 127.0.0.1 -p {port} -k {sockets} -c fsync=on -c max_connections=200"
+    pg_ctl = str(bin_dir / "pg_ctl")
     subprocess.run(
-        _as_postgres(
-            [str(bin_dir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(root / "log"), "-w", "start"]
-        ),
-        **run,
+        _as_postgres([pg_ctl, "-D", str(data), "-o", options, "-l", str(root / "log"), "-w", "start"]), **run
     )
     try:
         yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
     finally:
         subprocess.run(
-            _as_postgres([str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"]),
-            capture_output=True,
+            _as_postgres([pg_ctl, "-D", str(data), "-m", "immediate", "stop"]), capture_output=True
         )
         shutil.rmtree(root, ignore_errors=True)
 
 
-def _new_pg_database(admin: str) -> tuple[str, str]:
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[str]:
+    """The admin URL of a PostgreSQL server of this test session."""
+    bin_dir = pg_bin()
+    if bin_dir is None:
+        missing("PostgreSQL's binaries (initdb, pg_ctl) are not installed")
+    assert bin_dir is not None
+    with postgres_server(bin_dir) as url:
+        yield url
+
+
+def new_pg_database(admin: str) -> tuple[str, str]:
+    """A new, empty database on the server of ``admin``: its URL and name."""
     import psycopg
 
     name = f"hub_{os.getpid()}_{next(_counter)}"
@@ -133,7 +136,7 @@ def hub_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         yield str(tmp_path / "hub.sqlite3")
         return
     admin = request.getfixturevalue("postgres")
-    url, name = _new_pg_database(admin)
+    url, name = new_pg_database(admin)
     try:
         yield url
     finally:

@@ -25,6 +25,7 @@ from promoter.hub.ingest import Limits, ingest, record
 from promoter.hub.payloads import IngestError
 from promoter.hub.reads import read
 from promoter.hub.rollout import NotFound
+from promoter.hub.writer import GroupWriter
 
 log = logging.getLogger("promoter.hub")
 DEFAULT_STALE_AFTER = 1800.0
@@ -35,6 +36,7 @@ class Hub:
 
     def __init__(self, db: Database, limits: Limits, clock: Callable[[], float] = time.time) -> None:
         self.db, self.limits, self.clock = db, limits, clock
+        self.writer = GroupWriter(db)
 
     async def body(self, request: Request) -> bytes:
         """The body, refused before it is read when it says it is too long or not JSON."""
@@ -58,7 +60,15 @@ class Hub:
         try:
             body = await self.body(request)
             who, stored = await run_in_threadpool(
-                ingest, self.db, source, cluster, request.headers, body, self.clock(), self.limits
+                ingest,
+                self.db,
+                source,
+                cluster,
+                request.headers,
+                body,
+                self.clock(),
+                self.limits,
+                self.writer.store,
             )
         except IngestError as err:
             return self.refuse(err, f"{source} report for {cluster or 'a Bearer key'}")
@@ -122,7 +132,7 @@ class Hub:
         return JSONResponse({"ok": True, "database": self.db.dialect})
 
     def _ping(self) -> None:
-        with self.db.transaction() as tx:
+        with self.db.transaction(write=False) as tx:
             tx.one("SELECT 1")
 
 

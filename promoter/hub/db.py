@@ -108,12 +108,14 @@ class Database:
         return conn
 
     @contextmanager
-    def transaction(self) -> Iterator[Tx]:
-        """A transaction, committed when the block ends, rolled back when it raises."""
+    def transaction(self, write: bool = True) -> Iterator[Tx]:
+        """A transaction, committed when the block ends, rolled back when it raises. On SQLite a
+        writing one takes the write lock at once; a reading one (``write=False``) never waits
+        for writers (WAL)."""
         conn = self._connection()
         if self.dialect == "sqlite":
             cursor = conn.cursor()
-            cursor.execute("BEGIN IMMEDIATE")
+            cursor.execute("BEGIN IMMEDIATE" if write else "BEGIN")
             try:
                 yield Tx(cursor, "sqlite")
             except BaseException:

@@ -7,13 +7,13 @@ Authentication comes before the body is parsed: an unsigned body is never read a
 from __future__ import annotations
 
 import hmac
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from promoter.hub import keys
 from promoter.hub.db import Database
-from promoter.hub.payloads import IngestError, argocd_notification, decode, flux_event, native_report
+from promoter.hub.payloads import IngestError, Report, argocd_notification, decode, flux_event, native_report
 from promoter.hub.store import (
     CommitRecord,
     Stored,
@@ -48,7 +48,7 @@ def authenticate(
 ) -> keys.Cluster:
     """The cluster that sent ``body``: named by the path and proven by the HMAC (Flux), or named
     by its Bearer key (Argo CD, native; a path that names another cluster is refused)."""
-    with db.transaction() as tx:
+    with db.transaction(write=False) as tx:
         if source == "flux":
             assert path_cluster is not None
             found = keys.cluster(tx, path_cluster)
@@ -83,8 +83,10 @@ def ingest(
     body: bytes,
     now: float,
     limits: Limits = Limits(),
+    store: Callable[[keys.Cluster, Report, str, float], Stored] | None = None,
 ) -> tuple[keys.Cluster, Stored]:
-    """Authenticate, parse, check and store one delivery; IngestError when refused."""
+    """Authenticate, parse, check and store one delivery (with ``store``, e.g. a GroupWriter's,
+    else in a transaction of its own); IngestError when refused."""
     if len(body) > limits.max_body:
         raise IngestError(413, f"the body is {len(body)} bytes, over the limit of {limits.max_body}")
     cluster = authenticate(db, source, path_cluster, headers, body)
@@ -98,7 +100,9 @@ def ingest(
         if earlier is None:
             raise
         return cluster, earlier
-    return cluster, _store(db, cluster, report, digest, now)
+    if store is None:
+        return cluster, _store(db, cluster, report, digest, now)
+    return cluster, store(cluster, report, digest, now)
 
 
 def commit_from_json(body: dict[str, Any]) -> CommitRecord:
@@ -154,7 +158,7 @@ def _assignments(items: Any) -> list[tuple[str, str]]:
 
 def record(db: Database, headers: Mapping[str, str], body: bytes, now: float) -> bool:
     """``POST /v1/commits``: a promoter key records a merged platform commit."""
-    with db.transaction() as tx:
+    with db.transaction(write=False) as tx:
         if keys.sender_of(tx, bearer(headers), "promoter") is None:
             raise IngestError(
                 401, "the Bearer key is not an active promoter key (promoter hub keys add-promoter)"

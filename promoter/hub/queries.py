@@ -36,25 +36,19 @@ def head(tx: Tx, environment: str) -> dict[str, Any] | None:
 
 def clusters(tx: Tx, now: float, stale_after: float, environment: str | None = None) -> list[dict[str, Any]]:
     """Each registered cluster: where it is, how far behind its environment's head, how healthy."""
-    where, params = ("AND c.environment = ?", [environment]) if environment else ("", [])
+    where, params = ("AND environment = ?", [environment]) if environment else ("", [])
     rows = tx.rows(
-        "SELECT c.name, c.environment, c.cluster_type, c.last_seen, MIN(pc.position),"
-        " SUM(CASE WHEN r.state = 'failure' THEN 1 ELSE 0 END), COUNT(r.name)"
-        " FROM clusters c LEFT JOIN reconcilers r ON r.cluster = c.name"
-        " LEFT JOIN platform_commits pc ON pc.environment = c.environment AND pc.sha = r.revision"
-        " AND r.role = 'apply'"
-        f" WHERE c.revoked_at IS NULL {where}"
-        " GROUP BY c.name, c.environment, c.cluster_type, c.last_seen ORDER BY c.environment, c.cluster_type, c.name",
+        "SELECT name, environment, cluster_type, last_seen, platform_position, platform_sha, failing"
+        f" FROM clusters c WHERE revoked_at IS NULL {where} ORDER BY environment, cluster_type, name",
         params,
     )
     heads: dict[str, dict[str, Any] | None] = {}
-    commits: dict[str, dict[int, tuple[str, str | None]]] = {}
+    mains: dict[str, dict[str, str | None]] = {}
     out = []
-    for name, env, cluster_type, last_seen, position, failing, reconcilers in rows:
+    for name, env, cluster_type, last_seen, position, sha, failing in rows:
         if env not in heads:
-            heads[env], commits[env] = head(tx, env), _positions(tx, env)
+            heads[env], mains[env] = head(tx, env), _mains(tx, env)
         top = heads[env]
-        at = commits[env].get(int(position)) if position is not None else None
         out.append(
             {
                 "name": name,
@@ -62,21 +56,18 @@ def clusters(tx: Tx, now: float, stale_after: float, environment: str | None = N
                 "clusterType": cluster_type,
                 "lastSeen": last_seen,
                 "stale": last_seen is None or last_seen < now - stale_after,
-                "commit": at[0] if at else None,
-                "mainCommit": at[1] if at else None,
+                "commit": sha,
+                "mainCommit": mains[env].get(sha) if sha else None,
                 "behind": top["position"] - int(position) if top and position is not None else None,
                 "failingReconcilers": int(failing or 0),
-                "reconcilers": int(reconcilers or 0),
             }
         )
     return out
 
 
-def _positions(tx: Tx, environment: str) -> dict[int, tuple[str, str | None]]:
-    rows = tx.rows(
-        "SELECT position, sha, main_commit FROM platform_commits WHERE environment = ?", (environment,)
-    )
-    return {int(p): (str(sha), main) for p, sha, main in rows}
+def _mains(tx: Tx, environment: str) -> dict[str, str | None]:
+    rows = tx.rows("SELECT sha, main_commit FROM platform_commits WHERE environment = ?", (environment,))
+    return {str(sha): main for sha, main in rows}
 
 
 def cluster_detail(tx: Tx, name: str, now: float, stale_after: float, limit: int = 50) -> dict[str, Any]:

@@ -27,7 +27,7 @@ READS = (
 def read(db: Database, name: str, params: Mapping[str, Any], now: float, stale_after: float) -> Any:
     """The read ``name`` with ``params`` (query parameters; ``name`` for one environment or
     cluster; ``clusterType`` a list); NotFound or IngestError(400) when it cannot answer."""
-    with db.transaction() as tx:
+    with db.transaction(write=False) as tx:
         return _readers(tx, params, now, stale_after)[name]()
 
 

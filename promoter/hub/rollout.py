@@ -86,31 +86,27 @@ def descendants(tx: Tx, commit: Commit) -> list[str]:
 def cluster_states(
     tx: Tx, commit: Commit, now: float, stale_after: float, cluster_types: Sequence[str] = ()
 ) -> list[tuple[str, str, str]]:
-    """(cluster, cluster type, state) of each registered cluster of the environment."""
-    shas = descendants(tx, commit)
-    marks = ", ".join("?" for _ in shas)
+    """(cluster, cluster type, state) of each registered cluster of the environment, from the
+    clusters' summary columns (one row per cluster, whatever the number of reconcilers)."""
+    later = set(descendants(tx, commit))
     types = ""
     if cluster_types:
-        types = f" AND c.cluster_type IN ({', '.join('?' for _ in cluster_types)})"
+        types = f" AND cluster_type IN ({', '.join('?' for _ in cluster_types)})"
     rows = tx.rows(
-        "SELECT c.name, c.cluster_type, c.last_seen,"
-        " SUM(CASE WHEN r.role = 'apply' AND pc.sha IS NOT NULL THEN 1 ELSE 0 END),"
-        f" SUM(CASE WHEN r.role = 'apply' AND r.state = 'success' AND r.revision IN ({marks}) THEN 1 ELSE 0 END),"
-        f" SUM(CASE WHEN r.state = 'failure' AND (r.revision IN ({marks}) OR r.failing_since >= ?)"
-        " THEN 1 ELSE 0 END)"
-        " FROM clusters c LEFT JOIN reconcilers r ON r.cluster = c.name"
-        " LEFT JOIN platform_commits pc ON pc.environment = c.environment AND pc.sha = r.revision"
-        f" WHERE c.environment = ? AND c.revoked_at IS NULL{types}"
-        " GROUP BY c.name, c.cluster_type, c.last_seen",
-        (*shas, *shas, commit.recorded_at, commit.environment, *cluster_types),
+        "SELECT name, cluster_type, last_seen, platform_position, platform_sha, platform_reconcilers,"
+        " platform_ok, failing_position, failing_since FROM clusters"
+        f" WHERE environment = ? AND revoked_at IS NULL{types}",
+        (commit.environment, *cluster_types),
     )
     out = []
-    for name, cluster_type, last_seen, platform, ok, failed in rows:
+    for name, cluster_type, last_seen, low, low_sha, platform, ok, failing_at, failing_since in rows:
         if last_seen is None or last_seen < now - stale_after:
             state = "stale"
-        elif failed:
+        elif (failing_at is not None and failing_at >= commit.position) or (
+            failing_since is not None and failing_since >= commit.recorded_at
+        ):
             state = "failed"
-        elif platform and ok == platform:
+        elif platform and ok == platform and low is not None and low >= commit.position and low_sha in later:
             state = "success"
         else:
             state = "pending"

@@ -2,7 +2,7 @@
 
 Times are seconds since the epoch (``DOUBLE PRECISION``; Grafana reads them with
 ``to_timestamp(...)``). ``reports`` is append-only history: a report is never updated or
-deleted. ``reconcilers`` (each reconciler's latest report) and ``deployments`` (per reconciler
+deleted. ``reconcilers`` (each reconciler's latest report), the summary columns of ``clusters`` and ``deployments`` (per reconciler
 and revision: first seen, first and last success and failure) are kept from it in the same
 transaction, so reads need not scan history. Keys live in ``sender_keys`` alone, a table a
 read-only dashboard user is not granted (docs/hub.md).
@@ -17,7 +17,14 @@ _V1 = (
     " name TEXT PRIMARY KEY, position INTEGER NOT NULL, branch TEXT NOT NULL DEFAULT '')",
     "CREATE TABLE clusters ("
     " name TEXT PRIMARY KEY, environment TEXT NOT NULL, cluster_type TEXT NOT NULL,"
-    " created_at DOUBLE PRECISION NOT NULL, revoked_at DOUBLE PRECISION, last_seen DOUBLE PRECISION)",
+    " created_at DOUBLE PRECISION NOT NULL, revoked_at DOUBLE PRECISION, last_seen DOUBLE PRECISION,"
+    # The summary of the cluster's reconcilers, kept with each report (reads need not scan them):
+    # the oldest recorded platform commit an applying reconciler is at, how many applying
+    # reconcilers are at recorded platform commits and how many of those succeed, the newest
+    # platform commit a failing reconciler is at, and when its newest current failure began.
+    " platform_position BIGINT, platform_sha TEXT, platform_reconcilers INTEGER NOT NULL DEFAULT 0,"
+    " platform_ok INTEGER NOT NULL DEFAULT 0, failing INTEGER NOT NULL DEFAULT 0,"
+    " failing_position BIGINT, failing_since DOUBLE PRECISION)",
     "CREATE INDEX clusters_by_type ON clusters (environment, cluster_type)",
     "CREATE TABLE sender_keys ("
     " id {serial}, owner TEXT NOT NULL, role TEXT NOT NULL, digest TEXT NOT NULL UNIQUE,"

@@ -68,47 +68,84 @@ def check_identity(cluster: Cluster, report: Report) -> None:
 
 def stored_as(db: Database, digest: str) -> Stored | None:
     """The stored report with this digest, if any."""
-    with db.transaction() as tx:
+    with db.transaction(write=False) as tx:
         row = tx.one("SELECT id FROM reports WHERE digest = ?", (digest,))
     return Stored(int(row[0]), True) if row else None
 
 
 def store_report(db: Database, cluster: Cluster, report: Report, digest: str, now: float) -> Stored:
-    """Append ``report`` and update the latest state; returns once committed."""
+    """Append ``report`` and update the latest state, in a transaction of its own; returns once
+    committed."""
     with db.transaction() as tx:
-        row = tx.one(
-            "INSERT INTO reports (cluster, environment, cluster_type, source, reconciler, role, state,"
-            " revision, branch, reason, message, event_time, received_at, digest)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (digest) DO NOTHING RETURNING id",
-            (
-                cluster.name,
-                cluster.environment,
-                cluster.cluster_type,
-                report.source,
-                report.reconciler,
-                report.role,
-                report.state,
-                report.revision,
-                report.branch,
-                report.reason,
-                report.message,
-                report.event_time,
-                now,
-                digest,
-            ),
-        )
-        if row is None:
-            found = tx.one("SELECT id FROM reports WHERE digest = ?", (digest,))
-            return Stored(int(found[0]) if found else 0, True)
-        report_id = int(row[0])
-        _latest(tx, cluster, report, report_id, now)
-        if report.revision:
-            _deployment(tx, cluster, report, min(report.event_time or now, now))
-        tx.run(
-            "UPDATE clusters SET last_seen = ? WHERE name = ? AND (last_seen IS NULL OR last_seen < ?)",
-            (now, cluster.name, now),
-        )
+        return store_in(tx, cluster, report, digest, now)
+
+
+def store_in(tx: Tx, cluster: Cluster, report: Report, digest: str, now: float) -> Stored:
+    """Append ``report`` and update the latest state, in the open transaction ``tx``."""
+    row = tx.one(
+        "INSERT INTO reports (cluster, environment, cluster_type, source, reconciler, role, state,"
+        " revision, branch, reason, message, event_time, received_at, digest)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (digest) DO NOTHING RETURNING id",
+        (
+            cluster.name,
+            cluster.environment,
+            cluster.cluster_type,
+            report.source,
+            report.reconciler,
+            report.role,
+            report.state,
+            report.revision,
+            report.branch,
+            report.reason,
+            report.message,
+            report.event_time,
+            now,
+            digest,
+        ),
+    )
+    if row is None:
+        found = tx.one("SELECT id FROM reports WHERE digest = ?", (digest,))
+        return Stored(int(found[0]) if found else 0, True)
+    report_id = int(row[0])
+    _latest(tx, cluster, report, report_id, now)
+    if report.revision:
+        _deployment(tx, cluster, report, min(report.event_time or now, now))
+    tx.run(
+        "UPDATE clusters SET last_seen = ? WHERE name = ? AND (last_seen IS NULL OR last_seen < ?)",
+        (now, cluster.name, now),
+    )
+    refresh_cluster(tx, cluster.name)
     return Stored(report_id, False)
+
+
+def refresh_cluster(tx: Tx, name: str) -> None:
+    """Recompute cluster ``name``'s summary columns from its reconcilers (a score of rows)."""
+    row = tx.one(
+        "SELECT MIN(CASE WHEN r.role = 'apply' THEN pc.position END),"
+        " SUM(CASE WHEN r.role = 'apply' AND pc.sha IS NOT NULL THEN 1 ELSE 0 END),"
+        " SUM(CASE WHEN r.role = 'apply' AND pc.sha IS NOT NULL AND r.state = 'success' THEN 1 ELSE 0 END),"
+        " SUM(CASE WHEN r.state = 'failure' THEN 1 ELSE 0 END),"
+        " MAX(CASE WHEN r.state = 'failure' THEN pc.position END), MAX(r.failing_since)"
+        " FROM reconcilers r LEFT JOIN platform_commits pc ON pc.environment = r.environment AND pc.sha = r.revision"
+        " WHERE r.cluster = ?",
+        (name,),
+    )
+    assert row is not None
+    low, platform, ok, failing, failing_position, failing_since = row
+    sha = None
+    if low is not None:
+        found = tx.one(
+            "SELECT pc.sha FROM reconcilers r JOIN platform_commits pc"
+            " ON pc.environment = r.environment AND pc.sha = r.revision"
+            " WHERE r.cluster = ? AND r.role = 'apply' ORDER BY pc.position LIMIT 1",
+            (name,),
+        )
+        sha = found[0] if found else None
+    tx.run(
+        "UPDATE clusters SET platform_position = ?, platform_sha = ?, platform_reconcilers = ?, platform_ok = ?,"
+        " failing = ?, failing_position = ?, failing_since = ? WHERE name = ?",
+        (low, sha, platform or 0, ok or 0, failing or 0, failing_position, failing_since, name),
+    )
 
 
 def _latest(tx: Tx, cluster: Cluster, report: Report, report_id: int, now: float) -> None:
@@ -203,6 +240,12 @@ def record_commit(db: Database, record: CommitRecord, now: float) -> bool:
                 "INSERT INTO assignments (environment, sha, cluster_type, deployment_target) VALUES (?, ?, ?, ?)",
                 (record.environment, record.sha, cluster_type, target),
             )
+        # Clusters may have reported this commit before the promoter recorded it.
+        for (name,) in tx.rows(
+            "SELECT DISTINCT cluster FROM reconcilers WHERE environment = ? AND revision = ?",
+            (record.environment, record.sha),
+        ):
+            refresh_cluster(tx, str(name))
     return True
 
 

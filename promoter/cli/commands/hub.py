@@ -39,13 +39,19 @@ def hub() -> None:
 @click.option(
     "--max-age", default=DEFAULT_MAX_AGE, show_default=True, help="Oldest accepted event, in seconds."
 )
-def serve(database: str | None, listen: str, max_body: int, max_age: float) -> None:
+@click.option(
+    "--workers",
+    default=1,
+    show_default=True,
+    help="Processes serving the same port (PostgreSQL, or a busy SQLite).",
+)
+def serve(database: str | None, listen: str, max_body: int, max_age: float, workers: int) -> None:
     """Serve the ingest endpoints, the JSON API and the pages (migrating the schema first)."""
     try:
         from promoter.hub.server import serve as run  # optional: needs the hub extra
     except ImportError as err:
         raise UsageError(f"the hub needs its extra: pip install 'promoter[hub]' ({err})") from err
-    run(Database.from_option(database), listen, Limits(max_body=max_body, max_age=max_age))
+    run(Database.from_option(database), listen, Limits(max_body=max_body, max_age=max_age), workers)
 
 
 @hub.command()
