@@ -122,7 +122,7 @@ def new_pg_database(admin: str) -> tuple[str, str]:
     return admin.rsplit("/", 1)[0] + f"/{name}", name
 
 
-def _drop_pg_database(admin: str, name: str) -> None:
+def drop_pg_database(admin: str, name: str) -> None:
     import psycopg
 
     with psycopg.connect(admin, autocommit=True) as conn:
@@ -140,7 +140,7 @@ def hub_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     try:
         yield url
     finally:
-        _drop_pg_database(admin, name)
+        drop_pg_database(admin, name)
 
 
 @pytest.fixture

@@ -132,7 +132,7 @@ def signed_by(tx: Tx, cluster: str, body: bytes, signature: str) -> bool:
     """Whether ``signature`` (``sha256=<hex>``, Flux's X-Signature) is an HMAC of ``body`` with
     one of ``cluster``'s active keys."""
     algorithm, _, given = signature.strip().partition("=")
-    if algorithm not in ("sha256", "sha384", "sha512") or not given:
+    if algorithm not in ("sha224", "sha256", "sha384", "sha512") or not given:
         return False
     secrets_ = tx.rows(
         "SELECT secret FROM sender_keys WHERE owner = ? AND role = 'cluster' AND revoked_at IS NULL",
