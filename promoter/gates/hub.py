@@ -63,6 +63,7 @@ class HubGate(Gate):
         self.stale_after, self.bake, self.token_env, self.timeout = stale_after, bake, token_env, timeout
         self.recorded: str | None = None
         self.held_since: float | None = None
+        self.seen = ""  # the last counts, as the run's table shows them
 
     @classmethod
     def from_spec(cls, spec: Any, source: Source) -> HubGate:
@@ -93,6 +94,9 @@ class HubGate(Gate):
         return gate
 
     def describe(self) -> str:
+        """What the gate asks, until it has seen the hub's counts; then the counts, per type."""
+        if self.seen:
+            return f"hub {self.seen}"
         t = self.thresholds
         return f"hub {t.min_percent:g}% of each cluster type (at least {t.min_clusters})"
 
@@ -150,6 +154,7 @@ class HubGate(Gate):
             elif verdict == "pending":
                 waiting.append(name)
         summary = mask("; ".join(lines))
+        self.seen = _totals(types)
         if failed:
             self.held_since = None
             return Observation("failure", f"too many failed clusters in {', '.join(failed)}: {summary}")
@@ -211,3 +216,12 @@ def _counts(counts: dict[str, int]) -> str:
         f"{counts.get('success', 0)}/{counts.get('total', 0)} success, {counts.get('failed', 0)} failed,"
         f" {counts.get('pending', 0)} pending, {counts.get('stale', 0)} stale"
     )
+
+
+def _totals(types: dict[str, dict[str, int]]) -> str:
+    """``6/6 clusters (east-large 2/2, edge 2/2, west-small 2/2)``: successes over totals."""
+    success = sum(c.get("success", 0) for c in types.values())
+    total = sum(c.get("total", 0) for c in types.values())
+    shown = [f"{name} {c.get('success', 0)}/{c.get('total', 0)}" for name, c in sorted(types.items())]
+    more = f", +{len(shown) - 4} more" if len(shown) > 4 else ""
+    return f"{success}/{total} clusters ({', '.join(shown[:4])}{more})"
