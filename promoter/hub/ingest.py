@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from promoter.hub import keys
-from promoter.hub.db import Database
+from promoter.hub.db import Database, Tx
 from promoter.hub.payloads import IngestError, Report, argocd_notification, decode, flux_event, native_report
 from promoter.hub.store import (
     CommitRecord,
@@ -51,28 +51,26 @@ def authenticate(
     with db.transaction(write=False) as tx:
         if source == "flux":
             assert path_cluster is not None
-            found = keys.cluster(tx, path_cluster)
-            if found is None:
-                raise IngestError(
-                    404, f"unknown cluster {path_cluster!r}: register it with promoter hub keys add"
-                )
-            signature = headers.get("x-signature", "")
-            if not signature:
-                raise IngestError(401, "missing X-Signature (use Flux's generic-hmac provider)")
-            if not keys.signed_by(tx, found.name, body, signature):
-                raise IngestError(401, f"X-Signature does not match the body with cluster {found.name}'s key")
-            return found
-        owner = keys.sender_of(tx, bearer(headers), "cluster")
-        if owner is None:
-            raise IngestError(401, "the Bearer key is unknown or revoked")
-        found = keys.cluster(tx, owner)
-        if found is None:
-            raise IngestError(401, "the Bearer key's cluster is revoked")
-        if path_cluster is not None and not hmac.compare_digest(path_cluster, found.name):
-            raise IngestError(
-                403, f"the path names cluster {path_cluster!r} but the key is cluster {found.name!r}"
-            )
-        return found
+            return _signed(tx, path_cluster, headers.get("x-signature", ""), body)
+        found = keys.cluster_of_key(tx, bearer(headers))
+    if found is None:
+        raise IngestError(401, "the Bearer key is unknown or revoked")
+    if path_cluster is not None and not hmac.compare_digest(path_cluster, found.name):
+        raise IngestError(
+            403, f"the path names cluster {path_cluster!r} but the key is cluster {found.name!r}"
+        )
+    return found
+
+
+def _signed(tx: Tx, name: str, signature: str, body: bytes) -> keys.Cluster:
+    found, secrets = keys.cluster_with_secrets(tx, name)
+    if found is None:
+        raise IngestError(404, f"unknown cluster {name!r}: register it with promoter hub keys add")
+    if not signature:
+        raise IngestError(401, "missing X-Signature (use Flux's generic-hmac provider)")
+    if not keys.signature_matches(secrets, body, signature):
+        raise IngestError(401, f"X-Signature does not match the body with cluster {found.name}'s key")
+    return found
 
 
 def ingest(

@@ -128,21 +128,40 @@ def sender_of(tx: Tx, key: str, role: Role) -> str | None:
     return str(row[0]) if row else None
 
 
-def signed_by(tx: Tx, cluster: str, body: bytes, signature: str) -> bool:
+def signature_matches(secrets: list[str], body: bytes, signature: str) -> bool:
     """Whether ``signature`` (``sha256=<hex>``, Flux's X-Signature) is an HMAC of ``body`` with
-    one of ``cluster``'s active keys."""
+    one of ``secrets``."""
     algorithm, _, given = signature.strip().partition("=")
     if algorithm not in ("sha224", "sha256", "sha384", "sha512") or not given:
         return False
-    secrets_ = tx.rows(
-        "SELECT secret FROM sender_keys WHERE owner = ? AND role = 'cluster' AND revoked_at IS NULL",
-        (cluster,),
-    )
-    for (secret,) in secrets_:
-        expected = hmac.new(str(secret).encode(), body, algorithm).hexdigest()
+    for secret in secrets:
+        expected = hmac.new(secret.encode(), body, algorithm).hexdigest()
         if hmac.compare_digest(expected, given.lower()):
             return True
     return False
+
+
+def cluster_with_secrets(tx: Tx, name: str) -> tuple[Cluster | None, list[str]]:
+    """A registered, unrevoked cluster and its active keys, in one query."""
+    rows = tx.rows(
+        "SELECT c.name, c.environment, c.cluster_type, k.secret FROM clusters c LEFT JOIN sender_keys k"
+        " ON k.owner = c.name AND k.role = 'cluster' AND k.revoked_at IS NULL"
+        " WHERE c.name = ? AND c.revoked_at IS NULL",
+        (name,),
+    )
+    if not rows:
+        return None, []
+    return Cluster(*rows[0][:3]), [str(r[3]) for r in rows if r[3] is not None]
+
+
+def cluster_of_key(tx: Tx, key: str) -> Cluster | None:
+    """The registered, unrevoked cluster whose active key ``key`` is (a Bearer token)."""
+    row = tx.one(
+        "SELECT c.name, c.environment, c.cluster_type FROM sender_keys k JOIN clusters c ON c.name = k.owner"
+        " WHERE k.digest = ? AND k.role = 'cluster' AND k.revoked_at IS NULL AND c.revoked_at IS NULL",
+        (digest(key),),
+    )
+    return Cluster(*row) if row else None
 
 
 def cluster(tx: Tx, name: str) -> Cluster | None:

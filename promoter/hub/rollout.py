@@ -114,14 +114,23 @@ def cluster_states(
     return out
 
 
-def success_times(tx: Tx, commit: Commit, shas: Sequence[str]) -> dict[str, float]:
-    """When each cluster had all its reconcilers of this rollout first succeed at M or later."""
+def success_times(
+    tx: Tx, commit: Commit, shas: Sequence[str], cluster_types: Sequence[str] = ()
+) -> dict[str, float]:
+    """When each cluster (of ``cluster_types``, or all) had all its reconcilers of this rollout
+    first succeed at M or later."""
     marks = ", ".join("?" for _ in shas)
+    types = ""
+    if cluster_types:
+        types = (
+            " AND cluster IN (SELECT name FROM clusters WHERE environment = ?"
+            f" AND cluster_type IN ({', '.join('?' for _ in cluster_types)}))"
+        )
     rows = tx.rows(
         "SELECT cluster, reconciler, MIN(first_success) FROM deployments"
-        f" WHERE environment = ? AND revision IN ({marks}) AND first_success IS NOT NULL"
+        f" WHERE environment = ? AND revision IN ({marks}) AND first_success IS NOT NULL{types}"
         " GROUP BY cluster, reconciler",
-        (commit.environment, *shas),
+        (commit.environment, *shas, *((commit.environment, *cluster_types) if cluster_types else ())),
     )
     times: dict[str, float] = {}
     for cluster, _, first in rows:
@@ -136,7 +145,7 @@ def rollout(
     commit = find_commit(tx, environment, ref)
     states = cluster_states(tx, commit, now, stale_after, cluster_types)
     types = set(cluster_types) or {t for _, t, _ in states} | _scheduled_types(tx, commit)
-    times = success_times(tx, commit, descendants(tx, commit))
+    times = success_times(tx, commit, descendants(tx, commit), cluster_types)
     per_type: dict[str, Any] = {}
     for cluster_type in sorted(types):
         mine = [(n, s) for n, t, s in states if t == cluster_type]

@@ -110,41 +110,36 @@ def store_in(tx: Tx, cluster: Cluster, report: Report, digest: str, now: float) 
     _latest(tx, cluster, report, report_id, now)
     if report.revision:
         _deployment(tx, cluster, report, min(report.event_time or now, now))
-    tx.run(
-        "UPDATE clusters SET last_seen = ? WHERE name = ? AND (last_seen IS NULL OR last_seen < ?)",
-        (now, cluster.name, now),
-    )
-    refresh_cluster(tx, cluster.name)
+    refresh_cluster(tx, cluster.name, now)
     return Stored(report_id, False)
 
 
-def refresh_cluster(tx: Tx, name: str) -> None:
-    """Recompute cluster ``name``'s summary columns from its reconcilers (a score of rows)."""
-    row = tx.one(
-        "SELECT MIN(CASE WHEN r.role = 'apply' THEN pc.position END),"
-        " SUM(CASE WHEN r.role = 'apply' AND pc.sha IS NOT NULL THEN 1 ELSE 0 END),"
-        " SUM(CASE WHEN r.role = 'apply' AND pc.sha IS NOT NULL AND r.state = 'success' THEN 1 ELSE 0 END),"
-        " SUM(CASE WHEN r.state = 'failure' THEN 1 ELSE 0 END),"
-        " MAX(CASE WHEN r.state = 'failure' THEN pc.position END), MAX(r.failing_since)"
-        " FROM reconcilers r LEFT JOIN platform_commits pc ON pc.environment = r.environment AND pc.sha = r.revision"
-        " WHERE r.cluster = ?",
-        (name,),
-    )
-    assert row is not None
-    low, platform, ok, failing, failing_position, failing_since = row
-    sha = None
-    if low is not None:
-        found = tx.one(
-            "SELECT pc.sha FROM reconcilers r JOIN platform_commits pc"
-            " ON pc.environment = r.environment AND pc.sha = r.revision"
-            " WHERE r.cluster = ? AND r.role = 'apply' ORDER BY pc.position LIMIT 1",
-            (name,),
-        )
-        sha = found[0] if found else None
+_SUMMARY = (
+    "UPDATE clusters SET (platform_position, platform_sha, platform_reconcilers, platform_ok, failing,"
+    " failing_position, failing_since) = (SELECT"
+    " MIN(CASE WHEN r.role = 'apply' THEN pc.position END),"
+    " (SELECT pc2.sha FROM reconcilers r2 JOIN platform_commits pc2"
+    " ON pc2.environment = r2.environment AND pc2.sha = r2.revision"
+    " WHERE r2.cluster = clusters.name AND r2.role = 'apply' ORDER BY pc2.position LIMIT 1),"
+    " COALESCE(SUM(CASE WHEN r.role = 'apply' AND pc.sha IS NOT NULL THEN 1 ELSE 0 END), 0),"
+    " COALESCE(SUM(CASE WHEN r.role = 'apply' AND pc.sha IS NOT NULL AND r.state = 'success' THEN 1 ELSE 0 END), 0),"
+    " COALESCE(SUM(CASE WHEN r.state = 'failure' THEN 1 ELSE 0 END), 0),"
+    " MAX(CASE WHEN r.state = 'failure' THEN pc.position END), MAX(r.failing_since)"
+    " FROM reconcilers r LEFT JOIN platform_commits pc ON pc.environment = r.environment AND pc.sha = r.revision"
+    " WHERE r.cluster = clusters.name)"
+)
+
+
+def refresh_cluster(tx: Tx, name: str, seen: float | None = None) -> None:
+    """Recompute cluster ``name``'s summary columns from its reconcilers (a score of rows), in
+    one statement; with ``seen``, also move its last-seen time forward."""
+    if seen is None:
+        tx.run(_SUMMARY + " WHERE name = ?", (name,))
+        return
     tx.run(
-        "UPDATE clusters SET platform_position = ?, platform_sha = ?, platform_reconcilers = ?, platform_ok = ?,"
-        " failing = ?, failing_position = ?, failing_since = ? WHERE name = ?",
-        (low, sha, platform or 0, ok or 0, failing or 0, failing_position, failing_since, name),
+        _SUMMARY + ", last_seen = CASE WHEN last_seen IS NULL OR last_seen < ? THEN ? ELSE last_seen END"
+        " WHERE name = ?",
+        (seen, seen, name),
     )
 
 

@@ -19,6 +19,7 @@ from promoter.hub.payloads import Report
 from promoter.hub.store import Stored, store_in, store_report
 
 MAX_BATCH = 500
+POSTGRES_WRITERS = 4
 
 
 @dataclass(frozen=True)
@@ -33,11 +34,13 @@ class _Item:
 class GroupWriter:
     """Writes reports for many threads; ``store`` blocks until the report is committed."""
 
-    def __init__(self, db: Database, max_batch: int = MAX_BATCH) -> None:
+    def __init__(self, db: Database, max_batch: int = MAX_BATCH, writers: int | None = None) -> None:
         self.db = db
         self.max_batch = max_batch
+        # SQLite has one writer at a time; PostgreSQL takes concurrent transactions.
+        self.writers = writers or (1 if db.dialect == "sqlite" else POSTGRES_WRITERS)
         self._queue: queue.Queue[_Item] = queue.Queue()
-        self._thread: threading.Thread | None = None
+        self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
 
     def store(self, cluster: Cluster, report: Report, digest: str, now: float) -> Stored:
@@ -48,9 +51,12 @@ class GroupWriter:
 
     def _start(self) -> None:
         with self._lock:
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._loop, name="hub-writer", daemon=True)
-                self._thread.start()
+            while len(self._threads) < self.writers:
+                thread = threading.Thread(
+                    target=self._loop, name=f"hub-writer-{len(self._threads)}", daemon=True
+                )
+                thread.start()
+                self._threads.append(thread)
 
     def _loop(self) -> None:
         while True:
@@ -63,6 +69,8 @@ class GroupWriter:
             self._write(batch)
 
     def _write(self, batch: list[_Item]) -> None:
+        # One order of row locks for every batch: concurrent writers cannot deadlock.
+        batch.sort(key=lambda i: (i.cluster.name, i.report.reconciler))
         try:
             with self.db.transaction() as tx:
                 results = [store_in(tx, i.cluster, i.report, i.digest, i.now) for i in batch]
