@@ -38,6 +38,7 @@ import requests
 
 from promoter.hub.db import Database
 from promoter.hub.keys import digest
+from promoter.hub.reads import read
 from promoter.hub.store import CommitRecord, record_commit
 from tests.hub_support import free_port, new_pg_database, pg_bin, postgres_server
 
@@ -219,6 +220,24 @@ def timed(url: str, times: int) -> float:
     return round(1000 * statistics.median(spent), 1)
 
 
+def query_time(url: str, times: int) -> float:
+    """The gate's query alone, in this process: one cluster type's rollout, median of ``times``."""
+    db = Database(url)
+    spent = []
+    for _ in range(times):
+        started = time.perf_counter()
+        read(
+            db,
+            "rollout",
+            {"environment": "prod", "commit": NEW, "clusterType": ["type-00"]},
+            time.time(),
+            1800,
+        )
+        spent.append(time.perf_counter() - started)
+    db.close()
+    return round(1000 * statistics.median(spent), 1)
+
+
 def run_engine(engine: str, db_url: str, args: argparse.Namespace) -> dict[str, Any]:
     db = Database(db_url)
     started = time.monotonic()
@@ -230,6 +249,7 @@ def run_engine(engine: str, db_url: str, args: argparse.Namespace) -> dict[str, 
         gate = timed(f"{base}/v1/rollout?environment=prod&commit={NEW}&clusterType=type-00", 20)
         gate_all = timed(f"{base}/v1/rollout?environment=prod&commit={NEW}", 20)
         page = timed(f"{base}/", 5)
+    query = query_time(db_url, 20)
     return {
         "engine": engine,
         "clusters": args.clusters,
@@ -237,6 +257,7 @@ def run_engine(engine: str, db_url: str, args: argparse.Namespace) -> dict[str, 
         "seed_s": seeded,
         **figures,
         "gate_ms": gate,
+        "gate_query_ms": query,
         "gate_all_types_ms": gate_all,
         "page_ms": page,
     }
