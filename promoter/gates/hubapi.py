@@ -67,6 +67,7 @@ class HubClient:
             "environment": environment,
             "commit": commit,
             "staleAfter": f"{int(stale_after)}s",
+            "times": "false",  # the gate needs counts, not the history behind timeToPercent
         }
         if cluster_types:
             params["clusterType"] = list(cluster_types)

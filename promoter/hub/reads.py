@@ -53,7 +53,10 @@ def _rollout(tx: Tx, q: Mapping[str, Any], now: float, stale_after: float) -> di
     environment, commit = q.get("environment"), q.get("commit")
     if not environment or not commit:
         raise IngestError(400, "rollout needs environment and commit")
-    return rollout(tx, str(environment), str(commit), now, stale_after, tuple(q.get("clusterType") or ()))
+    with_times = str(q.get("times", "true")).lower() not in ("0", "false", "no")
+    return rollout(
+        tx, str(environment), str(commit), now, stale_after, tuple(q.get("clusterType") or ()), with_times
+    )
 
 
 def _limit(value: Any, default: int) -> int:

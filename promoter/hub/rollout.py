@@ -120,17 +120,12 @@ def success_times(
     """When each cluster (of ``cluster_types``, or all) had all its reconcilers of this rollout
     first succeed at M or later."""
     marks = ", ".join("?" for _ in shas)
-    types = ""
-    if cluster_types:
-        types = (
-            " AND cluster IN (SELECT name FROM clusters WHERE environment = ?"
-            f" AND cluster_type IN ({', '.join('?' for _ in cluster_types)}))"
-        )
+    types = f" AND c.cluster_type IN ({', '.join('?' for _ in cluster_types)})" if cluster_types else ""
     rows = tx.rows(
-        "SELECT cluster, reconciler, MIN(first_success) FROM deployments"
-        f" WHERE environment = ? AND revision IN ({marks}) AND first_success IS NOT NULL{types}"
-        " GROUP BY cluster, reconciler",
-        (commit.environment, *shas, *((commit.environment, *cluster_types) if cluster_types else ())),
+        "SELECT d.cluster, d.reconciler, MIN(d.first_success) FROM deployments d JOIN clusters c ON c.name = d.cluster"
+        f" WHERE d.environment = ? AND d.revision IN ({marks}) AND d.first_success IS NOT NULL{types}"
+        " GROUP BY d.cluster, d.reconciler",
+        (commit.environment, *shas, *cluster_types),
     )
     times: dict[str, float] = {}
     for cluster, _, first in rows:
@@ -139,24 +134,35 @@ def success_times(
 
 
 def rollout(
-    tx: Tx, environment: str, ref: str, now: float, stale_after: float, cluster_types: Sequence[str] = ()
+    tx: Tx,
+    environment: str,
+    ref: str,
+    now: float,
+    stale_after: float,
+    cluster_types: Sequence[str] = (),
+    with_times: bool = True,
 ) -> dict[str, Any]:
-    """The rollout of ``ref`` in ``environment`` (the JSON of ``GET /v1/rollout``)."""
+    """The rollout of ``ref`` in ``environment`` (the JSON of ``GET /v1/rollout``); without
+    ``with_times`` (``times=false``, as the gate asks), no ``timeToPercent``, which reads history."""
     commit = find_commit(tx, environment, ref)
     states = cluster_states(tx, commit, now, stale_after, cluster_types)
     types = set(cluster_types) or {t for _, t, _ in states} | _scheduled_types(tx, commit)
-    times = success_times(tx, commit, descendants(tx, commit), cluster_types)
+    times = success_times(tx, commit, descendants(tx, commit), cluster_types) if with_times else None
     per_type: dict[str, Any] = {}
     for cluster_type in sorted(types):
         mine = [(n, s) for n, t, s in states if t == cluster_type]
         counts = {s: sum(1 for _, x in mine if x == s) for s in ("success", "failed", "pending", "stale")}
         fresh = len(mine) - counts["stale"]
-        done = sorted(times[n] - commit.recorded_at for n, s in mine if s == "success" and n in times)
+        done = (
+            sorted(times[n] - commit.recorded_at for n, s in mine if s == "success" and n in times)
+            if times
+            else []
+        )
         per_type[cluster_type] = {
             "total": len(mine),
             **counts,
             "percent": round(100.0 * counts["success"] / fresh, 1) if fresh else 0.0,
-            "timeToPercent": _time_to_percent(done, fresh),
+            **({"timeToPercent": _time_to_percent(done, fresh)} if times is not None else {}),
             "failedClusters": sorted(n for n, s in mine if s == "failed")[:SHOWN_FAILURES],
         }
     return {
