@@ -195,3 +195,23 @@ def test_a_refused_token_fails_and_an_unreachable_hub_waits(
     assert unknown.state == "pending" and "set PROMOTER_HUB_TOKEN" in unknown.message
     away = build_gate(GateSpec("hub", {"url": URL, "timeout": "1s"}, SRC)).check(ctx())
     assert away.state == "pending" and "cannot reach the hub" in away.message
+
+
+def test_record_merge_is_what_a_promotion_run_calls(
+    live_hub: LiveHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from promoter.gates.hubapi import record_merge
+
+    url, (_, m) = platform_repo(tmp_path)
+    platform = PlatformRepo(url)
+    platform.fetch(["dev"])
+    assert record_merge(platform, m, "", "dev", "dev", "c" * 40) is None  # no PROMOTER_HUB_URL: nothing
+    monkeypatch.setenv("PROMOTER_HUB_URL", live_hub.url)
+    assert "PROMOTER_HUB_TOKEN is not" in (record_merge(platform, m, "", "dev", "dev", None) or "")
+    monkeypatch.setenv("PROMOTER_HUB_TOKEN", "phk_wrong")
+    assert "HTTP 401" in (record_merge(platform, m, "", "dev", "dev", None) or "")
+    monkeypatch.setenv("PROMOTER_HUB_TOKEN", keys.add_promoter_key(live_hub.db, "ci")[1])
+    assert record_merge(platform, m, "", "dev", "dev", "c" * 40, ("dev", "qa")) is None
+    with live_hub.db.transaction() as tx:
+        assert tx.one("SELECT main_commit FROM platform_commits WHERE sha = ?", (m,)) == ("c" * 40,)
+        assert tx.rows("SELECT name FROM environments ORDER BY position") == [("dev",), ("qa",)]

@@ -60,6 +60,9 @@ class HubClient:
     def get(self, path: str, params: dict[str, Any] | None = None) -> Any:
         return self._request("GET", path, params=params or {})
 
+    def post(self, path: str, body: dict[str, Any]) -> Any:
+        return self._request("POST", path, json=body)
+
     def rollout(
         self, environment: str, commit: str, stale_after: float, cluster_types: tuple[str, ...] = ()
     ) -> dict[str, Any]:
@@ -76,7 +79,7 @@ class HubClient:
 
     def record(self, record: dict[str, Any]) -> bool:
         """POST /v1/commits; True when the hub recorded it now, False when it had it."""
-        body = self._request("POST", "/v1/commits", json=record)
+        body = self.post("/v1/commits", record)
         return bool(body.get("recorded"))
 
 
@@ -108,3 +111,29 @@ def commit_record(
         "assignments": [{"clusterType": t, "deploymentTarget": d} for t, d in sorted(assignments)],
         "environments": list(order),
     }
+
+
+def record_merge(
+    platform: Any,
+    sha: str,
+    root: str,
+    environment: str,
+    branch: str,
+    main_commit: str | None,
+    order: tuple[str, ...] = (),
+) -> str | None:
+    """What a promotion run calls once it landed ``sha`` on ``environment``'s branch: records it
+    at the hub named by ``PROMOTER_HUB_URL`` with the promoter key in ``PROMOTER_HUB_TOKEN``.
+    Does nothing without ``PROMOTER_HUB_URL``; never raises: returns what went wrong, for a
+    warning (the hub gate, and ``promoter hub sync``, record it again later)."""
+    url = os.environ.get(URL_ENV)
+    if not url:
+        return None
+    client = HubClient.from_env(url)
+    if not client.token:
+        return f"{URL_ENV} is set but {TOKEN_ENV} is not: the hub did not record {sha[:12]}"
+    try:
+        client.record(commit_record(platform, sha, root, environment, branch, main_commit, order))
+    except HttpProblem as err:
+        return f"the hub did not record {sha[:12]}: {err}"
+    return None

@@ -148,7 +148,7 @@ def report(url: str, reconciler: str, state: str, revision: str, reason: str, me
     }
     client = HubClient(url, key)
     try:
-        answer = client._request("POST", "/v1/reports", json=body)
+        answer = client.post("/v1/reports", body)
     except HttpProblem as err:
         raise _problem(err) from err
     click.echo(f"report {answer.get('id')} stored for cluster {answer.get('cluster')}")
