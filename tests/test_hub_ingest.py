@@ -208,6 +208,10 @@ def test_no_read_endpoint_or_page_shows_a_key(live_hub: LiveHub) -> None:
         "/environments/dev",
         "/clusters/edge-1",
         f"/rollout?environment=dev&commit={M}",
+        "/history",
+        "/discrepancies",
+        "/drift",
+        "/stale",
     ]
     for path in paths:
         answer = requests.get(live_hub.url + path, timeout=10)

@@ -119,6 +119,24 @@ def test_overview_environment_and_cluster_pages(browser: Any, live_hub: LiveHub)
     assert headers == ["cluster type", "25%", "50%", "75%", "90%", "100%"]
 
 
+def test_list_pages_link_to_clusters(browser: Any, live_hub: LiveHub) -> None:
+    from selenium.webdriver.common.by import By
+
+    _world(live_hub.db, live_hub.url)
+    browser.get(live_hub.url + "/")
+    browser.find_element(By.LINK_TEXT, "Stale").click()
+    assert browser.find_element(By.TAG_NAME, "h1").text == "Stale clusters"
+    names = [a.text for a in browser.find_elements(By.CSS_SELECTOR, "table.list td:first-child a")]
+    assert names == ["edge-5", "prod-1"]
+    browser.find_element(By.LINK_TEXT, "Drift").click()
+    drifted = {a.text for a in browser.find_elements(By.CSS_SELECTOR, "table.list td:first-child a")}
+    assert drifted == {"edge-3", "edge-5", "prod-1"}
+    browser.find_element(By.LINK_TEXT, "History").click()
+    assert len(browser.find_elements(By.CSS_SELECTOR, "table.list tr")) == 6  # a header and 5 reports
+    browser.find_element(By.LINK_TEXT, "edge-4").click()
+    assert browser.find_element(By.CSS_SELECTOR, "table.reconcilers td.failure").text == "failure"
+
+
 def test_an_unknown_environment_is_a_page_that_says_so(browser: Any, live_hub: LiveHub) -> None:
     from selenium.webdriver.common.by import By
 

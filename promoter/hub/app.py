@@ -175,5 +175,9 @@ def build_app(
         Route("/environments/{name}", reader("environment", page=True)),
         Route("/clusters/{name}", reader("cluster", page=True)),
         Route("/rollout", reader("rollout", page=True)),
+        *(
+            Route(f"/{name}", reader(name, page=True))
+            for name in ("history", "discrepancies", "drift", "stale")
+        ),
     ]
     return Starlette(routes=routes)

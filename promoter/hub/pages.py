@@ -19,7 +19,8 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}.success{color:#17692e}.
 _COLORS = {"success": "#2e9d4d", "failed": "#d64541", "pending": "#b0b0b0", "stale": "#e0b020"}
 
 _BASE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{{ title }} · promoter hub</title>
-<style>{{ style }}</style></head><body><nav><a href="/">Environments</a></nav><h1>{{ title }}</h1>
+<style>{{ style }}</style></head><body><nav><a href="/">Environments</a><a href="/discrepancies">Discrepancies</a>
+<a href="/drift">Drift</a><a href="/stale">Stale</a><a href="/history">History</a></nav><h1>{{ title }}</h1>
 {% block body %}{% endblock %}<p><small>Rendered {{ now|when }}</small></p></body></html>"""
 
 _ROLLOUT = """{% macro rollout_table(r) %}
@@ -61,6 +62,12 @@ behind the head{% endif %}; last seen <span class="{{ 'stale' if data.stale }}">
 <th>reason</th></tr>{% for h in data.history %}<tr><td>{{ h.receivedAt|when }}</td><td>{{ h.reconciler }}</td>
 <td class="{{ h.state }}">{{ h.state }}</td><td><code>{{ h.revision[:12] }}</code></td><td>{{ h.reason }}</td></tr>
 {% endfor %}</table>{% endblock %}""",
+    "table": """{% extends "base" %}{% block body %}{% if data %}<table class="list"><tr>
+{% for k in data[0].keys() %}<th>{{ k }}</th>{% endfor %}</tr>{% for row in data %}<tr>{% for k, v in row.items() %}
+<td>{% if k in ('name', 'cluster') %}<a href="/clusters/{{ v|q }}">{{ v }}</a>{% elif k in ('environment', 'upstream',
+'downstream') %}<a href="/environments/{{ v|q }}">{{ v }}</a>{% elif k in ('lastSeen', 'receivedAt', 'eventTime') %}{{ v|when }}
+{% elif v is string and v|length == 40 %}<code>{{ v[:12] }}</code>{% else %}{{ v if v is not none else '' }}{% endif %}</td>
+{% endfor %}</tr>{% endfor %}</table>{% else %}<p>None.</p>{% endif %}{% endblock %}""",
     "rollout": """{% extends "base" %}{% from "_macros" import rollout_table %}{% block body %}
 {{ rollout_table(data) }}<h2>Time to each percent of the fresh clusters</h2><table class="times"><tr><th>cluster type</th>
 {% for p in ['25', '50', '75', '90', '100'] %}<th>{{ p }}%</th>{% endfor %}</tr>{% for t, c in data.clusterTypes.items() %}
@@ -122,7 +129,13 @@ _TITLES = {
     "environment": "Environment {}",
     "cluster": "Cluster {}",
     "rollout": "Rollout in {}",
+    "history": "History",
+    "discrepancies": "Discrepancies between environments",
+    "drift": "Clusters not at their environment's head",
+    "stale": "Stale clusters",
 }
+#: The reads shown as one plain table.
+_TABLES = ("history", "discrepancies", "drift", "stale")
 
 
 def render(name: str, data: Any, now: float) -> str:
@@ -135,7 +148,8 @@ def render(name: str, data: Any, now: float) -> str:
         else ""
     )
     title = _TITLES[name].format(subject)
-    return _ENV.get_template(name).render(data=data, title=title, now=now, style=_STYLE)
+    template = "table" if name in _TABLES else name
+    return _ENV.get_template(template).render(data=data, title=title, now=now, style=_STYLE)
 
 
 def not_found(message: str) -> str:
