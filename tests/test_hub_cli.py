@@ -126,3 +126,20 @@ def test_record_one_commit_and_bad_input(hub_db, tmp_path: Path) -> None:
     assert no_token.exit_code == 2 and "PROMOTER_HUB_TOKEN is not set" in no_token.output
     no_key = run("report", "--url", "http://127.0.0.1:9", "--reconciler", "x", "--state", "success")
     assert no_key.exit_code == 2 and "PROMOTER_HUB_KEY is not set" in no_key.output
+
+
+def test_a_new_key_is_masked_in_github_actions(hub_url: str) -> None:
+    added = run(
+        "keys",
+        "add",
+        "edge-1",
+        "--environment",
+        "dev",
+        "--cluster-type",
+        "small",
+        "--database",
+        hub_url,
+        env={"GITHUB_ACTIONS": "true"},
+    )
+    key = added.stdout.strip().splitlines()[-1]
+    assert f"::add-mask::{key}" in added.stderr

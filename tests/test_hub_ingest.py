@@ -218,3 +218,16 @@ def test_no_read_endpoint_or_page_shows_a_key(live_hub: LiveHub) -> None:
         assert answer.status_code == 200, path
         assert key not in answer.text and token not in answer.text and "phk_" not in answer.text, path
     assert requests.get(f"{live_hub.url}/healthz", timeout=10).json()["ok"] is True
+
+
+def test_a_path_cannot_forge_log_lines(live_hub: LiveHub, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="promoter.hub")
+    answer = requests.post(
+        f"{live_hub.url}/v1/ingest/flux/edge%0Aerror:%20forged",
+        data=b"{}",
+        headers={"Content-Type": "application/json", "X-Signature": "sha256=00"},
+        timeout=10,
+    )
+    assert answer.status_code == 404
+    assert all("\n" not in r.getMessage() for r in caplog.records)
+    assert "edge\\nerror: forged" in caplog.text

@@ -19,6 +19,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from promoter.clock import parse_duration
+from promoter.errors import one_line
 from promoter.hub import pages
 from promoter.hub.db import Database, database_errors
 from promoter.hub.ingest import Limits, ingest, record
@@ -88,7 +89,7 @@ class Hub:
         return JSONResponse({"recorded": new}, 201 if new else 200)
 
     def refuse(self, err: IngestError, what: str) -> Response:
-        log.warning("refused %s: HTTP %d: %s", what, err.status, err.message)
+        log.warning("refused %s: HTTP %d: %s", one_line(what), err.status, one_line(err.message))
         return JSONResponse({"error": err.message}, err.status)
 
     def unavailable(self, err: Exception) -> Response:

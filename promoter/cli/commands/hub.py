@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from promoter.cli import actions_output
 from promoter.cli.commands.hub_reads import DATABASE, OUTPUT, URL, read_commands
 from promoter.errors import ForgeError, UsageError
 from promoter.gates.http import HttpProblem
@@ -78,6 +79,7 @@ def keys_add(cluster: str, environment: str, cluster_type: str, database: str | 
     db = Database.from_option(database)
     db.migrate()
     key_id, key = hub_keys.add_cluster_key(db, cluster, environment, cluster_type)
+    _mask_in_actions(key)
     click.echo(
         f"# key {key_id} of cluster {cluster} ({environment}/{cluster_type}); it is not shown again", err=True
     )
@@ -92,8 +94,16 @@ def keys_add_promoter(name: str, database: str | None) -> None:
     db = Database.from_option(database)
     db.migrate()
     key_id, key = hub_keys.add_promoter_key(db, name)
+    _mask_in_actions(key)
     click.echo(f"# promoter key {key_id} ({name}); it is not shown again", err=True)
     click.echo(key)
+
+
+def _mask_in_actions(key: str) -> None:
+    """In GitHub Actions, the log shows the new key as *** (a captured stdout still has it)."""
+    if actions_output.active():
+        for line in actions_output.mask_commands([key]):
+            actions_output.emit(line)
 
 
 @keys.command("list")
