@@ -20,6 +20,7 @@ import hashlib
 import hmac
 import http.client
 import json
+import os
 import random
 import shutil
 import statistics
@@ -99,8 +100,20 @@ def seed(db: Database, clusters: int, reconcilers: int) -> list[tuple[str, str]]
     return senders
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) of process ``pid`` and its live descendants, from /proc."""
+    total = 0.0
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except (OSError, IndexError, ValueError):
+        return total
+    return total + sum(cpu_seconds(int(child)) for child in children)
+
+
 @contextmanager
-def server(url: str, workers: int) -> Iterator[str]:
+def server(url: str, workers: int) -> Iterator[tuple[str, int]]:
     port = free_port()
     proc = subprocess.Popen(
         [
@@ -127,7 +140,7 @@ def server(url: str, workers: int) -> Iterator[str]:
                     break
             except requests.ConnectionError:
                 time.sleep(0.05)
-        yield base
+        yield base, proc.pid
     finally:
         proc.terminate()
         proc.wait(20)
@@ -244,8 +257,11 @@ def run_engine(engine: str, db_url: str, args: argparse.Namespace) -> dict[str, 
     senders = seed(db, args.clusters, args.reconcilers)
     db.close()
     seeded = round(time.monotonic() - started, 1)
-    with server(db_url, args.workers) as base:
+    with server(db_url, args.workers) as (base, pid):
+        before = cpu_seconds(pid)
         figures = ingest(base, senders, args.reconcilers, args.seconds, args.senders)
+        used = cpu_seconds(pid) - before
+        figures["server_cpu_ms_per_report"] = round(1000 * used / max(figures["reports"], 1), 3)
         gate = timed(f"{base}/v1/rollout?environment=prod&commit={NEW}&clusterType=type-00&times=false", 20)
         gate_all = timed(f"{base}/v1/rollout?environment=prod&commit={NEW}&times=false", 20)
         page = timed(f"{base}/", 5)
@@ -297,6 +313,7 @@ def main() -> None:
                     "reports_s",
                     "p50_ms",
                     "p99_ms",
+                    "server_cpu_ms_per_report",
                     "gate_ms",
                     "gate_query_ms",
                     "page_ms",
