@@ -143,3 +143,24 @@ def test_a_new_key_is_masked_in_github_actions(hub_url: str) -> None:
     )
     key = added.stdout.strip().splitlines()[-1]
     assert f"::add-mask::{key}" in added.stderr
+
+
+def test_report_reads_its_key_from_a_file(hub_db, tmp_path: Path) -> None:
+    key = run(
+        "keys", "add", "edge-1", "--environment", "dev", "--cluster-type", "small", "--database", hub_db.url
+    ).stdout.split()[-1]
+    secret = tmp_path / "key"
+    secret.write_text(key + "\n")
+    with LiveHub(hub_db) as live:
+        sent = run(
+            "report",
+            "--url",
+            live.url,
+            "--reconciler",
+            "custom/platform",
+            "--state",
+            "progressing",
+            env={"PROMOTER_HUB_KEY_FILE": str(secret)},
+        )
+    assert sent.exit_code == 0, sent.output
+    assert "stored for cluster edge-1" in sent.output

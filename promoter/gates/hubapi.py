@@ -11,6 +11,7 @@ commit, and its assignments, read from the rendered layout
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 import requests
@@ -21,6 +22,18 @@ from promoter.masking import mask, register_secret
 TOKEN_ENV = "PROMOTER_HUB_TOKEN"
 URL_ENV = "PROMOTER_HUB_URL"
 USER_AGENT = "promoter (hub client)"
+
+
+def secret_from_env(name: str) -> str | None:
+    """The secret in variable ``name``, else in the file variable ``<name>_FILE`` names (trimmed)."""
+    value = os.environ.get(name)
+    if not value and os.environ.get(f"{name}_FILE"):
+        try:
+            value = Path(os.environ[f"{name}_FILE"]).read_text().strip()
+        except OSError:
+            value = None
+    register_secret(value)
+    return value or None
 
 
 class HubClient:
@@ -34,7 +47,9 @@ class HubClient:
 
     @classmethod
     def from_env(cls, url: str, token_env: str = TOKEN_ENV, timeout: float = 10.0) -> HubClient:
-        return cls(url, os.environ.get(token_env) or None, timeout)
+        """A client with the key in ``token_env``, or in the file ``<token_env>_FILE`` names (a
+        mounted Kubernetes Secret, say)."""
+        return cls(url, secret_from_env(token_env), timeout)
 
     def _request(self, method: str, path: str, **kwargs: Any) -> Any:
         headers = {"Accept": "application/json", "User-Agent": USER_AGENT}

@@ -4,7 +4,6 @@ report to it, record platform commits in it (docs/hub.md). The reads are in ``hu
 from __future__ import annotations
 
 import json
-import os
 import time
 from datetime import UTC, datetime
 from typing import Any
@@ -15,7 +14,7 @@ from promoter.cli import actions_output
 from promoter.cli.commands.hub_reads import DATABASE, OUTPUT, URL, read_commands
 from promoter.errors import ForgeError, UsageError
 from promoter.gates.http import HttpProblem
-from promoter.gates.hubapi import TOKEN_ENV, HubClient
+from promoter.gates.hubapi import TOKEN_ENV, HubClient, secret_from_env
 from promoter.hub import keys as hub_keys
 from promoter.hub.db import Database
 from promoter.hub.ingest import DEFAULT_MAX_AGE, Limits, commit_from_json
@@ -23,7 +22,6 @@ from promoter.hub.payloads import STATES, IngestError
 from promoter.hub.store import record_commit
 from promoter.hub.sync import DEFAULT_MAX_COMMITS, describe_commit
 from promoter.hub.sync import sync as sync_history
-from promoter.masking import register_secret
 
 KEY_ENV = "PROMOTER_HUB_KEY"
 
@@ -143,11 +141,11 @@ def keys_revoke(name: str, key_id: int | None, database: str | None) -> None:
 @click.option("--reason", default="")
 @click.option("--message", default="")
 def report(url: str, reconciler: str, state: str, revision: str, reason: str, message: str) -> None:
-    """Send one native report, with this cluster's key from PROMOTER_HUB_KEY."""
-    key = os.environ.get(KEY_ENV)
+    """Send one native report, with this cluster's key from PROMOTER_HUB_KEY (or the file
+    PROMOTER_HUB_KEY_FILE names)."""
+    key = secret_from_env(KEY_ENV)
     if not key:
         raise UsageError(f"{KEY_ENV} is not set: the cluster's key (promoter hub keys add)")
-    register_secret(key)
     body = {
         "reconciler": reconciler,
         "state": state,
