@@ -10,6 +10,8 @@ import pytest
 
 from tests.helpers import ControlPlaneFactory
 
+pytest_plugins = ["tests.hub_support"]  # the hub's databases and live server
+
 
 @pytest.fixture(autouse=True)
 def isolated_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import os
 import tempfile
+from contextlib import ExitStack
 from pathlib import Path
 
+from promoter.cli import hub_demo
 from promoter.clock import RealClock
 from promoter.console import Console
 from promoter.controlplane.repo import ControlPlane
@@ -60,6 +62,14 @@ def build_repos(root: Path) -> tuple[Path, Path]:
     return control_plane, platform
 
 
+def _promote(cp: ControlPlane, console: Console, progress_interval: float) -> Report:
+    head = cp.resolve(None)
+    runtime = build_runtime(cp, cp.main(head).pipeline, console)
+    options = Options(poll_interval=0.2, progress_interval=progress_interval)
+    orchestrator = Orchestrator(cp, runtime.platform, runtime.forge, RealClock(), console, options)
+    return orchestrator.promote(head)
+
+
 def run_demo(directory: Path | None, progress_interval: float = 1.0) -> Report:
     if directory is None:
         root = Path(tempfile.mkdtemp(prefix="promoter-demo-"))
@@ -72,13 +82,24 @@ def run_demo(directory: Path | None, progress_interval: float = 1.0) -> Report:
     console = Console()
     console.say(f"demo: building the sample control plane and platform repo in {root}")
     control_plane_path, platform_path = build_repos(root)
-    cp = ControlPlane(control_plane_path)
-    head = cp.resolve(None)
-    runtime = build_runtime(cp, cp.main(head).pipeline, console)
-    options = Options(poll_interval=0.2, progress_interval=progress_interval)
-    orchestrator = Orchestrator(cp, runtime.platform, runtime.forge, RealClock(), console, options)
-    report = orchestrator.promote(head)
+    with ExitStack() as stack:
+        if hub_demo.available():
+            hub = stack.enter_context(hub_demo.DemoHub(root, examples_dir() / "environments", platform_path))
+            gated = root / ".demo-control-plane"
+            hub_demo.gated_control_plane(examples_dir() / "control-plane", gated, hub.url)
+            commit_folder(Git(control_plane_path), gated, "main", "Gate every environment on the hub", "main")
+            Git(control_plane_path).run("reset", "--hard", "--quiet")  # the work tree shows the new main
+            console.say(
+                f"demo: a hub on {hub.url} with {len(hub.clusters)} simulated clusters; every environment gates on it"
+            )
+        else:
+            console.say("demo: no hub (pip install 'promoter[hub]' to see the hub gate too)")
+        report = _promote(ControlPlane(control_plane_path), console, progress_interval)
     console.say("")
+    if (root / "hub.sqlite3").exists():
+        console.say(
+            f"demo: what the clusters reported: promoter hub status --database {root / 'hub.sqlite3'}"
+        )
     console.say(f"demo: done. Look around: promoter status --control-plane {control_plane_path}")
     console.say(f"demo: the rendered manifests: git -C {platform_path} log --oneline --graph --all")
     return report

@@ -12,6 +12,7 @@ import click
 
 from promoter.cli import actions_output
 from promoter.cli.commands import check_platform, demo, diff, promote, render, rollback, status, validate
+from promoter.cli.commands.hub import hub
 from promoter.cli.commands.report_status import report_status
 from promoter.errors import PromoterError, one_line
 from promoter.gitcmd import require_git
@@ -65,6 +66,7 @@ for command in (
     demo.demo,
     rollback.rollback,
     report_status,
+    hub,
 ):
     cli.add_command(command)
 

@@ -24,6 +24,7 @@ GATES: dict[str, str] = {
     "argocd": "promoter.gates.argocd:ArgoCDGate",
     "command": "promoter.gates.command:CommandGate",
     "soak": "promoter.gates.soak:SoakGate",
+    "hub": "promoter.gates.hub:HubGate",
 }
 
 

@@ -1,0 +1,326 @@
+"""``python -m benchmarks.hub``: the hub at thousands of clusters (docs/performance.md).
+
+For each engine (SQLite, and a PostgreSQL server of its own): ``--clusters`` registered
+clusters with ``--reconcilers`` reconcilers each, all holding a latest report at the previous
+commit (written in bulk, untimed). Then, through the real server (``promoter hub serve`` in a
+process of its own) on loopback:
+
+- **ingest**: ``--senders`` threads post signed Flux events of the new commit for random
+  (cluster, reconciler) pairs for ``--seconds``; reports/s and p50/p99 latency of each POST;
+- **gate**: ``GET /v1/rollout`` of the new commit, as the ``hub`` gate asks it, p50 of 20;
+- **page**: ``GET /`` (every environment's rollout per cluster type), p50 of 5.
+
+The last line sums up: ``engine=<e> clusters=<n> reports_s=<r> p50_ms=... p99_ms=... gate_ms=... page_ms=...``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import hmac
+import http.client
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from contextlib import ExitStack, contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import requests
+
+from promoter.hub.db import Database
+from promoter.hub.keys import digest
+from promoter.hub.reads import read
+from promoter.hub.store import CommitRecord, record_commit
+from tests.hub_support import free_port, new_pg_database, pg_bin, postgres_server
+
+OLD, NEW = "a" * 40, "b" * 40
+TYPES = 20
+
+
+def seed(db: Database, clusters: int, reconcilers: int) -> list[tuple[str, str]]:
+    """Clusters (with their summaries), keys and every reconciler's latest report at OLD; (cluster,
+    key) of each."""
+    db.migrate()
+    now = time.time()
+    record_commit(db, CommitRecord("prod", OLD, "prod", None, "1" * 40, None, (), ("prod",)), now - 3600)
+    record_commit(db, CommitRecord("prod", NEW, "prod", OLD, "2" * 40), now)
+    senders = [(f"cluster-{i:05d}", f"phk_bench{i:05d}") for i in range(clusters)]
+    with db.transaction() as tx:
+        cursor: Any = tx.cursor
+        mark = "%s" if db.dialect == "postgresql" else "?"
+
+        def values(n: int) -> str:
+            return ", ".join([mark] * n)
+
+        cursor.executemany(
+            "INSERT INTO clusters (name, environment, cluster_type, created_at, last_seen, platform_position,"
+            f" platform_sha, platform_reconcilers, platform_ok) VALUES ({values(9)})",
+            [
+                (name, "prod", f"type-{i % TYPES:02d}", now, now, 0, OLD, reconcilers, reconcilers)
+                for i, (name, _) in enumerate(senders)
+            ],
+        )
+        cursor.executemany(
+            f"INSERT INTO sender_keys (owner, role, digest, secret, created_at) VALUES ({values(5)})",
+            [(name, "cluster", digest(key), key, now) for name, key in senders],
+        )
+        cursor.executemany(
+            "INSERT INTO reconcilers (cluster, name, environment, role, source, state, revision, reason, message,"
+            f" event_time, received_at, failing_since, last_report) VALUES ({values(13)})",
+            [
+                (
+                    name,
+                    f"Kustomization/flux-system/r{r:02d}",
+                    "prod",
+                    "apply",
+                    "flux",
+                    "success",
+                    OLD,
+                    "",
+                    "",
+                    now,
+                    now,
+                    None,
+                    0,
+                )
+                for name, _ in senders
+                for r in range(reconcilers)
+            ],
+        )
+    return senders
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) of process ``pid`` and its live descendants, from /proc."""
+    total = 0.0
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except (OSError, IndexError, ValueError):
+        return total
+    return total + sum(cpu_seconds(int(child)) for child in children)
+
+
+@contextmanager
+def server(url: str, workers: int) -> Iterator[tuple[str, int]]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "promoter",
+            "hub",
+            "serve",
+            "--database",
+            url,
+            "--listen",
+            f"127.0.0.1:{port}",
+            "--workers",
+            str(workers),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(400):
+            try:
+                if requests.get(f"{base}/healthz", timeout=1).ok:
+                    break
+            except requests.ConnectionError:
+                time.sleep(0.05)
+        yield base, proc.pid
+    finally:
+        proc.terminate()
+        proc.wait(20)
+
+
+def _event(rng: random.Random, name: str, reconcilers: int) -> bytes:
+    event = {
+        "involvedObject": {
+            "kind": "Kustomization",
+            "namespace": "flux-system",
+            "name": f"r{rng.randrange(reconcilers):02d}",
+        },
+        "severity": "info",
+        "reason": "ReconciliationSucceeded",
+        "message": f"applied {rng.random()}",
+        "timestamp": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "metadata": {"revision": f"prod@sha1:{NEW}", "cluster": name},
+    }
+    return json.dumps(event).encode()
+
+
+def _sender(
+    port: int, senders: list[tuple[str, str]], reconcilers: int, stop: float, seed_value: int
+) -> tuple[list[float], int]:
+    """One keep-alive connection posting signed events until ``stop``: latencies, failures."""
+    rng = random.Random(seed_value)
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    latencies: list[float] = []
+    failures = 0
+    while time.time() < stop:
+        name, key = senders[rng.randrange(len(senders))]
+        body = _event(rng, name, reconcilers)
+        signature = "sha256=" + hmac.new(key.encode(), body, hashlib.sha256).hexdigest()
+        started = time.perf_counter()
+        conn.request(
+            "POST",
+            f"/v1/ingest/flux/{name}",
+            body,
+            {"Content-Type": "application/json", "X-Signature": signature},
+        )
+        answer = conn.getresponse()
+        answer.read()
+        latencies.append(time.perf_counter() - started)
+        failures += answer.status not in (200, 201)
+    return latencies, failures
+
+
+def _process(
+    port: int, senders: list[tuple[str, str]], reconcilers: int, stop: float, threads: int, seed_value: int
+) -> tuple[list[float], int]:
+    with ThreadPoolExecutor(threads) as pool:
+        parts = list(
+            pool.map(
+                lambda i: _sender(port, senders, reconcilers, stop, seed_value * 1000 + i), range(threads)
+            )
+        )
+    return [x for p in parts for x in p[0]], sum(p[1] for p in parts)
+
+
+def ingest(
+    base: str, senders: list[tuple[str, str]], reconcilers: int, seconds: float, threads: int
+) -> dict[str, float]:
+    """``threads`` senders, spread over two client processes (a client's GIL is not the limit)."""
+    port = int(base.rsplit(":", 1)[1])
+    started = time.time()
+    stop = started + seconds
+    with ProcessPoolExecutor(2) as pool:
+        parts = list(
+            pool.map(
+                _process, [port] * 2, [senders] * 2, [reconcilers] * 2, [stop] * 2, [threads // 2] * 2, [1, 2]
+            )
+        )
+    elapsed = time.time() - started
+    latencies = sorted(x for p in parts for x in p[0])
+    return {
+        "reports": len(latencies),
+        "failed": sum(p[1] for p in parts),
+        "reports_s": round(len(latencies) / elapsed, 1),
+        "p50_ms": round(1000 * latencies[len(latencies) // 2], 2),
+        "p99_ms": round(1000 * latencies[int(len(latencies) * 0.99)], 2),
+    }
+
+
+def timed(url: str, times: int) -> float:
+    spent = []
+    for _ in range(times):
+        started = time.perf_counter()
+        requests.get(url, timeout=60).raise_for_status()
+        spent.append(time.perf_counter() - started)
+    return round(1000 * statistics.median(spent), 1)
+
+
+def query_time(url: str, times: int) -> float:
+    """The gate's query alone, in this process: one cluster type's rollout, median of ``times``."""
+    db = Database(url)
+    spent = []
+    for _ in range(times):
+        started = time.perf_counter()
+        read(
+            db,
+            "rollout",
+            {"environment": "prod", "commit": NEW, "clusterType": ["type-00"], "times": "false"},
+            time.time(),
+            1800,
+        )
+        spent.append(time.perf_counter() - started)
+    db.close()
+    return round(1000 * statistics.median(spent), 1)
+
+
+def run_engine(engine: str, db_url: str, args: argparse.Namespace) -> dict[str, Any]:
+    db = Database(db_url)
+    started = time.monotonic()
+    senders = seed(db, args.clusters, args.reconcilers)
+    db.close()
+    seeded = round(time.monotonic() - started, 1)
+    with server(db_url, args.workers) as (base, pid):
+        before = cpu_seconds(pid)
+        figures = ingest(base, senders, args.reconcilers, args.seconds, args.senders)
+        used = cpu_seconds(pid) - before
+        figures["server_cpu_ms_per_report"] = round(1000 * used / max(figures["reports"], 1), 3)
+        gate = timed(f"{base}/v1/rollout?environment=prod&commit={NEW}&clusterType=type-00&times=false", 20)
+        gate_all = timed(f"{base}/v1/rollout?environment=prod&commit={NEW}&times=false", 20)
+        page = timed(f"{base}/", 5)
+    query = query_time(db_url, 20)
+    return {
+        "engine": engine,
+        "clusters": args.clusters,
+        "reconcilers": args.reconcilers,
+        "seed_s": seeded,
+        **figures,
+        "gate_ms": gate,
+        "gate_query_ms": query,
+        "gate_all_types_ms": gate_all,
+        "page_ms": page,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.hub")
+    parser.add_argument("--engines", default="sqlite,postgresql")
+    parser.add_argument("--clusters", type=int, default=10_000)
+    parser.add_argument("--reconcilers", type=int, default=20)
+    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--senders", type=int, default=16)
+    parser.add_argument("--workers", type=int, default=1, help="hub processes (promoter hub serve --workers)")
+    args = parser.parse_args()
+    results = []
+    with ExitStack() as stack:
+        work = Path(tempfile.mkdtemp(prefix="promoter-hub-bench-"))
+        stack.callback(shutil.rmtree, work, ignore_errors=True)
+        for engine in args.engines.split(","):
+            if engine == "sqlite":
+                url = str(work / "hub.sqlite3")
+            else:
+                bin_dir = pg_bin()
+                if bin_dir is None:
+                    raise SystemExit("PostgreSQL is not installed: run scripts/deps/postgres.sh")
+                url, _ = new_pg_database(stack.enter_context(postgres_server(bin_dir)))
+            results.append(run_engine(engine, url, args))
+            print(json.dumps(results[-1]), flush=True)
+    for r in results:
+        print(
+            " ".join(
+                f"{k}={r[k]}"
+                for k in (
+                    "engine",
+                    "clusters",
+                    "reconcilers",
+                    "reports_s",
+                    "p50_ms",
+                    "p99_ms",
+                    "server_cpu_ms_per_report",
+                    "gate_ms",
+                    "gate_query_ms",
+                    "page_ms",
+                )
+            )
+        )
+
+
+if __name__ == "__main__":
+    main()

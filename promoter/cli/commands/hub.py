@@ -1,0 +1,261 @@
+"""``promoter hub ...``: run the deployment observability hub, manage its senders' keys,
+report to it, record platform commits in it (docs/hub.md). The reads are in ``hub_reads``."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+import click
+
+from promoter.cli import actions_output
+from promoter.cli.commands.hub_reads import DATABASE, OUTPUT, URL, read_commands
+from promoter.errors import ForgeError, UsageError
+from promoter.gates.http import HttpProblem
+from promoter.gates.hubapi import TOKEN_ENV, HubClient, secret_from_env
+from promoter.hub import keys as hub_keys
+from promoter.hub.db import Database
+from promoter.hub.ingest import DEFAULT_MAX_AGE, Limits, commit_from_json
+from promoter.hub.payloads import STATES, IngestError
+from promoter.hub.store import record_commit
+from promoter.hub.sync import DEFAULT_MAX_COMMITS, describe_commit
+from promoter.hub.sync import sync as sync_history
+
+KEY_ENV = "PROMOTER_HUB_KEY"
+
+
+@click.group()
+def hub() -> None:
+    """The deployment observability hub: clusters report what they run, pipelines gate on it."""
+
+
+@hub.command()
+@DATABASE
+@click.option("--listen", default="127.0.0.1:8080", show_default=True, help="HOST:PORT to serve on.")
+@click.option("--max-body", default=1024 * 1024, show_default=True, help="Largest accepted body, in bytes.")
+@click.option(
+    "--max-age", default=DEFAULT_MAX_AGE, show_default=True, help="Oldest accepted event, in seconds."
+)
+@click.option(
+    "--workers",
+    default=1,
+    show_default=True,
+    help="Processes serving the same port (PostgreSQL, or a busy SQLite).",
+)
+def serve(database: str | None, listen: str, max_body: int, max_age: float, workers: int) -> None:
+    """Serve the ingest endpoints, the JSON API and the pages (migrating the schema first)."""
+    try:
+        from promoter.hub.server import serve as run  # optional: needs the hub extra
+    except ImportError as err:
+        raise UsageError(f"the hub needs its extra: pip install 'promoter[hub]' ({err})") from err
+    run(Database.from_option(database), listen, Limits(max_body=max_body, max_age=max_age), workers)
+
+
+@hub.command()
+@DATABASE
+def migrate(database: str | None) -> None:
+    """Bring the database's schema up to date (serve does this too)."""
+    db = Database.from_option(database)
+    applied = db.migrate()
+    click.echo(f"{db.describe()}: " + (f"applied {applied}" if applied else "up to date"))
+
+
+@hub.group()
+def keys() -> None:
+    """Senders' keys: one per cluster, and one per promoter that records commits."""
+
+
+@keys.command("add")
+@click.argument("cluster")
+@click.option("--environment", required=True)
+@click.option("--cluster-type", required=True)
+@DATABASE
+def keys_add(cluster: str, environment: str, cluster_type: str, database: str | None) -> None:
+    """Register CLUSTER and print a new key for it (shown this once)."""
+    db = Database.from_option(database)
+    db.migrate()
+    key_id, key = hub_keys.add_cluster_key(db, cluster, environment, cluster_type)
+    _mask_in_actions(key)
+    click.echo(
+        f"# key {key_id} of cluster {cluster} ({environment}/{cluster_type}); it is not shown again", err=True
+    )
+    click.echo(key)
+
+
+@keys.command("add-promoter")
+@click.argument("name")
+@DATABASE
+def keys_add_promoter(name: str, database: str | None) -> None:
+    """Print a new key with which a promoter run records platform commits (PROMOTER_HUB_TOKEN)."""
+    db = Database.from_option(database)
+    db.migrate()
+    key_id, key = hub_keys.add_promoter_key(db, name)
+    _mask_in_actions(key)
+    click.echo(f"# promoter key {key_id} ({name}); it is not shown again", err=True)
+    click.echo(key)
+
+
+def _mask_in_actions(key: str) -> None:
+    """In GitHub Actions, the log shows the new key as *** (a captured stdout still has it)."""
+    if actions_output.active():
+        for line in actions_output.mask_commands([key]):
+            actions_output.emit(line)
+
+
+@keys.command("list")
+@DATABASE
+@OUTPUT
+def keys_list(database: str | None, output: str) -> None:
+    """Every key's id, owner and dates (never the key)."""
+    db = Database.from_option(database)
+    db.migrate()
+    rows = hub_keys.list_keys(db)
+    if output == "json":
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for r in rows:
+        state = "revoked" if r["revokedAt"] else "active"
+        where = f" {r['environment']}/{r['clusterType']}" if r["environment"] else ""
+        click.echo(f"{r['id']:>5}  {r['owner']:<30} {r['role']:<9} {state:<8}{where}")
+
+
+@keys.command("revoke")
+@click.argument("name")
+@click.option(
+    "--key", "key_id", type=int, default=None, help="Revoke only this key id (default: all of NAME's)."
+)
+@DATABASE
+def keys_revoke(name: str, key_id: int | None, database: str | None) -> None:
+    """Revoke NAME's keys; a cluster with none left is no longer counted."""
+    count = hub_keys.revoke(Database.from_option(database), name, key_id)
+    click.echo(f"revoked {count} key{'s' if count != 1 else ''} of {name}")
+
+
+@hub.command()
+@click.option("--url", required=True, envvar="PROMOTER_HUB_URL", help="The hub's base URL.")
+@click.option("--reconciler", required=True, help="What reconciled, e.g. Kustomization/flux-system/apps.")
+@click.option("--state", required=True, type=click.Choice(STATES))
+@click.option("--revision", default="", help="The revision applied: <branch>@sha1:<sha> or a sha.")
+@click.option("--reason", default="")
+@click.option("--message", default="")
+def report(url: str, reconciler: str, state: str, revision: str, reason: str, message: str) -> None:
+    """Send one native report, with this cluster's key from PROMOTER_HUB_KEY (or the file
+    PROMOTER_HUB_KEY_FILE names)."""
+    key = secret_from_env(KEY_ENV)
+    if not key:
+        raise UsageError(f"{KEY_ENV} is not set: the cluster's key (promoter hub keys add)")
+    body = {
+        "reconciler": reconciler,
+        "state": state,
+        "revision": revision,
+        "reason": reason,
+        "message": message,
+        "timestamp": datetime.now(UTC).isoformat(),
+    }
+    client = HubClient(url, key)
+    try:
+        answer = client.post("/v1/reports", body)
+    except HttpProblem as err:
+        raise _problem(err) from err
+    click.echo(f"report {answer.get('id')} stored for cluster {answer.get('cluster')}")
+
+
+def _problem(err: HttpProblem) -> Exception:
+    if err.status is not None and 400 <= err.status < 500:
+        return UsageError(str(err))
+    return ForgeError(str(err))
+
+
+def _sink(url: str | None, database: str | None) -> Any:
+    """Where commits are recorded: the hub's API (with PROMOTER_HUB_TOKEN) or its database."""
+    if url:
+        client = HubClient.from_env(url)
+        if not client.token:
+            raise UsageError(f"{TOKEN_ENV} is not set: a promoter key (promoter hub keys add-promoter)")
+        return client.record
+    db = Database.from_option(database)
+    db.migrate()
+
+    def direct(body: dict[str, Any]) -> bool:
+        try:
+            return record_commit(db, commit_from_json(body), time.time())
+        except IngestError as err:
+            raise UsageError(err.message) from err
+
+    return direct
+
+
+@hub.command()
+@click.option("--platform-repo", required=True, help="The platform repo: a path or git URL.")
+@click.option("--environment", required=True)
+@click.option("--branch", default=None, help="The environment's platform branch (default: the environment).")
+@click.option("--path", "root", default="", help="The environment's folder in the branch (gitops.path).")
+@click.option("--environments", default="", help="All environments in the Pipeline's order, comma-separated.")
+@click.option("--max-commits", default=DEFAULT_MAX_COMMITS, show_default=True)
+@URL
+@DATABASE
+def sync(
+    platform_repo: str,
+    environment: str,
+    branch: str | None,
+    root: str,
+    environments: str,
+    max_commits: int,
+    url: str | None,
+    database: str | None,
+) -> None:
+    """Record a platform branch's history at the hub (for a hub that started late)."""
+    order = tuple(e.strip() for e in environments.split(",") if e.strip())
+    try:
+        new, known = sync_history(
+            platform_repo,
+            environment,
+            branch or environment,
+            root.strip("/"),
+            _sink(url, database),
+            order,
+            max_commits,
+        )
+    except HttpProblem as err:
+        raise _problem(err) from err
+    click.echo(f"{environment}: recorded {new} platform commit(s), {known} already known")
+
+
+@hub.command()
+@click.option("--platform-repo", required=True, help="The platform repo: a path or git URL.")
+@click.option("--environment", required=True)
+@click.option("--commit", required=True, help="The merged platform commit.")
+@click.option("--branch", default=None, help="The environment's platform branch (default: the environment).")
+@click.option("--path", "root", default="", help="The environment's folder in the branch (gitops.path).")
+@click.option("--main-commit", default=None, help="The main commit it carries (default: its provenance's).")
+@click.option("--environments", default="", help="All environments in the Pipeline's order, comma-separated.")
+@URL
+@DATABASE
+def record(
+    platform_repo: str,
+    environment: str,
+    commit: str,
+    branch: str | None,
+    root: str,
+    main_commit: str | None,
+    environments: str,
+    url: str | None,
+    database: str | None,
+) -> None:
+    """Record one merged platform commit (what a promotion run does with PROMOTER_HUB_URL)."""
+    order = tuple(e.strip() for e in environments.split(",") if e.strip())
+    sink = _sink(url, database)
+    try:
+        body = describe_commit(
+            platform_repo, commit, root.strip("/"), environment, branch or environment, main_commit, order
+        )
+        new = sink(body)
+    except HttpProblem as err:
+        raise _problem(err) from err
+    click.echo(f"{environment}: {body['sha'][:12]} " + ("recorded" if new else "was recorded already"))
+
+
+for command in read_commands():
+    hub.add_command(command)

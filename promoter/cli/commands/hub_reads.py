@@ -1,0 +1,190 @@
+"""The hub's reads on the command line: each asks the hub's API (``--url``) or its database
+(``--database``), and prints text or the API's own JSON (``-o json``)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from promoter.clock import parse_duration
+from promoter.errors import ForgeError, UsageError
+from promoter.gates.http import HttpProblem
+from promoter.gates.hubapi import HubClient
+from promoter.hub.db import Database
+from promoter.hub.payloads import IngestError
+from promoter.hub.reads import read
+from promoter.hub.rollout import NotFound
+
+DATABASE = click.option(
+    "--database",
+    default=None,
+    help="A SQLite file (default promoter-hub.sqlite3) or postgresql://...; or PROMOTER_HUB_DATABASE.",
+)
+URL = click.option("--url", default=None, help="Ask the hub at this URL instead of its database.")
+OUTPUT = click.option(
+    "-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+STALE = click.option(
+    "--stale-after", default="30m", show_default=True, help="A cluster silent this long is stale."
+)
+_HELP = {
+    "status": "Each environment in the Pipeline's order and the rollout of its head per cluster type.",
+    "rollout": "Rollout progress of a platform (or main) commit per cluster type.",
+    "environment": "One environment: scheduled against deployed per deployment target, and its clusters.",
+    "clusters": "Every registered cluster: its platform commit, how far behind, how healthy.",
+    "cluster": "One cluster: its reconcilers and its latest reports.",
+    "history": "Reports, newest first.",
+    "discrepancies": "What differs between environments, in the Pipeline's order, and clusters off their head.",
+    "drift": "Clusters not at their environment's head.",
+    "stale": "Clusters silent for longer than --stale-after.",
+}
+_PATHS = {
+    "rollout": "/v1/rollout",
+    "environments": "/v1/environments",
+    "environment": "/v1/environments/{name}",
+    "clusters": "/v1/clusters",
+    "cluster": "/v1/clusters/{name}",
+    "history": "/v1/history",
+    "discrepancies": "/v1/discrepancies",
+    "drift": "/v1/drift",
+    "stale": "/v1/stale",
+}
+
+
+def fetch(name: str, params: dict[str, Any], url: str | None, database: str | None, stale_after: str) -> Any:
+    """The read ``name``, from the API or the database; errors as the CLI words them."""
+    try:
+        seconds = parse_duration(stale_after)
+    except ValueError as err:
+        raise UsageError(f"--stale-after: {err}") from err
+    params = {k: v for k, v in params.items() if v not in (None, "", ())}
+    try:
+        if url:
+            path = _PATHS[name].format(name=params.pop("name", ""))
+            return HubClient(url).get(path, {**params, "staleAfter": f"{int(seconds)}s"})
+        db = Database.from_option(database)
+        db.migrate()
+        return read(db, name, params, time.time(), seconds)
+    except NotFound as err:
+        raise UsageError(str(err)) from err
+    except IngestError as err:
+        raise UsageError(err.message) from err
+    except HttpProblem as err:
+        if err.status is not None and 400 <= err.status < 500:
+            raise UsageError(str(err)) from err
+        raise ForgeError(str(err)) from err
+
+
+def _emit(data: Any, output: str, text: Callable[[Any], list[str]]) -> None:
+    if output == "json":
+        click.echo(json.dumps(data, indent=2))
+    else:
+        for line in text(data):
+            click.echo(line)
+
+
+def _rollout_lines(r: dict[str, Any]) -> list[str]:
+    lines = [f"{r['environment']} {str(r['commit'])[:12]} (main {str(r.get('mainCommit') or '?')[:12]})"]
+    for name, c in r["clusterTypes"].items():
+        lines.append(
+            f"  {name:<24} {c['success']:>5}/{c['total']:<5} success {c['failed']:>4} failed"
+            f" {c['pending']:>4} pending {c['stale']:>4} stale  {c['percent']:>5}%"
+        )
+    return lines
+
+
+def _cluster_lines(rows: list[dict[str, Any]]) -> list[str]:
+    return [
+        f"{c['name']:<30} {c['environment']:<10} {c['clusterType']:<20} {str(c['commit'] or 'none')[:12]:<12}"
+        f" behind {c['behind'] if c['behind'] is not None else '?'}{'  STALE' if c['stale'] else ''}"
+        for c in rows
+    ]
+
+
+def _history_lines(rows: list[dict[str, Any]]) -> list[str]:
+    return [
+        f"{time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime(h['receivedAt']))} {h['cluster']:<24} {h['reconciler']:<40}"
+        f" {h['state']:<11} {str(h['revision'])[:12]} {h['reason']}"
+        for h in rows
+    ]
+
+
+def _overview_lines(rows: list[dict[str, Any]]) -> list[str]:
+    lines: list[str] = []
+    for e in rows:
+        if e["rollout"]:
+            lines += _rollout_lines(e["rollout"])
+        else:
+            lines.append(f"{e['environment']}: no platform commit recorded")
+    return lines
+
+
+def _environment_lines(e: dict[str, Any]) -> list[str]:
+    lines = (
+        _rollout_lines(e["rollout"]) if e["rollout"] else [f"{e['environment']}: no platform commit recorded"]
+    )
+    for t in e["targets"]:
+        lines.append(
+            f"  {t['clusterType']}/{t['deploymentTarget']}: deployed on {t['deployed']} of {t['clusters']}"
+        )
+    return lines
+
+
+def _items(rows: list[dict[str, Any]]) -> list[str]:
+    return [" ".join(f"{k}={v}" for k, v in row.items()) for row in rows] or ["none"]
+
+
+def read_commands() -> list[click.Command]:
+    """One command per read, all with the same source and output options."""
+    specs: list[tuple[str, str, list[Any], Callable[[Any], list[str]]]] = [
+        ("status", "environments", [], _overview_lines),
+        (
+            "rollout",
+            "rollout",
+            [
+                _opt("--env", "environment", True),
+                _opt("--commit", "commit", True),
+                _multi("--cluster-type", "clusterType"),
+            ],
+            _rollout_lines,
+        ),
+        ("environment", "environment", [click.argument("name")], _environment_lines),
+        ("clusters", "clusters", [_opt("--env", "environment")], _cluster_lines),
+        ("cluster", "cluster", [click.argument("name")], lambda c: _cluster_lines([c])),
+        (
+            "history",
+            "history",
+            [
+                _opt("--cluster", "cluster"),
+                _opt("--env", "environment"),
+                click.option("--limit", default=50, show_default=True),
+            ],
+            _history_lines,
+        ),
+        ("discrepancies", "discrepancies", [], _items),
+        ("drift", "drift", [_opt("--env", "environment")], _items),
+        ("stale", "stale", [_opt("--env", "environment")], _items),
+    ]
+    return [_command(*spec) for spec in specs]
+
+
+def _opt(flag: str, name: str, required: bool = False) -> Any:
+    return click.option(flag, name, required=required, default=None)
+
+
+def _multi(flag: str, name: str) -> Any:
+    return click.option(flag, name, multiple=True, help="Only these cluster types (repeatable).")
+
+
+def _command(command: str, name: str, options: list[Any], text: Callable[[Any], list[str]]) -> click.Command:
+    def run(url: str | None, database: str | None, output: str, stale_after: str, **params: Any) -> None:
+        _emit(fetch(name, params, url, database, stale_after), output, text)
+
+    run.__doc__ = _HELP[command] + " Text, or the API's JSON with -o json."
+    for decorator in [*options, URL, DATABASE, OUTPUT, STALE]:
+        run = decorator(run)
+    return click.command(command)(run)

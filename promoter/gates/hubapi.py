@@ -1,0 +1,154 @@
+"""The hub's HTTP API as the promoter speaks it: record a merged platform commit, read a
+rollout. The ``hub`` gate and the ``promoter hub`` commands use it; the hub's server lives in
+``promoter.hub``, above the gates, and this module never imports it.
+
+``commit_record`` describes a platform commit from the platform repo (any object with the
+``PlatformRepo`` methods ``listing``, ``provenance`` and ``git``): its first parent, its main
+commit, and its assignments, read from the rendered layout
+``<cluster-type>/<workload>-<target>/...`` under the environment's folder.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import requests
+
+from promoter.gates.http import HttpProblem, _detail, _reason
+from promoter.masking import mask, register_secret
+
+TOKEN_ENV = "PROMOTER_HUB_TOKEN"
+URL_ENV = "PROMOTER_HUB_URL"
+USER_AGENT = "promoter (hub client)"
+
+
+def secret_from_env(name: str) -> str | None:
+    """The secret in variable ``name``, else in the file variable ``<name>_FILE`` names (trimmed)."""
+    value = os.environ.get(name)
+    if not value and os.environ.get(f"{name}_FILE"):
+        try:
+            value = Path(os.environ[f"{name}_FILE"]).read_text().strip()
+        except OSError:
+            value = None
+    register_secret(value)
+    return value or None
+
+
+class HubClient:
+    """One hub, at ``url``; ``token`` (a promoter key) is needed only to record commits."""
+
+    def __init__(self, url: str, token: str | None = None, timeout: float = 10.0) -> None:
+        self.url = url.rstrip("/")
+        self.token = token
+        self.timeout = timeout
+        register_secret(token)
+
+    @classmethod
+    def from_env(cls, url: str, token_env: str = TOKEN_ENV, timeout: float = 10.0) -> HubClient:
+        """A client with the key in ``token_env``, or in the file ``<token_env>_FILE`` names (a
+        mounted Kubernetes Secret, say)."""
+        return cls(url, secret_from_env(token_env), timeout)
+
+    def _request(self, method: str, path: str, **kwargs: Any) -> Any:
+        headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        try:
+            response = requests.request(
+                method, self.url + path, headers=headers, timeout=self.timeout, **kwargs
+            )
+        except requests.RequestException as err:
+            raise HttpProblem(mask(f"cannot reach the hub at {self.url}: {_reason(err)}")) from err
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        if response.status_code >= 400 or body is None:
+            detail = _detail(body) or response.reason or "not JSON"
+            raise HttpProblem(
+                mask(f"HTTP {response.status_code} from the hub: {detail}"), response.status_code, body
+            )
+        return body
+
+    def get(self, path: str, params: dict[str, Any] | None = None) -> Any:
+        return self._request("GET", path, params=params or {})
+
+    def post(self, path: str, body: dict[str, Any]) -> Any:
+        return self._request("POST", path, json=body)
+
+    def rollout(
+        self, environment: str, commit: str, stale_after: float, cluster_types: tuple[str, ...] = ()
+    ) -> dict[str, Any]:
+        params: dict[str, Any] = {
+            "environment": environment,
+            "commit": commit,
+            "staleAfter": f"{int(stale_after)}s",
+            "times": "false",  # the gate needs counts, not the history behind timeToPercent
+        }
+        if cluster_types:
+            params["clusterType"] = list(cluster_types)
+        found: dict[str, Any] = self.get("/v1/rollout", params)
+        return found
+
+    def record(self, record: dict[str, Any]) -> bool:
+        """POST /v1/commits; True when the hub recorded it now, False when it had it."""
+        body = self.post("/v1/commits", record)
+        return bool(body.get("recorded"))
+
+
+def commit_record(
+    platform: Any,
+    sha: str,
+    root: str,
+    environment: str,
+    branch: str,
+    main_commit: str | None = None,
+    order: tuple[str, ...] = (),
+) -> dict[str, Any]:
+    """The ``POST /v1/commits`` body for platform commit ``sha`` of ``environment``."""
+    parents = platform.git.out("rev-list", "--parents", "-n", "1", operands=[sha]).split()[1:]
+    provenance = platform.provenance(sha, root)
+    assignments = set()
+    for path in platform.listing(sha, root):
+        parts = path.split("/")
+        if len(parts) >= 3 and not parts[0].startswith("."):
+            assignments.add((parts[0], parts[1]))
+    committed = platform.git.out("show", "-s", "--format=%ct", operands=[sha]).strip()
+    return {
+        "environment": environment,
+        "sha": sha,
+        "branch": branch,
+        "parent": parents[0] if parents else None,
+        "mainCommit": main_commit or (provenance.main_commit if provenance else None),
+        "committedAt": float(committed) if committed.isdigit() else None,
+        "assignments": [{"clusterType": t, "deploymentTarget": d} for t, d in sorted(assignments)],
+        "environments": list(order),
+    }
+
+
+def record_merge(
+    platform: Any,
+    sha: str,
+    root: str,
+    environment: str,
+    branch: str,
+    main_commit: str | None,
+    order: tuple[str, ...] = (),
+) -> str | None:
+    """What a promotion run calls once it landed ``sha`` on ``environment``'s branch: records it
+    at the hub named by ``PROMOTER_HUB_URL`` with the promoter key in ``PROMOTER_HUB_TOKEN``.
+    Does nothing without ``PROMOTER_HUB_URL``; never raises: returns what went wrong, for a
+    warning (the hub gate, and ``promoter hub sync``, record it again later)."""
+    url = os.environ.get(URL_ENV)
+    if not url:
+        return None
+    client = HubClient.from_env(url)
+    if not client.token:
+        return f"{URL_ENV} is set but {TOKEN_ENV} is not: the hub did not record {sha[:12]}"
+    try:
+        client.record(commit_record(platform, sha, root, environment, branch, main_commit, order))
+    except HttpProblem as err:
+        return f"the hub did not record {sha[:12]}: {err}"
+    return None

@@ -1,0 +1,1 @@
+"""The deployment observability hub (DESIGN section 10, docs/hub.md)."""

@@ -1,0 +1,184 @@
+"""The hub's HTTP API and pages, as a Starlette application (the ``hub`` extra).
+
+Ingest answers 2xx only after the report's transaction committed (201 new, 200 a retry of a
+delivery already stored); a refusal is a 4xx JSON ``{"error": ...}`` and one log line, never a
+stack trace. Blocking database work runs in Starlette's thread pool.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from promoter.clock import parse_duration
+from promoter.errors import one_line
+from promoter.hub import pages
+from promoter.hub.db import Database, database_errors
+from promoter.hub.ingest import Limits, ingest, record
+from promoter.hub.payloads import IngestError
+from promoter.hub.reads import read
+from promoter.hub.rollout import NotFound
+from promoter.hub.writer import GroupWriter
+
+log = logging.getLogger("promoter.hub")
+DEFAULT_STALE_AFTER = 1800.0
+
+
+class Hub:
+    """The application's state: its database, limits and clock."""
+
+    def __init__(self, db: Database, limits: Limits, clock: Callable[[], float] = time.time) -> None:
+        self.db, self.limits, self.clock = db, limits, clock
+        self.writer = GroupWriter(db)
+
+    async def body(self, request: Request) -> bytes:
+        """The body, refused before it is read when it says it is too long or not JSON."""
+        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind != "application/json":
+            raise IngestError(415, f"Content-Type must be application/json, got {kind or 'none'!r}")
+        declared = request.headers.get("content-length")
+        if declared and declared.isdigit() and int(declared) > self.limits.max_body:
+            raise IngestError(413, f"the body is {declared} bytes, over the limit of {self.limits.max_body}")
+        chunks, size = [], 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > self.limits.max_body:
+                raise IngestError(413, f"the body is over the limit of {self.limits.max_body} bytes")
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    async def ingest(self, request: Request) -> Response:
+        source = request.url.path.split("/")[3] if request.url.path.startswith("/v1/ingest/") else "native"
+        cluster = request.path_params.get("cluster")
+        try:
+            body = await self.body(request)
+            who, stored = await run_in_threadpool(
+                ingest,
+                self.db,
+                source,
+                cluster,
+                request.headers,
+                body,
+                self.clock(),
+                self.limits,
+                self.writer.store,
+            )
+        except IngestError as err:
+            return self.refuse(err, f"{source} report for {cluster or 'a Bearer key'}")
+        except database_errors() as err:
+            return self.unavailable(err)
+        status = 200 if stored.duplicate else 201
+        return JSONResponse({"id": stored.id, "cluster": who.name, "duplicate": stored.duplicate}, status)
+
+    async def commits(self, request: Request) -> Response:
+        try:
+            body = await self.body(request)
+            new = await run_in_threadpool(record, self.db, request.headers, body, self.clock())
+        except IngestError as err:
+            return self.refuse(err, "a commit record")
+        except database_errors() as err:
+            return self.unavailable(err)
+        return JSONResponse({"recorded": new}, 201 if new else 200)
+
+    def refuse(self, err: IngestError, what: str) -> Response:
+        log.warning("refused %s: HTTP %d: %s", one_line(what), err.status, one_line(err.message))
+        return JSONResponse({"error": err.message}, err.status)
+
+    def unavailable(self, err: Exception) -> Response:
+        log.error("database unavailable: %s", str(err).strip().splitlines()[0] if str(err).strip() else err)
+        return JSONResponse({"error": "the database is unavailable; retry"}, 503)
+
+    async def read(self, request: Request, name: str) -> Response:
+        """A JSON read, or its page when the path is a page's."""
+        try:
+            stale_after = _duration(request.query_params.get("staleAfter"), DEFAULT_STALE_AFTER)
+            data = await run_in_threadpool(self._read, name, request, stale_after)
+        except IngestError as err:
+            return JSONResponse({"error": err.message}, err.status)
+        except NotFound as err:
+            return JSONResponse({"error": str(err)}, 404)
+        except database_errors() as err:
+            return self.unavailable(err)
+        return JSONResponse(data)
+
+    def _read(self, name: str, request: Request, stale_after: float) -> Any:
+        params: dict[str, Any] = {**request.query_params, **request.path_params}
+        params["clusterType"] = request.query_params.getlist("clusterType")
+        return read(self.db, name, params, self.clock(), stale_after)
+
+    async def page(self, request: Request, name: str) -> Response:
+        try:
+            stale_after = _duration(request.query_params.get("staleAfter"), DEFAULT_STALE_AFTER)
+            data = await run_in_threadpool(self._read, name, request, stale_after)
+        except (IngestError, NotFound) as err:
+            return HTMLResponse(pages.not_found(str(getattr(err, "message", err))), 404)
+        except database_errors() as err:
+            self.unavailable(err)
+            return HTMLResponse(pages.not_found("the database is unavailable; reload in a moment"), 503)
+        return HTMLResponse(pages.render(name, data, self.clock()))
+
+    async def healthz(self, request: Request) -> Response:
+        try:
+            await run_in_threadpool(self._ping)
+        except database_errors() as err:
+            return self.unavailable(err)
+        return JSONResponse({"ok": True, "database": self.db.dialect})
+
+    def _ping(self) -> None:
+        with self.db.transaction(write=False) as tx:
+            tx.one("SELECT 1")
+
+
+def _duration(text: str | None, default: float) -> float:
+    if not text:
+        return default
+    try:
+        return parse_duration(text)
+    except ValueError as err:
+        raise IngestError(400, f"staleAfter: {err}") from err
+
+
+def build_app(
+    db: Database, limits: Limits | None = None, clock: Callable[[], float] = time.time
+) -> Starlette:
+    hub = Hub(db, limits or Limits(), clock)
+
+    def reader(name: str, page: bool = False) -> Callable[[Request], Any]:
+        async def endpoint(request: Request) -> Response:
+            return await (hub.page(request, name) if page else hub.read(request, name))
+
+        return endpoint
+
+    routes = [
+        Route("/healthz", hub.healthz),
+        Route("/v1/ingest/flux/{cluster}", hub.ingest, methods=["POST"]),
+        Route("/v1/ingest/argocd/{cluster}", hub.ingest, methods=["POST"]),
+        Route("/v1/reports", hub.ingest, methods=["POST"]),
+        Route("/v1/commits", hub.commits, methods=["POST"]),
+        Route("/v1/rollout", reader("rollout")),
+        Route("/v1/environments", reader("environments")),
+        Route("/v1/environments/{name}", reader("environment")),
+        Route("/v1/clusters", reader("clusters")),
+        Route("/v1/clusters/{name}", reader("cluster")),
+        Route("/v1/history", reader("history")),
+        Route("/v1/discrepancies", reader("discrepancies")),
+        Route("/v1/drift", reader("drift")),
+        Route("/v1/stale", reader("stale")),
+        Route("/", reader("environments", page=True)),
+        Route("/environments/{name}", reader("environment", page=True)),
+        Route("/clusters/{name}", reader("cluster", page=True)),
+        Route("/rollout", reader("rollout", page=True)),
+        *(
+            Route(f"/{name}", reader(name, page=True))
+            for name in ("history", "discrepancies", "drift", "stale")
+        ),
+    ]
+    return Starlette(routes=routes)

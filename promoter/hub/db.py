@@ -1,0 +1,195 @@
+"""The hub's database: one small layer over SQLite (the embedded default, a file in WAL mode)
+and PostgreSQL (several hub processes sharing one server), with the same SQL and migrations.
+
+SQL is written once with ``?`` placeholders; PostgreSQL's driver gets ``%s``. Each thread has
+its own connection (the HTTP server runs blocking work in a thread pool), and ``transaction``
+commits or rolls back as one: a report is acknowledged only after its commit returned.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Literal, Protocol
+from urllib.parse import urlsplit
+
+from promoter.errors import UsageError
+from promoter.hub.schema import MIGRATIONS
+
+DEFAULT_DATABASE = "promoter-hub.sqlite3"
+DATABASE_ENV = "PROMOTER_HUB_DATABASE"
+Dialect = Literal["sqlite", "postgresql"]
+Row = tuple[Any, ...]
+
+
+class Cursor(Protocol):
+    def execute(self, sql: str, params: Sequence[Any] = ...) -> Any: ...
+    def fetchall(self) -> list[Any]: ...
+    def fetchone(self) -> Any: ...
+
+
+class Tx:
+    """One open transaction: ``rows``, ``one`` and ``run`` take ``?`` placeholders."""
+
+    def __init__(self, cursor: Cursor, dialect: Dialect) -> None:
+        self.cursor = cursor
+        self.dialect = dialect
+
+    def _sql(self, sql: str) -> str:
+        return sql.replace("?", "%s") if self.dialect == "postgresql" else sql
+
+    def run(self, sql: str, params: Sequence[Any] = ()) -> None:
+        self.cursor.execute(self._sql(sql), tuple(params))
+
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        self.cursor.execute(self._sql(sql), tuple(params))
+        return [tuple(r) for r in self.cursor.fetchall()]
+
+    def one(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
+        self.cursor.execute(self._sql(sql), tuple(params))
+        row = self.cursor.fetchone()
+        return tuple(row) if row is not None else None
+
+
+class Database:
+    """A hub database named by ``url``: a SQLite path (or ``sqlite:///path``), or ``postgresql://``."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.dialect: Dialect = "postgresql" if url.startswith(("postgresql://", "postgres://")) else "sqlite"
+        self.path = "" if self.dialect == "postgresql" else _sqlite_path(url)
+        self._local = threading.local()
+        self._all: list[Any] = []
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_option(cls, url: str | None) -> Database:
+        """The database of a ``--database`` option, else ``PROMOTER_HUB_DATABASE``, else the default file."""
+        return cls(url or os.environ.get(DATABASE_ENV) or DEFAULT_DATABASE)
+
+    def describe(self) -> str:
+        """Where the data is, without a password."""
+        if self.dialect == "sqlite":
+            return f"SQLite {self.path}"
+        parts = urlsplit(self.url)
+        return (
+            f"PostgreSQL {parts.hostname or 'localhost'}{f':{parts.port}' if parts.port else ''}{parts.path}"
+        )
+
+    def _connection(self) -> Any:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._connect()
+            self._local.conn = conn
+            with self._lock:
+                self._all.append(conn)
+        return conn
+
+    def _connect(self) -> Any:
+        if self.dialect == "postgresql":
+            import psycopg  # optional: the hub extra; SQLite needs nothing more
+
+            try:
+                return psycopg.connect(self.url, autocommit=False, connect_timeout=10)
+            except psycopg.OperationalError as err:
+                raise UsageError(f"cannot connect to {self.describe()}: {_first_line(err)}") from err
+        try:
+            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=FULL")  # an acknowledged report survives a power cut too
+            conn.execute("PRAGMA foreign_keys=ON")
+        except sqlite3.Error as err:
+            raise UsageError(f"cannot open {self.describe()}: {err}") from err
+        return conn
+
+    @contextmanager
+    def transaction(self, write: bool = True) -> Iterator[Tx]:
+        """A transaction, committed when the block ends, rolled back when it raises. On SQLite a
+        writing one takes the write lock at once; a reading one (``write=False``) never waits
+        for writers (WAL)."""
+        conn = self._connection()
+        if self.dialect == "sqlite":
+            cursor = conn.cursor()
+            cursor.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            try:
+                yield Tx(cursor, "sqlite")
+            except BaseException:
+                cursor.execute("ROLLBACK")
+                raise
+            cursor.execute("COMMIT")
+            return
+        try:
+            with conn.cursor() as cursor:
+                yield Tx(cursor, "postgresql")
+        except BaseException:
+            conn.rollback()
+            raise
+        conn.commit()
+
+    def migrate(self) -> list[int]:
+        """Bring the schema up to date; the versions applied now (none when already current)."""
+        applied: list[int] = []
+        with self.transaction() as tx:
+            if self.dialect == "postgresql":  # several hub processes may start at once
+                tx.run("SELECT pg_advisory_xact_lock(7244501)")
+            tx.run(
+                "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at DOUBLE PRECISION NOT NULL)"
+            )
+            done = {r[0] for r in tx.rows("SELECT version FROM schema_migrations")}
+            for version, name, statements in MIGRATIONS:
+                if version in done:
+                    continue
+                for statement in statements:
+                    tx.run(_dialect_sql(statement, self.dialect))
+                tx.run(
+                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                    (version, name, _now()),
+                )
+                applied.append(version)
+        return applied
+
+    def close(self) -> None:
+        with self._lock:
+            for conn in self._all:
+                conn.close()
+            self._all.clear()
+        self._local = threading.local()
+
+
+def _dialect_sql(statement: str, dialect: Dialect) -> str:
+    serial = "BIGSERIAL PRIMARY KEY" if dialect == "postgresql" else "INTEGER PRIMARY KEY AUTOINCREMENT"
+    return statement.replace("{serial}", serial)
+
+
+def _sqlite_path(url: str) -> str:
+    path = url[len("sqlite:///") - 1 :] if url.startswith("sqlite:///") else url
+    if "://" in path:
+        raise UsageError(f"--database {url!r}: use a file path, sqlite:///path or postgresql://...")
+    Path(path).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
+    return str(Path(path).expanduser())
+
+
+def _first_line(err: Exception) -> str:
+    return (str(err).strip().splitlines() or [type(err).__name__])[0]
+
+
+def _now() -> float:
+    return time.time()
+
+
+def database_errors() -> tuple[type[Exception], ...]:
+    """The exceptions that mean the database failed (not the request): answer 503, retry."""
+    errors: list[type[Exception]] = [sqlite3.Error]
+    try:
+        import psycopg  # optional: present with the hub extra
+
+        errors.append(psycopg.Error)
+    except ImportError:
+        pass
+    return tuple(errors)

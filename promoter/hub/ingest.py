@@ -1,0 +1,164 @@
+"""One delivery, from bytes to a committed row: who sent it (the key decides), what it says,
+whether it is fresh, and storing it. Blocking; the HTTP layer runs it in a worker thread.
+
+Authentication comes before the body is parsed: an unsigned body is never read as JSON.
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from promoter.hub import keys
+from promoter.hub.db import Database, Tx
+from promoter.hub.payloads import IngestError, Report, argocd_notification, decode, flux_event, native_report
+from promoter.hub.store import (
+    CommitRecord,
+    Stored,
+    check_fresh,
+    check_identity,
+    record_commit,
+    report_digest,
+    stored_as,
+)
+from promoter.hub.store import store_report as _store
+
+PARSERS = {"flux": flux_event, "argocd": argocd_notification, "native": native_report}
+DEFAULT_MAX_AGE = 3600.0
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_body: int = 1024 * 1024
+    max_age: float = DEFAULT_MAX_AGE
+
+
+def bearer(headers: Mapping[str, str]) -> str:
+    value = headers.get("authorization", "")
+    scheme, _, token = value.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise IngestError(401, "missing 'Authorization: Bearer <key>'")
+    return token.strip()
+
+
+def authenticate(
+    db: Database, source: str, path_cluster: str | None, headers: Mapping[str, str], body: bytes
+) -> keys.Cluster:
+    """The cluster that sent ``body``: named by the path and proven by the HMAC (Flux), or named
+    by its Bearer key (Argo CD, native; a path that names another cluster is refused)."""
+    with db.transaction(write=False) as tx:
+        if source == "flux":
+            assert path_cluster is not None
+            return _signed(tx, path_cluster, headers.get("x-signature", ""), body)
+        found = keys.cluster_of_key(tx, bearer(headers))
+    if found is None:
+        raise IngestError(401, "the Bearer key is unknown or revoked")
+    if path_cluster is not None and not hmac.compare_digest(path_cluster, found.name):
+        raise IngestError(
+            403, f"the path names cluster {path_cluster!r} but the key is cluster {found.name!r}"
+        )
+    return found
+
+
+def _signed(tx: Tx, name: str, signature: str, body: bytes) -> keys.Cluster:
+    found, secrets = keys.cluster_with_secrets(tx, name)
+    if found is None:
+        raise IngestError(404, f"unknown cluster {name!r}: register it with promoter hub keys add")
+    if not signature:
+        raise IngestError(401, "missing X-Signature (use Flux's generic-hmac provider)")
+    if not keys.signature_matches(secrets, body, signature):
+        raise IngestError(401, f"X-Signature does not match the body with cluster {found.name}'s key")
+    return found
+
+
+def ingest(
+    db: Database,
+    source: str,
+    path_cluster: str | None,
+    headers: Mapping[str, str],
+    body: bytes,
+    now: float,
+    limits: Limits = Limits(),
+    store: Callable[[keys.Cluster, Report, str, float], Stored] | None = None,
+) -> tuple[keys.Cluster, Stored]:
+    """Authenticate, parse, check and store one delivery (with ``store``, e.g. a GroupWriter's,
+    else in a transaction of its own); IngestError when refused."""
+    if len(body) > limits.max_body:
+        raise IngestError(413, f"the body is {len(body)} bytes, over the limit of {limits.max_body}")
+    cluster = authenticate(db, source, path_cluster, headers, body)
+    report = PARSERS[source](decode(body))
+    check_identity(cluster, report)
+    digest = report_digest(cluster.name, source, body)
+    try:
+        check_fresh(report, now, limits.max_age)
+    except IngestError:
+        earlier = stored_as(db, digest)  # a late retry of a stored delivery stays idempotent
+        if earlier is None:
+            raise
+        return cluster, earlier
+    if store is None:
+        return cluster, _store(db, cluster, report, digest, now)
+    return cluster, store(cluster, report, digest, now)
+
+
+def commit_from_json(body: dict[str, Any]) -> CommitRecord:
+    """A ``POST /v1/commits`` body (docs/hub.md) as a record; IngestError naming a bad field."""
+    known = {
+        "environment",
+        "sha",
+        "branch",
+        "parent",
+        "mainCommit",
+        "committedAt",
+        "assignments",
+        "environments",
+    }
+    unknown = sorted(set(body) - known)
+    if unknown:
+        raise IngestError(422, f"unknown field '{unknown[0]}'")
+    for field in ("environment", "sha", "branch"):
+        if not isinstance(body.get(field), str) or not body[field].strip():
+            raise IngestError(422, f"missing '{field}' (a non-empty string)")
+    sha = body["sha"].lower()
+    if len(sha) != 40 or any(c not in "0123456789abcdef" for c in sha):
+        raise IngestError(422, f"'sha' must be a full 40-hex commit id, got {body['sha'][:50]!r}")
+    pairs = _assignments(body.get("assignments") or [])
+    order = body.get("environments") or []
+    if not isinstance(order, list) or not all(isinstance(e, str) and e for e in order):
+        raise IngestError(422, "'environments' must be a list of environment names, in the Pipeline's order")
+    committed = body.get("committedAt")
+    return CommitRecord(
+        environment=body["environment"],
+        sha=sha,
+        branch=body["branch"],
+        parent=str(body["parent"]).lower() if body.get("parent") else None,
+        main_commit=str(body["mainCommit"]) if body.get("mainCommit") else None,
+        committed_at=float(committed) if isinstance(committed, int | float) else None,
+        assignments=tuple(pairs),
+        order=tuple(order),
+    )
+
+
+def _assignments(items: Any) -> list[tuple[str, str]]:
+    if not isinstance(items, list):
+        raise IngestError(422, "'assignments' must be a list")
+    pairs = []
+    for i, item in enumerate(items):
+        if not isinstance(item, dict) or not all(
+            isinstance(item.get(k), str) and item[k] for k in ("clusterType", "deploymentTarget")
+        ):
+            raise IngestError(422, f"assignments[{i}] must have clusterType and deploymentTarget strings")
+        pairs.append((item["clusterType"], item["deploymentTarget"]))
+    return pairs
+
+
+def record(db: Database, headers: Mapping[str, str], body: bytes, now: float) -> bool:
+    """``POST /v1/commits``: a promoter key records a merged platform commit."""
+    with db.transaction(write=False) as tx:
+        if keys.sender_of(tx, bearer(headers), "promoter") is None:
+            raise IngestError(
+                401, "the Bearer key is not an active promoter key (promoter hub keys add-promoter)"
+            )
+    return record_commit(db, commit_from_json(decode(body)), now)

@@ -1,0 +1,172 @@
+"""Senders and their keys: each cluster (and each promoter that records commits) has its own.
+
+A key is shown once, when it is made. The hub keeps its SHA-256 digest (to find the sender of
+a Bearer token) and the key itself (a Flux ``generic-hmac`` signature can only be checked with
+it), in ``sender_keys``, which no read endpoint or page selects from.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Literal
+
+from promoter.errors import UsageError
+from promoter.hub.db import Database, Tx
+
+Role = Literal["cluster", "promoter"]
+KEY_PREFIX = "phk_"
+#: Cluster, environment and cluster type names: DNS names, as Kubernetes and the control plane use.
+NAME_PATTERN = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
+
+
+@dataclass(frozen=True)
+class Cluster:
+    name: str
+    environment: str
+    cluster_type: str
+
+
+def new_key() -> str:
+    return KEY_PREFIX + secrets.token_urlsafe(32)
+
+
+def digest(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def check_name(value: str, what: str) -> str:
+    if not NAME_PATTERN.fullmatch(value) or len(value) > 253:
+        raise UsageError(
+            f"{what} {value!r}: use lowercase letters, digits, '-' and '.', starting and ending with a letter or digit"
+        )
+    return value
+
+
+def add_cluster_key(db: Database, name: str, environment: str, cluster_type: str) -> tuple[int, str]:
+    """Register cluster ``name`` (or check it is registered as said) and make it a new key."""
+    for value, what in ((name, "cluster"), (environment, "--environment"), (cluster_type, "--cluster-type")):
+        check_name(value, what)
+    key = new_key()
+    with db.transaction() as tx:
+        row = tx.one("SELECT environment, cluster_type, revoked_at FROM clusters WHERE name = ?", (name,))
+        if row is None:
+            tx.run(
+                "INSERT INTO clusters (name, environment, cluster_type, created_at) VALUES (?, ?, ?, ?)",
+                (name, environment, cluster_type, time.time()),
+            )
+        elif (row[0], row[1]) != (environment, cluster_type):
+            raise UsageError(
+                f"cluster {name} is registered in environment {row[0]} as cluster type {row[1]}; "
+                "register the new one under another name"
+            )
+        elif row[2] is not None:
+            tx.run("UPDATE clusters SET revoked_at = NULL WHERE name = ?", (name,))
+        key_id = _insert_key(tx, name, "cluster", key)
+    return key_id, key
+
+
+def add_promoter_key(db: Database, name: str) -> tuple[int, str]:
+    """A key for a promoter run that records merged platform commits (``POST /v1/commits``)."""
+    check_name(name, "name")
+    key = new_key()
+    with db.transaction() as tx:
+        key_id = _insert_key(tx, name, "promoter", key)
+    return key_id, key
+
+
+def _insert_key(tx: Tx, owner: str, role: Role, key: str) -> int:
+    row = tx.one(
+        "INSERT INTO sender_keys (owner, role, digest, secret, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id",
+        (owner, role, digest(key), key, time.time()),
+    )
+    assert row is not None
+    return int(row[0])
+
+
+def list_keys(db: Database) -> list[dict[str, object]]:
+    """Every key's id, owner, role, times and the cluster it speaks for; never the key."""
+    with db.transaction() as tx:
+        rows = tx.rows(
+            "SELECT k.id, k.owner, k.role, k.created_at, k.revoked_at, c.environment, c.cluster_type"
+            " FROM sender_keys k LEFT JOIN clusters c ON c.name = k.owner AND k.role = 'cluster'"
+            " ORDER BY k.owner, k.id"
+        )
+    names = ("id", "owner", "role", "createdAt", "revokedAt", "environment", "clusterType")
+    return [dict(zip(names, r, strict=True)) for r in rows]
+
+
+def revoke(db: Database, owner: str, key_id: int | None = None) -> int:
+    """Revoke ``owner``'s keys (or the one ``key_id``); a cluster with no key left is no longer
+    counted by reads and gates. The number of keys revoked."""
+    now = time.time()
+    with db.transaction() as tx:
+        where = "owner = ? AND revoked_at IS NULL"
+        params: list[object] = [owner]
+        if key_id is not None:
+            where, params = where + " AND id = ?", [owner, key_id]
+        count = len(tx.rows(f"SELECT id FROM sender_keys WHERE {where}", params))
+        if not count:
+            raise UsageError(f"{owner}: no such key" + (f" with id {key_id}" if key_id else "s to revoke"))
+        tx.run(f"UPDATE sender_keys SET revoked_at = ? WHERE {where}", [now, *params])
+        left = tx.one("SELECT COUNT(*) FROM sender_keys WHERE owner = ? AND revoked_at IS NULL", (owner,))
+        if left and left[0] == 0:
+            tx.run("UPDATE clusters SET revoked_at = ? WHERE name = ?", (now, owner))
+    return count
+
+
+def sender_of(tx: Tx, key: str, role: Role) -> str | None:
+    """The owner of an active ``role`` key (a Bearer token), or None."""
+    row = tx.one(
+        "SELECT owner FROM sender_keys WHERE digest = ? AND role = ? AND revoked_at IS NULL",
+        (digest(key), role),
+    )
+    return str(row[0]) if row else None
+
+
+def signature_matches(secrets: list[str], body: bytes, signature: str) -> bool:
+    """Whether ``signature`` (``sha256=<hex>``, Flux's X-Signature) is an HMAC of ``body`` with
+    one of ``secrets``."""
+    algorithm, _, given = signature.strip().partition("=")
+    if algorithm not in ("sha224", "sha256", "sha384", "sha512") or not given:
+        return False
+    for secret in secrets:
+        expected = hmac.new(secret.encode(), body, algorithm).hexdigest()
+        if hmac.compare_digest(expected, given.lower()):
+            return True
+    return False
+
+
+def cluster_with_secrets(tx: Tx, name: str) -> tuple[Cluster | None, list[str]]:
+    """A registered, unrevoked cluster and its active keys, in one query."""
+    rows = tx.rows(
+        "SELECT c.name, c.environment, c.cluster_type, k.secret FROM clusters c LEFT JOIN sender_keys k"
+        " ON k.owner = c.name AND k.role = 'cluster' AND k.revoked_at IS NULL"
+        " WHERE c.name = ? AND c.revoked_at IS NULL",
+        (name,),
+    )
+    if not rows:
+        return None, []
+    return Cluster(*rows[0][:3]), [str(r[3]) for r in rows if r[3] is not None]
+
+
+def cluster_of_key(tx: Tx, key: str) -> Cluster | None:
+    """The registered, unrevoked cluster whose active key ``key`` is (a Bearer token)."""
+    row = tx.one(
+        "SELECT c.name, c.environment, c.cluster_type FROM sender_keys k JOIN clusters c ON c.name = k.owner"
+        " WHERE k.digest = ? AND k.role = 'cluster' AND k.revoked_at IS NULL AND c.revoked_at IS NULL",
+        (digest(key),),
+    )
+    return Cluster(*row) if row else None
+
+
+def cluster(tx: Tx, name: str) -> Cluster | None:
+    """A registered cluster that is not revoked."""
+    row = tx.one(
+        "SELECT name, environment, cluster_type FROM clusters WHERE name = ? AND revoked_at IS NULL", (name,)
+    )
+    return Cluster(*row) if row else None

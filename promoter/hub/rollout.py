@@ -1,0 +1,194 @@
+"""Rollout progress of one platform commit M in one environment, per cluster type: what the
+``hub`` gate judges, ``GET /v1/rollout`` answers and the pages draw.
+
+Over the environment's registered clusters (revoked ones are not counted), each cluster is:
+
+- **stale** when it has not reported for ``stale_after`` (or never did): it is not counted in
+  the percentage, since nothing is known of it;
+- **failed** when a reconciler's latest report is a failure at M or a later commit, or a failure
+  that began after M was recorded;
+- **success** when every reconciler that applies the platform repo (its latest revision is a
+  recorded platform commit of the environment) is at M or a first-parent descendant of M, and
+  its latest report there is a success;
+- **pending** otherwise (still at an older commit, progressing, or not reporting the platform).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from promoter.hub.db import Tx
+
+MAX_DESCENDANTS = 500
+PERCENTS = (25, 50, 75, 90, 100)
+SHOWN_FAILURES = 10
+
+
+@dataclass(frozen=True)
+class Commit:
+    environment: str
+    sha: str
+    main_commit: str | None
+    position: int
+    recorded_at: float
+
+
+class NotFound(Exception):
+    """What was asked for is not (yet) known to the hub."""
+
+
+def find_commit(tx: Tx, environment: str, ref: str) -> Commit:
+    """The platform commit ``ref`` names in ``environment``: its sha (or a prefix of 7 or more),
+    else the first platform commit that carried main commit ``ref``."""
+    ref = ref.strip().lower()
+    columns = "environment, sha, main_commit, position, recorded_at"
+    if len(ref) >= 7 and all(c in "0123456789abcdef" for c in ref):
+        rows = tx.rows(
+            f"SELECT {columns} FROM platform_commits WHERE environment = ? AND sha >= ? AND sha < ? LIMIT 2",
+            (environment, ref, ref + "g"),
+        )
+        if len(rows) > 1:
+            raise NotFound(f"{ref} names more than one platform commit of {environment}; give more of it")
+        if not rows:
+            rows = tx.rows(
+                f"SELECT {columns} FROM platform_commits WHERE environment = ? AND main_commit >= ?"
+                " AND main_commit < ? ORDER BY position LIMIT 1",
+                (environment, ref, ref + "g"),
+            )
+        if rows:
+            env, sha, main, position, recorded = rows[0]
+            return Commit(env, sha, main, int(position), float(recorded))
+    raise NotFound(
+        f"no platform commit or main commit {ref or '(empty)'} is recorded for environment {environment}"
+    )
+
+
+def descendants(tx: Tx, commit: Commit) -> list[str]:
+    """M and the recorded commits after it on its first-parent line (a commit recorded without
+    a parent follows the one recorded before it)."""
+    rows = tx.rows(
+        "SELECT sha, parent FROM platform_commits WHERE environment = ? AND position > ?"
+        " ORDER BY position LIMIT ?",
+        (commit.environment, commit.position, MAX_DESCENDANTS),
+    )
+    found = [commit.sha]
+    known = {commit.sha}
+    for sha, parent in rows:
+        if parent is None or parent in known:
+            found.append(sha)
+            known.add(sha)
+    return found
+
+
+def cluster_states(
+    tx: Tx, commit: Commit, now: float, stale_after: float, cluster_types: Sequence[str] = ()
+) -> list[tuple[str, str, str]]:
+    """(cluster, cluster type, state) of each registered cluster of the environment, from the
+    clusters' summary columns (one row per cluster, whatever the number of reconcilers)."""
+    later = set(descendants(tx, commit))
+    types = ""
+    if cluster_types:
+        types = f" AND cluster_type IN ({', '.join('?' for _ in cluster_types)})"
+    rows = tx.rows(
+        "SELECT name, cluster_type, last_seen, platform_position, platform_sha, platform_reconcilers,"
+        " platform_ok, failing_position, failing_since FROM clusters"
+        f" WHERE environment = ? AND revoked_at IS NULL{types}",
+        (commit.environment, *cluster_types),
+    )
+    out = []
+    for name, cluster_type, last_seen, low, low_sha, platform, ok, failing_at, failing_since in rows:
+        if last_seen is None or last_seen < now - stale_after:
+            state = "stale"
+        elif (failing_at is not None and failing_at >= commit.position) or (
+            failing_since is not None and failing_since >= commit.recorded_at
+        ):
+            state = "failed"
+        elif platform and ok == platform and low is not None and low >= commit.position and low_sha in later:
+            state = "success"
+        else:
+            state = "pending"
+        out.append((str(name), str(cluster_type), state))
+    return out
+
+
+def success_times(
+    tx: Tx, commit: Commit, shas: Sequence[str], cluster_types: Sequence[str] = ()
+) -> dict[str, float]:
+    """When each cluster (of ``cluster_types``, or all) had all its reconcilers of this rollout
+    first succeed at M or later."""
+    marks = ", ".join("?" for _ in shas)
+    types = f" AND c.cluster_type IN ({', '.join('?' for _ in cluster_types)})" if cluster_types else ""
+    rows = tx.rows(
+        "SELECT d.cluster, d.reconciler, MIN(d.first_success) FROM deployments d JOIN clusters c ON c.name = d.cluster"
+        f" WHERE d.environment = ? AND d.revision IN ({marks}) AND d.first_success IS NOT NULL{types}"
+        " GROUP BY d.cluster, d.reconciler",
+        (commit.environment, *shas, *cluster_types),
+    )
+    times: dict[str, float] = {}
+    for cluster, _, first in rows:
+        times[cluster] = max(times.get(cluster, 0.0), float(first))
+    return times
+
+
+def rollout(
+    tx: Tx,
+    environment: str,
+    ref: str,
+    now: float,
+    stale_after: float,
+    cluster_types: Sequence[str] = (),
+    with_times: bool = True,
+) -> dict[str, Any]:
+    """The rollout of ``ref`` in ``environment`` (the JSON of ``GET /v1/rollout``); without
+    ``with_times`` (``times=false``, as the gate asks), no ``timeToPercent``, which reads history."""
+    commit = find_commit(tx, environment, ref)
+    states = cluster_states(tx, commit, now, stale_after, cluster_types)
+    types = set(cluster_types) or {t for _, t, _ in states} | _scheduled_types(tx, commit)
+    times = success_times(tx, commit, descendants(tx, commit), cluster_types) if with_times else None
+    per_type: dict[str, Any] = {}
+    for cluster_type in sorted(types):
+        mine = [(n, s) for n, t, s in states if t == cluster_type]
+        counts = {s: sum(1 for _, x in mine if x == s) for s in ("success", "failed", "pending", "stale")}
+        fresh = len(mine) - counts["stale"]
+        done = (
+            sorted(times[n] - commit.recorded_at for n, s in mine if s == "success" and n in times)
+            if times
+            else []
+        )
+        per_type[cluster_type] = {
+            "total": len(mine),
+            **counts,
+            "percent": round(100.0 * counts["success"] / fresh, 1) if fresh else 0.0,
+            **({"timeToPercent": _time_to_percent(done, fresh)} if times is not None else {}),
+            "failedClusters": sorted(n for n, s in mine if s == "failed")[:SHOWN_FAILURES],
+        }
+    return {
+        "environment": environment,
+        "commit": commit.sha,
+        "mainCommit": commit.main_commit,
+        "recordedAt": commit.recorded_at,
+        "staleAfter": stale_after,
+        "clusterTypes": per_type,
+    }
+
+
+def _scheduled_types(tx: Tx, commit: Commit) -> set[str]:
+    rows = tx.rows(
+        "SELECT DISTINCT cluster_type FROM assignments WHERE environment = ? AND sha = ?",
+        (commit.environment, commit.sha),
+    )
+    return {str(r[0]) for r in rows}
+
+
+def _time_to_percent(done: list[float], fresh: int) -> dict[str, float | None]:
+    """Seconds from M's recording until each percent of the fresh clusters succeeded."""
+    out: dict[str, float | None] = {}
+    for percent in PERCENTS:
+        needed = math.ceil(percent * fresh / 100)
+        out[str(percent)] = (
+            round(max(done[needed - 1], 0.0), 1) if fresh and 0 < needed <= len(done) else None
+        )
+    return out

@@ -1,0 +1,65 @@
+"""The hub's schema, as numbered migrations that run the same on SQLite and PostgreSQL.
+
+Times are seconds since the epoch (``DOUBLE PRECISION``; Grafana reads them with
+``to_timestamp(...)``). ``reports`` is append-only history: a report is never updated or
+deleted. ``reconcilers`` (each reconciler's latest report), the summary columns of ``clusters`` and ``deployments`` (per reconciler
+and revision: first seen, first and last success and failure) are kept from it in the same
+transaction, so reads need not scan history. Keys live in ``sender_keys`` alone, a table a
+read-only dashboard user is not granted (docs/hub.md).
+
+A migration is appended, never edited: a database records the versions it has run.
+"""
+
+from __future__ import annotations
+
+_V1 = (
+    "CREATE TABLE environments ("
+    " name TEXT PRIMARY KEY, position INTEGER NOT NULL, branch TEXT NOT NULL DEFAULT '')",
+    "CREATE TABLE clusters ("
+    " name TEXT PRIMARY KEY, environment TEXT NOT NULL, cluster_type TEXT NOT NULL,"
+    " created_at DOUBLE PRECISION NOT NULL, revoked_at DOUBLE PRECISION, last_seen DOUBLE PRECISION,"
+    # The summary of the cluster's reconcilers, kept with each report (reads need not scan them):
+    # the oldest recorded platform commit an applying reconciler is at, how many applying
+    # reconcilers are at recorded platform commits and how many of those succeed, the newest
+    # platform commit a failing reconciler is at, and when its newest current failure began.
+    " platform_position BIGINT, platform_sha TEXT, platform_reconcilers INTEGER NOT NULL DEFAULT 0,"
+    " platform_ok INTEGER NOT NULL DEFAULT 0, failing INTEGER NOT NULL DEFAULT 0,"
+    " failing_position BIGINT, failing_since DOUBLE PRECISION)",
+    "CREATE INDEX clusters_by_type ON clusters (environment, cluster_type)",
+    "CREATE TABLE sender_keys ("
+    " id {serial}, owner TEXT NOT NULL, role TEXT NOT NULL, digest TEXT NOT NULL UNIQUE,"
+    " secret TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL, revoked_at DOUBLE PRECISION)",
+    "CREATE INDEX sender_keys_by_owner ON sender_keys (owner)",
+    "CREATE TABLE reports ("
+    " id {serial}, cluster TEXT NOT NULL, environment TEXT NOT NULL, cluster_type TEXT NOT NULL,"
+    " source TEXT NOT NULL, reconciler TEXT NOT NULL, role TEXT NOT NULL, state TEXT NOT NULL,"
+    " revision TEXT NOT NULL, branch TEXT NOT NULL, reason TEXT NOT NULL, message TEXT NOT NULL,"
+    " event_time DOUBLE PRECISION, received_at DOUBLE PRECISION NOT NULL, digest TEXT NOT NULL UNIQUE)",
+    "CREATE INDEX reports_by_cluster ON reports (cluster, received_at)",
+    "CREATE INDEX reports_by_environment ON reports (environment, received_at)",
+    "CREATE TABLE reconcilers ("
+    " cluster TEXT NOT NULL, name TEXT NOT NULL, environment TEXT NOT NULL, role TEXT NOT NULL,"
+    " source TEXT NOT NULL, state TEXT NOT NULL, revision TEXT NOT NULL, reason TEXT NOT NULL,"
+    " message TEXT NOT NULL, event_time DOUBLE PRECISION, received_at DOUBLE PRECISION NOT NULL,"
+    " failing_since DOUBLE PRECISION,"
+    " last_report BIGINT NOT NULL, PRIMARY KEY (cluster, name))",
+    "CREATE INDEX reconcilers_by_environment ON reconcilers (environment, revision)",
+    "CREATE TABLE deployments ("
+    " cluster TEXT NOT NULL, reconciler TEXT NOT NULL, revision TEXT NOT NULL,"
+    " environment TEXT NOT NULL, first_seen DOUBLE PRECISION NOT NULL,"
+    " first_success DOUBLE PRECISION, last_success DOUBLE PRECISION,"
+    " first_failure DOUBLE PRECISION, last_failure DOUBLE PRECISION,"
+    " PRIMARY KEY (cluster, reconciler, revision))",
+    "CREATE INDEX deployments_by_revision ON deployments (environment, revision)",
+    "CREATE TABLE platform_commits ("
+    " environment TEXT NOT NULL, sha TEXT NOT NULL, parent TEXT, branch TEXT NOT NULL,"
+    " main_commit TEXT, position BIGINT NOT NULL, committed_at DOUBLE PRECISION,"
+    " recorded_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (environment, sha))",
+    "CREATE INDEX platform_commits_by_position ON platform_commits (environment, position)",
+    "CREATE TABLE assignments ("
+    " environment TEXT NOT NULL, sha TEXT NOT NULL, cluster_type TEXT NOT NULL,"
+    " deployment_target TEXT NOT NULL, PRIMARY KEY (environment, sha, cluster_type, deployment_target))",
+)
+
+#: (version, name, statements), oldest first.
+MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = ((1, "initial schema", _V1),)

@@ -1,0 +1,258 @@
+"""Writes: a report (appended to history, with each reconciler's latest state and the
+per-revision deployment times kept in the same transaction) and a merged platform commit.
+
+Both are idempotent: a report whose exact body this cluster already delivered is acknowledged
+again and stored once (the digest is unique, so two concurrent deliveries cannot both land),
+and a commit recorded twice is recorded once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from promoter.hub.db import Database, Tx
+from promoter.hub.keys import Cluster
+from promoter.hub.payloads import IngestError, Report
+
+
+@dataclass(frozen=True)
+class Stored:
+    id: int
+    duplicate: bool
+
+
+@dataclass(frozen=True)
+class CommitRecord:
+    """A merged platform commit: what the promoter put on an environment's branch."""
+
+    environment: str
+    sha: str
+    branch: str
+    parent: str | None = None
+    main_commit: str | None = None
+    committed_at: float | None = None
+    assignments: tuple[tuple[str, str], ...] = ()  # (cluster type, deployment target)
+    order: tuple[str, ...] = ()  # the Pipeline's environments, in order, when known
+
+
+def report_digest(cluster: str, source: str, body: bytes) -> str:
+    return hashlib.sha256(b"\0".join((cluster.encode(), source.encode(), body))).hexdigest()
+
+
+def check_fresh(report: Report, now: float, max_age: float, max_skew: float = 300.0) -> None:
+    """Refuse an event from too long ago (a replay) or from the future (a wrong clock)."""
+    when = report.event_time
+    if when is None:
+        return
+    if when < now - max_age:
+        raise IngestError(409, f"the event is from {int(now - when)}s ago, older than the hub accepts")
+    if when > now + max_skew:
+        raise IngestError(422, f"the event is {int(when - now)}s in the future: check the sender's clock")
+
+
+def check_identity(cluster: Cluster, report: Report) -> None:
+    """Metadata that names another cluster, type or environment than the key's is refused."""
+    actual = {
+        "cluster": cluster.name,
+        "clusterType": cluster.cluster_type,
+        "environment": cluster.environment,
+    }
+    for key, claimed in report.claimed.items():
+        if claimed != actual[key]:
+            raise IngestError(
+                403, f"metadata {key}={claimed!r} contradicts the key, which is {key} {actual[key]!r}"
+            )
+
+
+def stored_as(db: Database, digest: str) -> Stored | None:
+    """The stored report with this digest, if any."""
+    with db.transaction(write=False) as tx:
+        row = tx.one("SELECT id FROM reports WHERE digest = ?", (digest,))
+    return Stored(int(row[0]), True) if row else None
+
+
+def store_report(db: Database, cluster: Cluster, report: Report, digest: str, now: float) -> Stored:
+    """Append ``report`` and update the latest state, in a transaction of its own; returns once
+    committed."""
+    with db.transaction() as tx:
+        return store_in(tx, cluster, report, digest, now)
+
+
+def store_in(tx: Tx, cluster: Cluster, report: Report, digest: str, now: float) -> Stored:
+    """Append ``report`` and update the latest state, in the open transaction ``tx``."""
+    row = tx.one(
+        "INSERT INTO reports (cluster, environment, cluster_type, source, reconciler, role, state,"
+        " revision, branch, reason, message, event_time, received_at, digest)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (digest) DO NOTHING RETURNING id",
+        (
+            cluster.name,
+            cluster.environment,
+            cluster.cluster_type,
+            report.source,
+            report.reconciler,
+            report.role,
+            report.state,
+            report.revision,
+            report.branch,
+            report.reason,
+            report.message,
+            report.event_time,
+            now,
+            digest,
+        ),
+    )
+    if row is None:
+        found = tx.one("SELECT id FROM reports WHERE digest = ?", (digest,))
+        return Stored(int(found[0]) if found else 0, True)
+    report_id = int(row[0])
+    _latest(tx, cluster, report, report_id, now)
+    if report.revision:
+        _deployment(tx, cluster, report, min(report.event_time or now, now))
+    refresh_cluster(tx, cluster.name, now)
+    return Stored(report_id, False)
+
+
+_SUMMARY = (
+    "UPDATE clusters SET (platform_position, platform_sha, platform_reconcilers, platform_ok, failing,"
+    " failing_position, failing_since) = (SELECT"
+    " MIN(CASE WHEN r.role = 'apply' THEN pc.position END),"
+    " (SELECT pc2.sha FROM reconcilers r2 JOIN platform_commits pc2"
+    " ON pc2.environment = r2.environment AND pc2.sha = r2.revision"
+    " WHERE r2.cluster = clusters.name AND r2.role = 'apply' ORDER BY pc2.position LIMIT 1),"
+    " COALESCE(SUM(CASE WHEN r.role = 'apply' AND pc.sha IS NOT NULL THEN 1 ELSE 0 END), 0),"
+    " COALESCE(SUM(CASE WHEN r.role = 'apply' AND pc.sha IS NOT NULL AND r.state = 'success' THEN 1 ELSE 0 END), 0),"
+    " COALESCE(SUM(CASE WHEN r.state = 'failure' THEN 1 ELSE 0 END), 0),"
+    " MAX(CASE WHEN r.state = 'failure' THEN pc.position END), MAX(r.failing_since)"
+    " FROM reconcilers r LEFT JOIN platform_commits pc ON pc.environment = r.environment AND pc.sha = r.revision"
+    " WHERE r.cluster = clusters.name)"
+)
+
+
+def refresh_cluster(tx: Tx, name: str, seen: float | None = None) -> None:
+    """Recompute cluster ``name``'s summary columns from its reconcilers (a score of rows), in
+    one statement; with ``seen``, also move its last-seen time forward."""
+    if seen is None:
+        tx.run(_SUMMARY + " WHERE name = ?", (name,))
+        return
+    tx.run(
+        _SUMMARY + ", last_seen = CASE WHEN last_seen IS NULL OR last_seen < ? THEN ? ELSE last_seen END"
+        " WHERE name = ?",
+        (seen, seen, name),
+    )
+
+
+def _latest(tx: Tx, cluster: Cluster, report: Report, report_id: int, now: float) -> None:
+    """The reconciler's latest state; an event older than the one held (a late retry) leaves it."""
+    failing = now if report.state == "failure" else None
+    tx.run(
+        "INSERT INTO reconcilers (cluster, name, environment, role, source, state, revision, reason,"
+        " message, event_time, received_at, failing_since, last_report)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT (cluster, name) DO UPDATE SET role = excluded.role, source = excluded.source,"
+        " state = excluded.state,"
+        " revision = CASE WHEN excluded.revision = '' THEN reconcilers.revision ELSE excluded.revision END,"
+        " reason = excluded.reason, message = excluded.message, event_time = excluded.event_time,"
+        " received_at = excluded.received_at,"
+        " failing_since = CASE WHEN excluded.state = 'failure'"
+        " THEN COALESCE(reconcilers.failing_since, excluded.failing_since) ELSE NULL END,"
+        " last_report = excluded.last_report"
+        " WHERE COALESCE(excluded.event_time, excluded.received_at)"
+        " >= COALESCE(reconcilers.event_time, reconcilers.received_at)",
+        (
+            cluster.name,
+            report.reconciler,
+            cluster.environment,
+            report.role,
+            report.source,
+            report.state,
+            report.revision,
+            report.reason,
+            report.message,
+            report.event_time,
+            now,
+            failing,
+            report_id,
+        ),
+    )
+
+
+def _deployment(tx: Tx, cluster: Cluster, report: Report, when: float) -> None:
+    ok = when if report.state == "success" else None
+    bad = when if report.state == "failure" else None
+    tx.run(
+        "INSERT INTO deployments (cluster, reconciler, revision, environment, first_seen,"
+        " first_success, last_success, first_failure, last_failure) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT (cluster, reconciler, revision) DO UPDATE SET"
+        " first_seen = CASE WHEN excluded.first_seen < deployments.first_seen"
+        " THEN excluded.first_seen ELSE deployments.first_seen END,"
+        " first_success = COALESCE(deployments.first_success, excluded.first_success),"
+        " last_success = COALESCE(excluded.last_success, deployments.last_success),"
+        " first_failure = COALESCE(deployments.first_failure, excluded.first_failure),"
+        " last_failure = COALESCE(excluded.last_failure, deployments.last_failure)",
+        (cluster.name, report.reconciler, report.revision, cluster.environment, when, ok, ok, bad, bad),
+    )
+
+
+def record_commit(db: Database, record: CommitRecord, now: float) -> bool:
+    """Record a merged platform commit; False when it was recorded already."""
+    with db.transaction() as tx:
+        _environments(tx, record.environment, record.branch, record.order)
+        if tx.one(
+            "SELECT 1 FROM platform_commits WHERE environment = ? AND sha = ?",
+            (record.environment, record.sha),
+        ):
+            return False
+        parent = (
+            tx.one(
+                "SELECT position FROM platform_commits WHERE environment = ? AND sha = ?",
+                (record.environment, record.parent),
+            )
+            if record.parent
+            else None
+        )
+        top = tx.one(
+            "SELECT MAX(position) FROM platform_commits WHERE environment = ?", (record.environment,)
+        )
+        position = int(parent[0]) + 1 if parent else (int(top[0]) + 1 if top and top[0] is not None else 0)
+        tx.run(
+            "INSERT INTO platform_commits (environment, sha, parent, branch, main_commit, position,"
+            " committed_at, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                record.environment,
+                record.sha,
+                record.parent,
+                record.branch,
+                record.main_commit,
+                position,
+                record.committed_at,
+                now,
+            ),
+        )
+        for cluster_type, target in sorted(set(record.assignments)):
+            tx.run(
+                "INSERT INTO assignments (environment, sha, cluster_type, deployment_target) VALUES (?, ?, ?, ?)",
+                (record.environment, record.sha, cluster_type, target),
+            )
+        # Clusters may have reported this commit before the promoter recorded it.
+        for (name,) in tx.rows(
+            "SELECT DISTINCT cluster FROM reconcilers WHERE environment = ? AND revision = ?",
+            (record.environment, record.sha),
+        ):
+            refresh_cluster(tx, str(name))
+    return True
+
+
+def _environments(tx: Tx, environment: str, branch: str, order: Sequence[str]) -> None:
+    """Keep the Pipeline's order of environments (discrepancies are read in it)."""
+    names = list(order) or [environment]
+    top = tx.one("SELECT MAX(position) FROM environments")
+    base = int(top[0]) + 1 if top and top[0] is not None and not order else 0
+    for i, name in enumerate(names):
+        tx.run(
+            "INSERT INTO environments (name, position, branch) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET"
+            f" position = {'excluded.position' if order else 'environments.position'}",
+            (name, base + i, branch if name == environment else ""),
+        )
+    tx.run("UPDATE environments SET branch = ? WHERE name = ?", (branch, environment))

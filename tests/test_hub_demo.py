@@ -1,0 +1,25 @@
+"""``promoter demo`` with the hub: a real hub, simulated clusters of every cluster type, and
+every environment gated on it; the run's table shows the hub gate's counts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from promoter.cli.demo import run_demo
+from promoter.hub.db import Database
+from promoter.hub.reads import read
+
+
+def test_the_demo_gates_every_environment_on_its_hub(tmp_path: Path) -> None:
+    report = run_demo(tmp_path / "demo", progress_interval=60)
+    assert report.ok
+    for result in report.results:
+        hub = next(g for g in result.gates if g.gate.startswith("hub "))
+        assert (hub.gate, hub.state) == (
+            "hub 6/6 clusters (east-large 2/2, edge 2/2, west-small 2/2)",
+            "success",
+        )
+    db = Database(str(tmp_path / "demo" / "hub.sqlite3"))
+    names = [e["environment"] for e in read(db, "environments", {}, 1e10, 1e12)]
+    assert names == ["dev", "qa", "prod"]
+    assert read(db, "drift", {}, 1e10, 1e12) == []
