@@ -368,6 +368,20 @@ CASES = [
     ),
     Case("unknown-field-configmap", DE, 15, "unknown field 'spec'", dev={E: ENV + "spec: {}\n"}),
     Case(
+        "typo-of-a-required-field",
+        W,
+        8,
+        "unknown field 'spec.deploymentTargets[1].enviroment', did you mean 'environment'?",
+        main={W: sub(WORKLOAD, "{name: t2, environment: qa,", "{name: t2, enviroment: qa,")},
+    ),
+    Case(
+        "typo-of-an-optional-field",
+        P,
+        8,
+        "unknown field 'spec.environments[0].timeot', did you mean 'timeout'?",
+        main={P: dev_env("timeot: 5m")},
+    ),
+    Case(
         "unknown-field-match-expression",
         DE,
         23,
