@@ -109,29 +109,35 @@ CASES = [
         "yaml-bad-indentation",
         W,
         5,
-        "invalid YAML",
+        "wrong indentation: this line does not line up",
         main={W: "apiVersion: promoter.dev/v1alpha1\nkind: Workload\nmetadata:\n  name: app\n labels: {}\n"},
     ),
     Case(
         "yaml-tab-indentation",
         W,
         5,
-        "invalid YAML",
+        "a tab character: YAML indents with spaces only",
         main={W: sub(WORKLOAD, "  workspace: team", "\tworkspace: team")},
     ),
     Case(
         "yaml-unclosed-quote",
         W,
         ANY_LINE,
-        "invalid YAML",
+        "a quoted string is never closed (opened at line 3)",
         main={W: sub(WORKLOAD, "{name: app,", '{name: "app,')},
     ),
-    Case("yaml-unclosed-flow-sequence", W, ANY_LINE, "invalid YAML", main={W: WORKLOAD + "extra: [1, 2\n"}),
+    Case(
+        "yaml-unclosed-flow-sequence",
+        W,
+        ANY_LINE,
+        "list or mapping is never closed (opened at line 10)",
+        main={W: WORKLOAD + "extra: [1, 2\n"},
+    ),
     Case(
         "yaml-error-on-env-branch",
         DE,
         14,
-        "invalid YAML",
+        "'}' closes nothing: a bracket too many",
         dev={E: sub(ENV, "data: {REGION: here}", "data: {REGION: here}}")},
     ),
     Case(
@@ -1112,7 +1118,7 @@ def _check(factory: ControlPlaneFactory, case: Case) -> None:
     _build(factory, case)
     before = factory.refs()
     where = re.escape(case.file) + (
-        "" if case.line is None else ":" + (r"\d+" if case.line == ANY_LINE else str(case.line))
+        "" if case.line is None else ":" + (r"\d+" if case.line == ANY_LINE else str(case.line)) + r"(:\d+)?"
     )
     for command in ("validate", "promote"):
         result = _invoke(factory, command, isolated=case.isolated)

@@ -108,7 +108,9 @@ def error_annotation(err: PromoterError, environ: Mapping[str, str]) -> str:
     )
     if file is None:  # not in this checkout: the title still says where
         return command("error", mask(err.message), title=mask(str(err)).removesuffix(err.message).strip(": "))
-    return command("error", mask(err.message), file=file, line=err.line, title="promoter: bad input")
+    return command(
+        "error", mask(err.message), file=file, line=err.line, col=err.column, title="promoter: bad input"
+    )
 
 
 # ------------------------------------------------------------ outputs
