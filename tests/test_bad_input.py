@@ -907,7 +907,7 @@ CASES = [
         "template-undefined-variable",
         T,
         11,
-        "'nope' is undefined",
+        "undefined variable 'nope': (the variables are cluster_type, ",
         main={
             T: template("apiVersion: v1", "kind: ConfigMap", "metadata: {name: x}", "data: {a: '{{ nope }}'}")
         },
@@ -916,7 +916,7 @@ CASES = [
         "template-undefined-in-mapping-manifest",
         T,
         ANY_LINE,
-        "'nope' is undefined",
+        "undefined variable 'nope': (the variables are cluster_type, ",
         main={
             T: template("a: 1").replace(
                 "    - |\n      a: 1\n",
@@ -1000,7 +1000,7 @@ CASES = [
         "template 'flux' manifest 1",
         main={T: template("a: {% include '/etc/passwd' %}")},
     ),
-    Case("template-reads-env", T, 8, "'os' is undefined", main={T: template("a: {{ os.environ }}")}),
+    Case("template-reads-env", T, 8, "undefined variable 'os'", main={T: template("a: {{ os.environ }}")}),
     Case(
         "template-sandbox-mro",
         T,
