@@ -883,8 +883,8 @@ CASES = [
     ),
     Case(
         "schema-violated-type",
-        S,
-        1,
+        DE,
+        14,
         "config.REGION: 'here' is not of type 'integer'",
         main={S: schema("{properties: {REGION: {type: integer}}}")},
     ),
