@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 import traceback
 from typing import Any
@@ -19,6 +20,21 @@ from promoter.masking import mask
 
 
 class PromoterGroup(click.Group):
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        """click's own errors ("Error: Missing option") worded as the promoter's ("error: ..."),
+        so one style reaches the user and scripts that grep stderr."""
+        if not kwargs.pop("standalone_mode", True):
+            return super().main(*args, standalone_mode=False, **kwargs)
+        try:
+            code = super().main(*args, standalone_mode=False, **kwargs)
+        except click.exceptions.ClickException as err:
+            _show_click_error(err)
+            sys.exit(err.exit_code)
+        except click.exceptions.Abort:
+            click.echo("error: aborted", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
     def invoke(self, ctx: click.Context) -> Any:
         actions_output.mask_new_secrets()  # no-ops outside GitHub Actions
         try:
@@ -42,6 +58,13 @@ class PromoterGroup(click.Group):
             ctx.exit(3)
 
 
+def _show_click_error(err: click.exceptions.ClickException) -> None:
+    ctx = getattr(err, "ctx", None)
+    if isinstance(err, click.exceptions.UsageError) and ctx is not None:
+        click.echo(f"{ctx.get_usage()}\nTry '{ctx.command_path} --help' for help.\n", err=True)
+    click.echo(f"error: {one_line(mask(err.format_message()))}", err=True)
+
+
 def _crash_log() -> str:
     fd, path = tempfile.mkstemp(prefix="promoter-crash-", suffix=".log")
     with os.fdopen(fd, "w") as handle:
@@ -49,7 +72,7 @@ def _crash_log() -> str:
     return path
 
 
-@click.group(cls=PromoterGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group("promoter", cls=PromoterGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="promoter")
 def cli() -> None:
     """Promote a GitOps control plane through environments, gated on rollout health."""

@@ -41,8 +41,10 @@ def check_platform(repo: str, ref: str, root: str, expect_commit: str | None) ->
     for problem in result.problems:
         click.echo(f"problem: {problem}", err=True)
     if result.problems:
+        count = len(result.problems)
         click.echo(
-            f"{len(result.problems)} problems in {result.manifests} manifests at {commit[:12]}", err=True
+            f"{count} problem{'' if count == 1 else 's'} in {result.manifests} manifests at {commit[:12]}",
+            err=True,
         )
         sys.exit(1)
     click.echo(f"ok: {result.manifests} manifests in {result.folders} folders at {commit[:12]}")
