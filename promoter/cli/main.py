@@ -7,6 +7,7 @@ import os
 import sys
 import tempfile
 import traceback
+from collections.abc import Sequence
 from typing import Any
 
 import click
@@ -20,13 +21,20 @@ from promoter.masking import mask
 
 
 class PromoterGroup(click.Group):
-    def main(self, *args: Any, **kwargs: Any) -> Any:
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
         """click's own errors ("Error: Missing option") worded as the promoter's ("error: ..."),
         so one style reaches the user and scripts that grep stderr."""
-        if not kwargs.pop("standalone_mode", True):
-            return super().main(*args, standalone_mode=False, **kwargs)
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, **extra)
         try:
-            code = super().main(*args, standalone_mode=False, **kwargs)
+            code = super().main(args, prog_name, complete_var, False, **extra)
         except click.exceptions.ClickException as err:
             _show_click_error(err)
             sys.exit(err.exit_code)
