@@ -19,13 +19,20 @@ from promoter.model import Environment, EnvironmentObjects, MainObjects
 
 
 class ControlPlane:
-    def __init__(self, path: str | Path, main_branch: str = "main") -> None:
+    def __init__(self, path: str | Path, main_branch: str = "main", *, label: str | None = None) -> None:
+        """``path``: the repo or any folder of its working tree (the repo's top is used, so a
+        relative ``platformRepo.url`` means the same from anywhere); ``label``: how messages
+        name it (default ``--control-plane PATH``)."""
+        label = label or f"--control-plane {path}"
         self.path = Path(path)
-        if not self.path.exists():
-            raise UsageError(f"--control-plane {path}: no such directory")
+        if not self.path.is_dir():
+            raise UsageError(f"{label}: no such directory")
         self.git = Git(self.path)
         if not self.git.ok("rev-parse", "--git-dir"):
-            raise UsageError(f"--control-plane {path}: not a git repository")
+            raise UsageError(f"{label}: not a git repository")
+        if self.git.out("rev-parse", "--is-bare-repository") != "true":
+            self.path = Path(self.git.out("rev-parse", "--show-toplevel"))
+            self.git = Git(self.path)
         self.main_branch = require_branch(main_branch, "--main-branch")
         self._main: dict[str, MainObjects] = {}
 

@@ -11,10 +11,11 @@ from promoter.controlplane.repo import ControlPlane
 CONTROL_PLANE = click.option(
     "--control-plane",
     "control_plane",
-    required=True,
+    default=None,
     type=click.Path(file_okay=False),
     envvar="PROMOTER_CONTROL_PLANE",
-    help="The control-plane git repo (a working clone or a bare repo).",
+    help="The control-plane git repo (a working clone, any folder of it, or a bare repo; "
+    "default: $PROMOTER_CONTROL_PLANE, else the git repo of the working directory).",
 )
 COMMIT = click.option(
     "--commit", default=None, help="Main commit or ref to use (default: the main branch head)."
@@ -24,6 +25,8 @@ MAIN_BRANCH = click.option(
 )
 
 
-def control_plane(path: str, main_branch: str) -> Any:
-
+def control_plane(path: str | None, main_branch: str) -> Any:
+    """The control plane at ``path``, else the git repo the working directory is in."""
+    if path is None:
+        return ControlPlane(".", main_branch, label="the working directory (no --control-plane given)")
     return ControlPlane(path, main_branch)

@@ -169,7 +169,7 @@ def diff_outputs(diffs: list[EnvDiff], comment_file: str | None, max_value: int)
 )
 @MAIN_BRANCH
 def diff(
-    control_plane: str,
+    control_plane: str | None,
     commit: str | None,
     env_names: tuple[str, ...],
     env_branch: str | None,

@@ -22,7 +22,7 @@ from promoter.rendering.tree import render_environment
     "--out", required=True, type=click.Path(file_okay=False), help="Directory to write the tree into."
 )
 @MAIN_BRANCH
-def render(control_plane: str, env_name: str, commit: str | None, out: str, main_branch: str) -> None:
+def render(control_plane: str | None, env_name: str, commit: str | None, out: str, main_branch: str) -> None:
     """Write the tree that would be committed for one environment."""
 
     cp = control_plane_at(control_plane, main_branch)

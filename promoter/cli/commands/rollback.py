@@ -30,7 +30,9 @@ from promoter.runtime import build_runtime
 )
 @click.option("--poll-interval", default="5s", show_default=True, help="How often to poll the merge.")
 @MAIN_BRANCH
-def rollback(control_plane: str, env_name: str, to: str | None, poll_interval: str, main_branch: str) -> None:
+def rollback(
+    control_plane: str | None, env_name: str, to: str | None, poll_interval: str, main_branch: str
+) -> None:
     """Restore ENV's platform tree to a healthy promotion and hold the commit that was there.
 
     The restore is merged by the environment's merge policy (a PR for auto and manual, a push

@@ -20,7 +20,7 @@ from promoter.runtime import build_runtime
 @click.option("--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @MAIN_BRANCH
 @github_options()
-def status(control_plane: str, commit: str | None, output: str, main_branch: str, github: Any) -> None:
+def status(control_plane: str | None, commit: str | None, output: str, main_branch: str, github: Any) -> None:
     """Where a main commit stands in each environment, read back from the repos."""
 
     cp = control_plane_at(control_plane, main_branch)

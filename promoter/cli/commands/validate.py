@@ -15,7 +15,7 @@ from promoter.rendering.tree import render_environment
 @CONTROL_PLANE
 @COMMIT
 @MAIN_BRANCH
-def validate(control_plane: str, commit: str | None, main_branch: str) -> None:
+def validate(control_plane: str | None, commit: str | None, main_branch: str) -> None:
     """Load and check main and every environment branch; render each environment."""
 
     cp = control_plane_at(control_plane, main_branch)
