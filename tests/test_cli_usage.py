@@ -3,9 +3,12 @@ plane found from the working directory, the working tree, completion, colour."""
 
 from __future__ import annotations
 
+import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from promoter.cli.main import cli
@@ -56,3 +59,122 @@ def test_outside_any_repo_the_error_says_to_pass_the_control_plane(
     result = CliRunner().invoke(cli, ["validate"])
     assert result.exit_code == 2
     assert result.stderr == "error: the working directory (no --control-plane given): not a git repository\n"
+
+
+# ------------------------------------------------------------ the working tree
+
+
+def _git(path: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(path), *args], check=True, capture_output=True, text=True).stdout
+
+
+def _typo(path: Path) -> None:
+    target = path / "workloads" / "app.yaml"
+    target.write_text(target.read_text().replace("{name: t2, environment: qa,", "{name: t2, enviroment: qa,"))
+
+
+TYPO = (
+    "workloads/app.yaml:8: unknown field 'spec.deploymentTargets[1].enviroment', did you mean 'environment'?"
+)
+
+
+def test_validate_reads_uncommitted_edits_and_says_so_first(factory: ControlPlaneFactory) -> None:
+    path = factory.create()
+    _typo(path)
+    result = CliRunner().invoke(cli, ["validate", "--control-plane", str(path)])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        "reading the working tree of main: 1 uncommitted file (workloads/app.yaml); --committed reads commits only",
+        f"error: {TYPO}",
+    ]
+    committed = CliRunner().invoke(cli, ["validate", "--control-plane", str(path), "--committed"])
+    assert committed.exit_code == 0 and committed.stderr == ""
+    assert _git(path, "status", "--porcelain") == " M workloads/app.yaml\n"  # index and tree untouched
+
+
+def test_a_clean_working_tree_reads_the_commit_silently(factory: ControlPlaneFactory) -> None:
+    path = factory.create()
+    (path / "notes.txt").write_text("not a control-plane file\n")
+    result = CliRunner().invoke(cli, ["validate", "--control-plane", str(path)])
+    assert result.exit_code == 0 and result.stderr == ""
+
+
+def test_staged_reads_the_index_not_the_working_tree(factory: ControlPlaneFactory) -> None:
+    path = factory.create()
+    _typo(path)
+    _git(path, "add", "workloads/app.yaml")
+    _git(path, "checkout", "--", "workloads/app.yaml")  # no-op: the tree equals the index
+    (path / "workloads" / "app.yaml").write_text(_git(path, "show", "HEAD:workloads/app.yaml"))
+    staged = CliRunner().invoke(cli, ["validate", "--control-plane", str(path), "--staged"])
+    assert staged.exit_code == 2
+    assert staged.stderr.splitlines() == [
+        "reading the staged files of main: 1 uncommitted file (workloads/app.yaml)",
+        f"error: {TYPO}",
+    ]
+    tree = CliRunner().invoke(cli, ["validate", "--control-plane", str(path)])
+    assert tree.exit_code == 0, tree.output  # the working tree is back to the commit
+
+
+def test_an_untracked_file_on_an_environment_branch_is_read(factory: ControlPlaneFactory) -> None:
+    path = factory.create()
+    _git(path, "checkout", "-q", "dev")
+    (path / "more.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: defaults}\ndata: {}\n")
+    result = CliRunner().invoke(cli, ["validate", "--control-plane", str(path)])
+    assert result.exit_code == 2
+    lines = result.stderr.splitlines()
+    assert (
+        lines[0]
+        == "reading the working tree of dev: 1 uncommitted file (more.yaml); --committed reads commits only"
+    )
+    assert lines[1] == "error: dev:more.yaml:1: duplicate ConfigMap 'defaults' (also at dev:env.yaml:11)"
+
+
+def test_edits_on_another_branch_are_named_as_not_read(factory: ControlPlaneFactory) -> None:
+    path = factory.create()
+    _git(path, "checkout", "-q", "-b", "feature")
+    _typo(path)
+    result = CliRunner().invoke(cli, ["validate", "--control-plane", str(path)])
+    assert result.exit_code == 0
+    assert result.stderr == (
+        "warning: uncommitted files on branch feature are not read (workloads/app.yaml): "
+        "it is neither main nor an environment branch\n"
+    )
+
+
+def test_render_writes_the_working_tree(factory: ControlPlaneFactory, tmp_path: Path) -> None:
+    path = factory.create()
+    _git(path, "checkout", "-q", "dev")
+    env = path / "env.yaml"
+    env.write_text(env.read_text().replace("REGION: here", "REGION: there"))
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        cli, ["render", "--control-plane", str(path), "--env", "dev", "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert result.stderr.startswith("reading the working tree of dev: 1 uncommitted file (env.yaml)")
+    assert any(b"there" in p.read_bytes() for p in out.rglob("*.yaml"))
+
+
+def test_staged_and_committed_exclude_each_other(factory: ControlPlaneFactory) -> None:
+    path = factory.create()
+    result = CliRunner().invoke(cli, ["validate", "--control-plane", str(path), "--staged", "--committed"])
+    assert result.exit_code == 2
+    assert result.stderr == "error: --committed and --staged exclude each other\n"
+
+
+def test_the_pre_commit_hook_validates_what_is_staged(
+    factory: ControlPlaneFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hooks = yaml.safe_load((Path(__file__).parents[1] / ".pre-commit-hooks.yaml").read_text())
+    hook = next(h for h in hooks if h["id"] == "promoter-validate")
+    assert hook["pass_filenames"] is False and hook["language"] == "python"
+    program, *args = shlex.split(hook["entry"])
+    assert program == "promoter"
+    path = factory.create()
+    _typo(path)
+    _git(path, "add", "-A")
+    monkeypatch.delenv("PROMOTER_CONTROL_PLANE", raising=False)
+    monkeypatch.chdir(path)  # pre-commit runs hooks at the top of the repo
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1] == f"error: {TYPO}"

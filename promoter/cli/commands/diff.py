@@ -17,7 +17,15 @@ from typing import Any
 import click
 
 from promoter.cli import actions_output
-from promoter.cli.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH
+from promoter.cli.commands.common import (
+    COMMIT,
+    COMMITTED,
+    CONTROL_PLANE,
+    MAIN_BRANCH,
+    STAGED,
+    announce_edits,
+    with_edits,
+)
 from promoter.cli.commands.common import control_plane as control_plane_at
 from promoter.console import Console
 from promoter.errors import UsageError
@@ -168,6 +176,8 @@ def diff_outputs(diffs: list[EnvDiff], comment_file: str | None, max_value: int)
     help="Also write the diff as a markdown pull-request comment to this file.",
 )
 @MAIN_BRANCH
+@COMMITTED
+@STAGED
 def diff(
     control_plane: str | None,
     commit: str | None,
@@ -178,6 +188,8 @@ def diff(
     deployed_main: bool,
     comment_file: str | None,
     main_branch: str,
+    committed: bool,
+    staged: bool,
 ) -> None:
     """Show what promoting a commit would change on each platform branch; push nothing."""
 
@@ -186,7 +198,9 @@ def diff(
     if env_commit and not (env_names or env_branch):
         raise UsageError("--env-commit needs --env or --env-branch: it is one environment branch's commit")
     cp = control_plane_at(control_plane, main_branch)
+    with_edits(cp, commit, committed, staged)
     main = cp.main(cp.resolve(commit))
+    announce_edits(cp, main)
     envs = _select(main.pipeline, env_names, env_branch, to)
     diffs = _diffs(cp, main, envs, env_commit, deployed_main)
     if comment_file:

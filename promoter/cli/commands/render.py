@@ -7,7 +7,15 @@ from pathlib import Path
 
 import click
 
-from promoter.cli.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH
+from promoter.cli.commands.common import (
+    COMMIT,
+    COMMITTED,
+    CONTROL_PLANE,
+    MAIN_BRANCH,
+    STAGED,
+    announce_edits,
+    with_edits,
+)
 from promoter.cli.commands.common import control_plane as control_plane_at
 from promoter.errors import UsageError
 from promoter.platform.provenance import PROVENANCE, Provenance
@@ -22,12 +30,24 @@ from promoter.rendering.tree import render_environment
     "--out", required=True, type=click.Path(file_okay=False), help="Directory to write the tree into."
 )
 @MAIN_BRANCH
-def render(control_plane: str | None, env_name: str, commit: str | None, out: str, main_branch: str) -> None:
+@COMMITTED
+@STAGED
+def render(
+    control_plane: str | None,
+    env_name: str,
+    commit: str | None,
+    out: str,
+    main_branch: str,
+    committed: bool,
+    staged: bool,
+) -> None:
     """Write the tree that would be committed for one environment."""
 
     cp = control_plane_at(control_plane, main_branch)
+    with_edits(cp, commit, committed, staged)
     sha = cp.resolve(commit)
     main = cp.main(sha)
+    announce_edits(cp, main)
     env = main.pipeline.environment(env_name)
     if env is None:
         raise UsageError(

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import click
 
-from promoter.cli.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH
+from promoter.cli.commands.common import (
+    COMMIT,
+    COMMITTED,
+    CONTROL_PLANE,
+    MAIN_BRANCH,
+    STAGED,
+    announce_edits,
+    with_edits,
+)
 from promoter.cli.commands.common import control_plane as control_plane_at
 from promoter.rendering.builtins import all_templates
 from promoter.rendering.render import Renderer
@@ -15,12 +23,18 @@ from promoter.rendering.tree import render_environment
 @CONTROL_PLANE
 @COMMIT
 @MAIN_BRANCH
-def validate(control_plane: str | None, commit: str | None, main_branch: str) -> None:
+@COMMITTED
+@STAGED
+def validate(
+    control_plane: str | None, commit: str | None, main_branch: str, committed: bool, staged: bool
+) -> None:
     """Load and check main and every environment branch; render each environment."""
 
     cp = control_plane_at(control_plane, main_branch)
+    with_edits(cp, commit, committed, staged)
     sha = cp.resolve(commit)
     main = cp.main(sha)
+    announce_edits(cp, main)
     Renderer(all_templates(main)).compile_all()
     for env in main.pipeline.environments:
         rendered = render_environment(main, cp.environment(env), env.name)
