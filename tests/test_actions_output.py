@@ -256,7 +256,7 @@ def test_diff_of_an_unchanged_environment_is_empty(factory: ControlPlaneFactory)
     promoted = CliRunner().invoke(cli, ["promote", "--control-plane", str(path), "--to", "dev"])
     assert promoted.exit_code == 0, promoted.output
     result = CliRunner().invoke(cli, ["diff", "--control-plane", str(path), "--env", "dev", "--env", "qa"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # qa would change
     lines = result.stderr.splitlines()
     assert lines[0].startswith("dev: +0 ~0 -0 against dev@") and lines[1].startswith("qa: +3 ~0 -0")
     assert result.stdout.startswith("# qa: +3 ~0 -0") and "# dev" not in result.stdout

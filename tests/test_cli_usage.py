@@ -3,6 +3,7 @@ plane found from the working directory, the working tree, completion, colour."""
 
 from __future__ import annotations
 
+import json
 import shlex
 import subprocess
 from pathlib import Path
@@ -178,3 +179,99 @@ def test_the_pre_commit_hook_validates_what_is_staged(
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 2
     assert result.stderr.splitlines()[-1] == f"error: {TYPO}"
+
+
+# ------------------------------------------------------------ output formats and exit codes
+
+
+def test_validate_as_json_and_yaml_has_one_documented_shape(factory: ControlPlaneFactory) -> None:
+    path = factory.create()
+    sha = _git(path, "rev-parse", "main").strip()
+    as_json = CliRunner().invoke(cli, ["validate", "--control-plane", str(path), "-o", "json"])
+    assert as_json.exit_code == 0, as_json.output
+    data = json.loads(as_json.stdout)
+    assert data == {
+        "valid": True,
+        "mainCommit": sha,
+        "workloads": 1,
+        "templates": 0,
+        "environments": [
+            {"environment": env, "assignments": 1, "files": data["environments"][i]["files"]}
+            for i, env in enumerate(("dev", "qa", "prod"))
+        ],
+        "uncommitted": None,
+    }
+    as_yaml = CliRunner().invoke(cli, ["validate", "--control-plane", str(path), "--output", "yaml"])
+    assert yaml.safe_load(as_yaml.stdout) == data
+
+
+def test_render_to_stdout_is_one_multi_document_yaml(factory: ControlPlaneFactory, tmp_path: Path) -> None:
+    path = factory.create()
+    result = CliRunner().invoke(cli, ["render", "--control-plane", str(path), "--env", "dev", "--out", "-"])
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "tree"
+    CliRunner().invoke(cli, ["render", "--control-plane", str(path), "--env", "dev", "--out", str(out)])
+    written = sorted(str(p.relative_to(out)) for p in out.rglob("*.yaml") if ".promoter" not in p.parts)
+    sources = [
+        ln.removeprefix("# Source: ") for ln in result.stdout.splitlines() if ln.startswith("# Source: ")
+    ]
+    assert sorted(set(sources)) == written
+    docs = [d for d in yaml.safe_load_all(result.stdout) if d is not None]
+    on_disk = [
+        d
+        for p in sorted(out.rglob("*.yaml"))
+        if ".promoter" not in p.parts
+        for d in yaml.safe_load_all(p.read_text())
+    ]
+    assert sorted(json.dumps(d, sort_keys=True) for d in docs) == sorted(
+        json.dumps(d, sort_keys=True) for d in on_disk
+    )
+
+
+def test_render_as_json_lists_the_files_it_wrote(factory: ControlPlaneFactory, tmp_path: Path) -> None:
+    path = factory.create()
+    out = tmp_path / "tree"
+    args = ["render", "--control-plane", str(path), "--env", "qa", "--out", str(out), "-o", "json"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["environment"] == "qa" and data["out"] == str(out) and data["assignments"] == 1
+    assert data["files"] == sorted(
+        str(p.relative_to(out)) for p in out.rglob("*.yaml") if ".promoter" not in p.parts
+    )
+
+
+def test_diff_exits_1_on_a_difference_and_0_without(factory: ControlPlaneFactory) -> None:
+    path = factory.create(platform_branches=("dev", "qa", "prod"))
+    args = ["diff", "--control-plane", str(path), "--env", "dev"]
+    changed = CliRunner().invoke(cli, args)
+    assert changed.exit_code == 1, changed.output
+    assert CliRunner().invoke(cli, [*args, "--no-exit-code"]).exit_code == 0
+    data = json.loads(CliRunner().invoke(cli, [*args, "-o", "json"]).stdout)
+    assert data["changed"] is True and [e["environment"] for e in data["environments"]] == ["dev"]
+    env = data["environments"][0]
+    assert env["added"] == 3 and env["modified"] == 0 and env["removed"] == 0
+    assert env["patch"].count("+++ b/") == 3
+    assert CliRunner().invoke(cli, ["promote", "--control-plane", str(path), "--to", "dev"]).exit_code == 0
+    same = CliRunner().invoke(cli, args)
+    assert same.exit_code == 0, same.output
+    assert yaml.safe_load(CliRunner().invoke(cli, [*args, "-o", "yaml"]).stdout)["changed"] is False
+
+
+def test_status_and_check_platform_speak_yaml(factory: ControlPlaneFactory) -> None:
+    path = factory.create(platform_branches=("dev", "qa", "prod"))
+    assert CliRunner().invoke(cli, ["promote", "--control-plane", str(path), "--to", "dev"]).exit_code == 0
+    status = yaml.safe_load(
+        CliRunner().invoke(cli, ["status", "--control-plane", str(path), "-o", "yaml"]).stdout
+    )
+    assert [(e["environment"], e["state"]) for e in status["environments"]] == [
+        ("dev", "success"),
+        ("qa", "none"),
+        ("prod", "none"),
+    ]
+    check = CliRunner().invoke(
+        cli, ["check-platform", "--repo", str(factory.platform), "--ref", "dev", "-o", "json"]
+    )
+    assert check.exit_code == 0, check.output
+    data = json.loads(check.stdout)
+    assert data["ok"] is True and data["problems"] == [] and data["manifests"] > 0

@@ -60,6 +60,10 @@ class PromoterGroup(click.Group):
             ctx.exit(130)
         except (click.exceptions.Exit, click.exceptions.ClickException, click.exceptions.Abort):
             raise
+        except BrokenPipeError:  # promoter render --out - | head: the reader has all it wants
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())  # the interpreter's final flush must not fail again
+            ctx.exit(141)
         except Exception:
             log = _crash_log()
             click.echo(f"error: unexpected failure (a bug); the traceback is in {log}", err=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from promoter.cli.commands.common import (
     with_edits,
 )
 from promoter.cli.commands.common import control_plane as control_plane_at
+from promoter.cli.output import OUTPUT, emit
 from promoter.console import Console
 from promoter.errors import UsageError
 from promoter.platform.objects import Change
@@ -150,6 +152,29 @@ def diff_outputs(diffs: list[EnvDiff], comment_file: str | None, max_value: int)
     return outputs
 
 
+def diff_data(diffs: list[EnvDiff]) -> dict[str, Any]:
+    """The diff for ``-o json|yaml`` (the shape docs/cli.md documents)."""
+    return {
+        "mainCommit": diffs[0].main_commit if diffs else None,
+        "changed": any(d.changed for d in diffs),
+        "environments": [
+            {
+                "environment": d.environment,
+                "platformBranch": d.platform_branch,
+                "platformCommit": d.platform_commit,
+                "mainCommit": d.main_commit,
+                "environmentCommit": d.env_commit,
+                "changed": d.changed,
+                "added": d.counts.added,
+                "modified": d.counts.changed,
+                "removed": d.counts.removed,
+                "patch": "".join(d.patches),
+            }
+            for d in diffs
+        ],
+    }
+
+
 # ------------------------------------------------------------ the command
 
 
@@ -178,6 +203,13 @@ def diff_outputs(diffs: list[EnvDiff], comment_file: str | None, max_value: int)
 @MAIN_BRANCH
 @COMMITTED
 @STAGED
+@OUTPUT
+@click.option(
+    "--exit-code/--no-exit-code",
+    default=True,
+    show_default=True,
+    help="Exit 1 when a platform branch would change, as flux diff and git diff --exit-code do.",
+)
 def diff(
     control_plane: str | None,
     commit: str | None,
@@ -190,8 +222,20 @@ def diff(
     main_branch: str,
     committed: bool,
     staged: bool,
+    output: str,
+    exit_code: bool,
 ) -> None:
-    """Show what promoting a commit would change on each platform branch; push nothing."""
+    """Show what promoting a commit would change on each platform branch; push nothing.
+
+    Exit status: 0 when nothing would change, 1 when something would (unless
+    --no-exit-code), 2 on bad input.
+
+    \b
+    Examples:
+      promoter diff                      # every environment, edits in the working tree included
+      promoter diff --env qa -o json
+      promoter diff --to qa --no-exit-code --comment-file diff.md
+    """
 
     if deployed_main and commit:
         raise UsageError("--commit and --deployed-main exclude each other")
@@ -205,9 +249,14 @@ def diff(
     diffs = _diffs(cp, main, envs, env_commit, deployed_main)
     if comment_file:
         Path(comment_file).write_text(diff_markdown(diffs, MAX_COMMENT), encoding="utf-8")
-    _print(diffs, actions_output.active())
+    if output == "text":
+        _print(diffs, actions_output.active())
+    else:
+        emit(diff_data(diffs), output)
     actions_output.set_outputs(diff_outputs(diffs, comment_file, actions_output.MAX_OUTPUT_VALUE))
     actions_output.add_summary(diff_markdown(diffs, MAX_SUMMARY).replace(COMMENT_MARKER + "\n", ""))
+    if exit_code and any(d.changed for d in diffs):
+        sys.exit(1)
 
 
 def _print(diffs: list[EnvDiff], grouped: bool) -> None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -17,6 +19,7 @@ from promoter.cli.commands.common import (
     with_edits,
 )
 from promoter.cli.commands.common import control_plane as control_plane_at
+from promoter.cli.output import OUTPUT, emit, snapshot_of
 from promoter.errors import UsageError
 from promoter.platform.provenance import PROVENANCE, Provenance
 from promoter.rendering.tree import render_environment
@@ -27,11 +30,15 @@ from promoter.rendering.tree import render_environment
 @click.option("--env", "env_name", required=True, help="The environment to render.")
 @COMMIT
 @click.option(
-    "--out", required=True, type=click.Path(file_okay=False), help="Directory to write the tree into."
+    "--out",
+    required=True,
+    type=click.Path(file_okay=False, allow_dash=True),
+    help="Directory to write the tree into; '-' streams the manifests to stdout as one multi-document YAML.",
 )
 @MAIN_BRANCH
 @COMMITTED
 @STAGED
+@OUTPUT
 def render(
     control_plane: str | None,
     env_name: str,
@@ -40,32 +47,75 @@ def render(
     main_branch: str,
     committed: bool,
     staged: bool,
+    output: str,
 ) -> None:
-    """Write the tree that would be committed for one environment."""
+    """Write the tree that would be committed for one environment.
+
+    \b
+    Examples:
+      promoter render --env dev --out ../render-dev
+      promoter render --env qa --out - | kubectl apply --dry-run=client -f -
+      promoter render --env prod --out ../render-prod -o json
+    """
 
     cp = control_plane_at(control_plane, main_branch)
     with_edits(cp, commit, committed, staged)
     sha = cp.resolve(commit)
     main = cp.main(sha)
     announce_edits(cp, main)
-    env = main.pipeline.environment(env_name)
-    if env is None:
-        raise UsageError(
-            f"--env {env_name}: no such environment (the Pipeline has {', '.join(e.name for e in main.pipeline.environments)})"
-        )
+    env = _environment(main, env_name)
+    if out == "-" and output != "text":
+        raise UsageError("--out - writes the manifests to stdout; -o/--output applies to a directory render")
     objects = cp.environment(env)
     rendered = render_environment(main, objects, env.name)
-    target = Path(out)
+    if out == "-":
+        click.echo(stream(rendered.files), nl=False)
+        return
+    write_tree(
+        Path(out), out, {**rendered.files, PROVENANCE: Provenance.of(main, env, objects, rendered).text()}
+    )
+    if output != "text":
+        summary = {
+            "environment": env.name,
+            "mainCommit": sha,
+            "environmentCommit": objects.commit,
+            "out": out,
+            "assignments": len(rendered.assignments),
+            "files": sorted(rendered.files),
+            "uncommitted": snapshot_of(cp),
+        }
+        emit(summary, output)
+        return
+    click.echo(
+        f"{env.name}: wrote {len(rendered.files)} files for {len(rendered.assignments)} assignments to {out}"
+    )
+
+
+def _environment(main: Any, name: str) -> Any:
+    env = main.pipeline.environment(name)
+    if env is None:
+        names = ", ".join(e.name for e in main.pipeline.environments)
+        raise UsageError(f"--env {name}: no such environment (the Pipeline has {names})")
+    return env
+
+
+def write_tree(target: Path, out: str, files: Mapping[str, bytes]) -> None:
+    """Write ``files`` under ``target``: empty, missing, or an earlier render (replaced)."""
     if target.exists() and any(target.iterdir()):
         if not (target / PROVENANCE).exists():
             raise UsageError(f"--out {out}: not empty and not an earlier render; choose an empty directory")
         shutil.rmtree(target)
-    files = dict(rendered.files)
-    files[PROVENANCE] = Provenance.of(main, env, objects, rendered).text()
     for path, data in files.items():
         dest = target / path
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_bytes(data)
-    click.echo(
-        f"{env.name}: wrote {len(rendered.files)} files for {len(rendered.assignments)} assignments to {out}"
-    )
+
+
+def stream(files: Mapping[str, bytes]) -> str:
+    """The rendered files as one multi-document YAML, each document headed by its path
+    (``# Source: <path>``, as ``helm template`` does), in path order."""
+    parts = []
+    for path in sorted(files):
+        text = files[path].decode("utf-8").removeprefix("---\n")
+        parts.append(f"---\n# Source: {path}\n{text}" + ("" if text.endswith("\n") else "\n"))
+    return "".join(parts)
