@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import click
@@ -61,7 +62,7 @@ def rollback(
     """
 
     cp = control_plane_at(control_plane, main_branch)
-    console = Console()
+    console = Console(stream=sys.stderr if output != "text" else None)  # stdout holds the data
     runtime = build_runtime(cp, cp.main(cp.resolve(None)).pipeline, console)
     try:
         options = Options(poll_interval=parse_duration(poll_interval), run_url=actions_output.run_url())
@@ -70,7 +71,7 @@ def rollback(
     orchestrator = Orchestrator(cp, runtime.platform, runtime.forge, clocks.RealClock(), console, options)
     if output != "text" and not dry_run:
         raise UsageError("-o/--output json|yaml goes with --dry-run: a rollback itself reports as text")
-    with runtime.platform.locked():
+    with runtime.platform.locked(console.say):
         if not dry_run:
             orchestrator.rollback(env_name, to)
             return
