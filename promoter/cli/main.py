@@ -1,5 +1,5 @@
 """The ``promoter`` command line. Each command builds its collaborators and calls the library;
-``PromoterGroup.invoke`` is the one place where errors become exit codes (DESIGN section 9)."""
+``PromoterGroup.invoke`` is the one place where errors become exit codes (docs/cli.md, "Exit codes")."""
 
 from __future__ import annotations
 
