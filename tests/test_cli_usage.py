@@ -4,8 +4,10 @@ plane found from the working directory, the working tree, completion, colour."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -275,3 +277,38 @@ def test_status_and_check_platform_speak_yaml(factory: ControlPlaneFactory) -> N
     assert check.exit_code == 0, check.output
     data = json.loads(check.stdout)
     assert data["ok"] is True and data["problems"] == [] and data["manifests"] > 0
+
+
+# ------------------------------------------------------------ shell completion
+
+
+def _complete(words: str, cwd: Path | None = None) -> list[str]:
+    env = {
+        **os.environ,
+        "COMP_WORDS": words,
+        "COMP_CWORD": str(len(words.split()) - (0 if words.endswith(" ") else 1)),
+    }
+    env["_PROMOTER_COMPLETE"] = "bash_complete"
+    env.pop("PROMOTER_CONTROL_PLANE", None)
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "promoter")], env=env, cwd=cwd, capture_output=True, text=True
+    )
+    return proc.stdout.splitlines()
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_completion_prints_the_script_for_each_shell(shell: str) -> None:
+    result = CliRunner().invoke(cli, ["completion", shell])
+    assert result.exit_code == 0
+    assert "_PROMOTER_COMPLETE" in result.stdout and f"{shell}_complete" in result.stdout
+
+
+def test_environment_names_complete_from_the_pipeline(factory: ControlPlaneFactory) -> None:
+    path = factory.create()
+    assert _complete("promoter render --env ", cwd=path) == ["plain,dev", "plain,qa", "plain,prod"]
+    assert _complete(f"promoter diff --control-plane {path} --to q") == ["plain,qa"]
+    assert _complete("promoter rollback --env p", cwd=path / "workloads") == ["plain,prod"]
+
+
+def test_no_environment_names_where_there_is_no_control_plane(tmp_path: Path) -> None:
+    assert _complete(f"promoter render --control-plane {tmp_path} --env ") == []

@@ -13,7 +13,17 @@ from typing import Any
 import click
 
 from promoter.cli import actions_output
-from promoter.cli.commands import check_platform, demo, diff, promote, render, rollback, status, validate
+from promoter.cli.commands import (
+    check_platform,
+    completion,
+    demo,
+    diff,
+    promote,
+    render,
+    rollback,
+    status,
+    validate,
+)
 from promoter.cli.commands.report_status import report_status
 from promoter.errors import PromoterError, one_line
 from promoter.gitcmd import require_git
@@ -100,6 +110,7 @@ for command in (
     demo.demo,
     rollback.rollback,
     report_status,
+    completion.completion,
 ):
     cli.add_command(command)
 

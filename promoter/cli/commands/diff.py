@@ -28,6 +28,7 @@ from promoter.cli.commands.common import (
     with_edits,
 )
 from promoter.cli.commands.common import control_plane as control_plane_at
+from promoter.cli.commands.completion import complete_environments
 from promoter.cli.output import OUTPUT, emit
 from promoter.console import Console
 from promoter.errors import UsageError
@@ -181,9 +182,20 @@ def diff_data(diffs: list[EnvDiff]) -> dict[str, Any]:
 @click.command()
 @CONTROL_PLANE
 @COMMIT
-@click.option("--env", "env_names", multiple=True, help="Only this environment (repeatable).")
+@click.option(
+    "--env",
+    "env_names",
+    multiple=True,
+    shell_complete=complete_environments,
+    help="Only this environment (repeatable).",
+)
 @click.option("--env-branch", default=None, help="Only the environments kept on this control-plane branch.")
-@click.option("--to", default=None, help="The environments up to and including this one.")
+@click.option(
+    "--to",
+    default=None,
+    shell_complete=complete_environments,
+    help="The environments up to and including this one.",
+)
 @click.option(
     "--env-commit",
     default=None,

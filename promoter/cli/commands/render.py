@@ -19,6 +19,7 @@ from promoter.cli.commands.common import (
     with_edits,
 )
 from promoter.cli.commands.common import control_plane as control_plane_at
+from promoter.cli.commands.completion import complete_environments
 from promoter.cli.output import OUTPUT, emit, snapshot_of
 from promoter.errors import UsageError
 from promoter.platform.provenance import PROVENANCE, Provenance
@@ -27,7 +28,13 @@ from promoter.rendering.tree import render_environment
 
 @click.command()
 @CONTROL_PLANE
-@click.option("--env", "env_name", required=True, help="The environment to render.")
+@click.option(
+    "--env",
+    "env_name",
+    required=True,
+    shell_complete=complete_environments,
+    help="The environment to render.",
+)
 @COMMIT
 @click.option(
     "--out",

@@ -13,6 +13,7 @@ from promoter import (
 from promoter.cli import actions_output
 from promoter.cli.commands.common import CONTROL_PLANE, MAIN_BRANCH
 from promoter.cli.commands.common import control_plane as control_plane_at
+from promoter.cli.commands.completion import complete_environments
 from promoter.cli.output import OUTPUT, emit
 from promoter.clock import parse_duration
 from promoter.console import Console
@@ -25,7 +26,13 @@ from promoter.runtime import build_runtime
 
 @click.command()
 @CONTROL_PLANE
-@click.option("--env", "env_name", required=True, help="The environment to roll back.")
+@click.option(
+    "--env",
+    "env_name",
+    required=True,
+    shell_complete=complete_environments,
+    help="The environment to roll back.",
+)
 @click.option(
     "--to",
     "to",
