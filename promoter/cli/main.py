@@ -25,6 +25,7 @@ from promoter.cli.commands import (
     validate,
 )
 from promoter.cli.commands.report_status import report_status
+from promoter.console import colour_enabled, paint
 from promoter.errors import PromoterError, one_line
 from promoter.gitcmd import require_git
 from promoter.masking import mask
@@ -60,7 +61,7 @@ class PromoterGroup(click.Group):
             return super().invoke(ctx)
         except PromoterError as err:
             with actions_output.commands_stopped():
-                click.echo(f"error: {one_line(mask(str(err)))}", err=True)
+                click.echo(f"{_error_word()} {one_line(mask(str(err)))}", err=True)
             actions_output.report_error(err)
             ctx.exit(err.exit_code)
         except KeyboardInterrupt:
@@ -80,11 +81,16 @@ class PromoterGroup(click.Group):
             ctx.exit(3)
 
 
+def _error_word() -> str:
+    """``error:``, red on a terminal that takes colour."""
+    return paint("error:", "bold-red") if colour_enabled(sys.stderr) else "error:"
+
+
 def _show_click_error(err: click.exceptions.ClickException) -> None:
     ctx = getattr(err, "ctx", None)
     if isinstance(err, click.exceptions.UsageError) and ctx is not None:
         click.echo(f"{ctx.get_usage()}\nTry '{ctx.command_path} --help' for help.\n", err=True)
-    click.echo(f"error: {one_line(mask(err.format_message()))}", err=True)
+    click.echo(f"{_error_word()} {one_line(mask(err.format_message()))}", err=True)
 
 
 def _crash_log() -> str:
