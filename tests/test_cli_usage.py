@@ -312,3 +312,19 @@ def test_environment_names_complete_from_the_pipeline(factory: ControlPlaneFacto
 
 def test_no_environment_names_where_there_is_no_control_plane(tmp_path: Path) -> None:
     assert _complete(f"promoter render --control-plane {tmp_path} --env ") == []
+
+
+# ------------------------------------------------------------ help
+
+
+def test_every_command_help_has_examples_and_docs_list_every_command() -> None:
+    doc = (Path(__file__).parents[1] / "docs" / "cli.md").read_text()
+    top = CliRunner().invoke(cli, ["--help"])
+    assert "Examples:" in top.stdout
+    for name in sorted(cli.commands):  # type: ignore[attr-defined]
+        result = CliRunner().invoke(cli, [name, "--help"])
+        assert result.exit_code == 0, name
+        examples = result.stdout.partition("\n  Examples:\n")[2]
+        assert f"promoter {name}" in examples, f"{name} --help has no example"
+        assert f"  {name} " in doc.split("```")[1], f"docs/cli.md's help listing lacks {name}"
+        assert f"## `{name}`" in doc, f"docs/cli.md has no section for {name}"

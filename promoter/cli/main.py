@@ -103,7 +103,16 @@ def _crash_log() -> str:
 @click.group("promoter", cls=PromoterGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="promoter")
 def cli() -> None:
-    """Promote a GitOps control plane through environments, gated on rollout health."""
+    """Promote a GitOps control plane through environments, gated on rollout health.
+
+    \b
+    Examples:
+      promoter demo                      # the whole flow on a sample, no network
+      promoter validate                  # check the control plane you are editing
+      promoter diff --env dev            # what promoting would change in dev (exit 1 if anything)
+      promoter promote --to qa
+      promoter status -o json
+    """
 
 
 for command in (
