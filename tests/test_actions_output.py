@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -137,6 +138,8 @@ def test_summary_table_and_diagram(monkeypatch: pytest.MonkeyPatch) -> None:
     ]
     assert lines[5] == "| qa | ❌ failure | - | - | - | 2.0s |"
     assert "- **qa**: gate said \\| no<br>with ***" in lines
+    prefixed = ao.summary_markdown(report(dev, replace(qa, message="qa: gate said no")), ["dev", "qa"])
+    assert "- **qa**: gate said no" in prefixed.splitlines()  # the environment is named once
     start = lines.index("```mermaid")
     assert lines[start : start + 12] == [
         "```mermaid",

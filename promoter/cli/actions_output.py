@@ -243,7 +243,10 @@ def summary_markdown(report: Report, environments: Sequence[str] = ()) -> str:
     notes = [r for r in report.results if r.message and not r.ok]
     if notes:
         lines.append("")
-        lines += [f"- **{cell(r.environment)}**: {cell(r.message)}" for r in notes]
+        lines += [
+            f"- **{cell(r.environment)}**: {cell(r.message.removeprefix(r.environment + ': '))}"
+            for r in notes
+        ]
     lines += ["", mermaid(report, environments), ""]
     return mask("\n".join(lines))
 
