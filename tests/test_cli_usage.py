@@ -293,7 +293,7 @@ def _complete(words: str, cwd: Path | None = None) -> list[str]:
     proc = subprocess.run(
         [str(Path(sys.executable).parent / "promoter")], env=env, cwd=cwd, capture_output=True, text=True
     )
-    return proc.stdout.splitlines()
+    return [line for line in proc.stdout.splitlines() if line]  # bash_complete prints one newline for none
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
