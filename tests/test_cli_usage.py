@@ -328,3 +328,15 @@ def test_every_command_help_has_examples_and_docs_list_every_command() -> None:
         assert f"promoter {name}" in examples, f"{name} --help has no example"
         assert f"  {name} " in doc.split("```")[1], f"docs/cli.md's help listing lacks {name}"
         assert f"## `{name}`" in doc, f"docs/cli.md has no section for {name}"
+
+
+def test_only_yaml_files_of_the_working_tree_are_hashed(factory: ControlPlaneFactory) -> None:
+    path = factory.create()
+    _typo(path)
+    (path / "node_modules").mkdir()
+    (path / "node_modules" / "big.js").write_text("module.exports = 'not a control-plane file'\n")
+    result = CliRunner().invoke(cli, ["validate", "--control-plane", str(path)])
+    assert result.exit_code == 2 and result.stderr.startswith("reading the working tree of main")
+    blob = _git(path, "hash-object", "node_modules/big.js").strip()
+    missing = subprocess.run(["git", "-C", str(path), "cat-file", "-e", blob], capture_output=True)
+    assert missing.returncode != 0  # never written into the object store

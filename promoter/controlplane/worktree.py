@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from promoter.controlplane.documents import is_control_plane_file
+from promoter.errors import GitError
 from promoter.gitcmd import Git
 
 SHOWN = 5  # changed files named in the announcement
@@ -69,6 +70,17 @@ def snapshot(git: Git, *, staged: bool) -> Snapshot | None:
     return Snapshot(branch, commit, files, staged)
 
 
+def _add_yaml(git: Git, env: dict[str, str]) -> None:
+    """Stage every YAML file of the working tree (new, changed, deleted; .gitignore honoured)
+    into the throwaway index: only they are read, and an unignored node_modules or virtualenv
+    is not hashed into the object store for nothing."""
+    proc = git.run("add", "--all", "--ignore-errors", paths=["*.y*ml"], env=env, check=False)
+    if proc.returncode != 0 and b"did not match any files" not in proc.stderr:
+        raise GitError(
+            f"cannot read the working tree of {git.path}: {proc.stderr.decode(errors='replace').strip()}"
+        )
+
+
 def _tree(git: Git, staged: bool) -> str:
     index = Path(git.out("rev-parse", "--path-format=absolute", "--git-path", "index"))
     fd, copy = tempfile.mkstemp(prefix="promoter-index-")
@@ -80,7 +92,7 @@ def _tree(git: Git, staged: bool) -> str:
             os.unlink(copy)  # git makes a fresh index where there is none
         env = {"GIT_INDEX_FILE": copy}
         if not staged:
-            git.run("add", "--all", "--ignore-errors", paths=["."], env=env)
+            _add_yaml(git, env)
         return git.run("write-tree", env=env).stdout.decode().strip()
     finally:
         Path(copy).unlink(missing_ok=True)
