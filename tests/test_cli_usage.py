@@ -340,3 +340,21 @@ def test_only_yaml_files_of_the_working_tree_are_hashed(factory: ControlPlaneFac
     blob = _git(path, "hash-object", "node_modules/big.js").strip()
     missing = subprocess.run(["git", "-C", str(path), "cat-file", "-e", blob], capture_output=True)
     assert missing.returncode != 0  # never written into the object store
+
+
+def test_diff_shows_what_an_uncommitted_environment_edit_would_change(factory: ControlPlaneFactory) -> None:
+    path = factory.create(platform_branches=("dev", "qa", "prod"))
+    assert CliRunner().invoke(cli, ["promote", "--control-plane", str(path), "--to", "dev"]).exit_code == 0
+    _git(path, "checkout", "-q", "dev")
+    env = path / "env.yaml"
+    env.write_text(env.read_text().replace("REGION: here", "REGION: there"))
+    result = CliRunner().invoke(cli, ["diff", "--control-plane", str(path), "--env", "dev", "-o", "json"])
+    assert result.exit_code == 1, result.output
+    assert result.stderr.splitlines()[0].startswith(
+        "reading the working tree of dev: 1 uncommitted file (env.yaml)"
+    )
+    (dev,) = json.loads(result.stdout)["environments"]
+    assert (dev["added"], dev["modified"], dev["removed"]) == (0, 1, 0)
+    assert "-  REGION: here\n+  REGION: there\n" in dev["patch"]
+    committed = CliRunner().invoke(cli, ["diff", "--control-plane", str(path), "--env", "dev", "--committed"])
+    assert committed.exit_code == 0, committed.output
