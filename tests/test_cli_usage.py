@@ -358,3 +358,13 @@ def test_diff_shows_what_an_uncommitted_environment_edit_would_change(factory: C
     assert "-  REGION: here\n+  REGION: there\n" in dev["patch"]
     committed = CliRunner().invoke(cli, ["diff", "--control-plane", str(path), "--env", "dev", "--committed"])
     assert committed.exit_code == 0, committed.output
+
+
+def test_a_file_name_with_a_newline_cannot_forge_a_line(factory: ControlPlaneFactory) -> None:
+    path = factory.create()
+    (path / "bad\nerror: forged.yaml").write_text("# nothing\n")
+    result = CliRunner().invoke(cli, ["validate", "--control-plane", str(path)])
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines() == [
+        "reading the working tree of main: 1 uncommitted file (bad\\nerror: forged.yaml); --committed reads commits only"
+    ]

@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from promoter.controlplane.repo import ControlPlane
-from promoter.errors import UsageError
+from promoter.errors import UsageError, one_line
 from promoter.model import MainObjects
 
 CONTROL_PLANE = click.option(
@@ -50,7 +50,7 @@ def with_edits(cp: ControlPlane, commit: str | None, committed: bool, staged: bo
         return
     snap = cp.read_edits(staged=staged)
     if snap is not None and snap.branch == cp.main_branch:
-        click.echo(snap.describe(), err=True)
+        click.echo(one_line(snap.describe()), err=True)
 
 
 def announce_edits(cp: ControlPlane, main: MainObjects) -> None:
@@ -59,11 +59,13 @@ def announce_edits(cp: ControlPlane, main: MainObjects) -> None:
     if snap is None or snap.branch == cp.main_branch:
         return
     if any(env.branch == snap.branch for env in main.pipeline.environments):
-        click.echo(snap.describe(), err=True)
+        click.echo(one_line(snap.describe()), err=True)
     else:
         click.echo(
-            f"warning: uncommitted files on branch {snap.branch} are not read ({', '.join(snap.files[:5])}): "
-            f"it is neither {cp.main_branch} nor an environment branch",
+            one_line(
+                f"warning: uncommitted files on branch {snap.branch} are not read "
+                f"({', '.join(snap.files[:5])}): it is neither {cp.main_branch} nor an environment branch"
+            ),
             err=True,
         )
 
