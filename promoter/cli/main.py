@@ -49,9 +49,9 @@ class PromoterGroup(click.Group):
         except click.exceptions.ClickException as err:
             _show_click_error(err)
             sys.exit(err.exit_code)
-        except click.exceptions.Abort:
-            click.echo("error: aborted", err=True)
-            sys.exit(1)
+        except click.exceptions.Abort:  # click's word for Ctrl-C outside a command
+            click.echo("interrupted", err=True)
+            sys.exit(130)
         sys.exit(code if isinstance(code, int) else 0)
 
     def invoke(self, ctx: click.Context) -> Any:
