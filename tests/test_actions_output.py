@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from promoter import masking
 from promoter.cli import actions_output as ao
 from promoter.cli.commands.diff import EnvDiff, diff_markdown, fence, file_patch
 from promoter.cli.main import cli
@@ -202,6 +203,7 @@ def actions_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Pa
     monkeypatch.setenv("GITHUB_OUTPUT", str(files["output"]))
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(files["summary"]))
     ao._masked.clear()
+    monkeypatch.setattr(masking, "_extra", set())  # tokens registered by earlier tests are not this run's
     return files
 
 
