@@ -368,3 +368,21 @@ def test_a_file_name_with_a_newline_cannot_forge_a_line(factory: ControlPlaneFac
     assert result.stderr.splitlines() == [
         "reading the working tree of main: 1 uncommitted file (bad\\nerror: forged.yaml); --committed reads commits only"
     ]
+
+
+def test_rollback_output_formats_go_with_dry_run_only() -> None:
+    result = CliRunner().invoke(cli, ["rollback", "--env", "prod", "-o", "json"])
+    assert result.exit_code == 2
+    assert (
+        result.stderr
+        == "error: -o/--output json|yaml goes with --dry-run: a rollback itself reports as text\n"
+    )
+
+
+def test_render_to_stdout_takes_no_output_format(factory: ControlPlaneFactory) -> None:
+    path = factory.create()
+    result = CliRunner().invoke(
+        cli, ["render", "--control-plane", str(path), "--env", "dev", "--out", "-", "-o", "json"]
+    )
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.startswith("error: --out - writes the manifests to stdout")

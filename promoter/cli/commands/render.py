@@ -65,14 +65,14 @@ def render(
       promoter render --env prod --out ../render-prod -o json
     """
 
+    if out == "-" and output != "text":
+        raise UsageError("--out - writes the manifests to stdout; -o/--output applies to a directory render")
     cp = control_plane_at(control_plane, main_branch)
     with_edits(cp, commit, committed, staged)
     sha = cp.resolve(commit)
     main = cp.main(sha)
     announce_edits(cp, main)
     env = _environment(main, env_name)
-    if out == "-" and output != "text":
-        raise UsageError("--out - writes the manifests to stdout; -o/--output applies to a directory render")
     objects = cp.environment(env)
     rendered = render_environment(main, objects, env.name)
     if out == "-":

@@ -68,6 +68,8 @@ def rollback(
       promoter rollback --env qa --to 4052d4a -o json --dry-run
     """
 
+    if output != "text" and not dry_run:
+        raise UsageError("-o/--output json|yaml goes with --dry-run: a rollback itself reports as text")
     cp = control_plane_at(control_plane, main_branch)
     console = Console(stream=sys.stderr if output != "text" else None)  # stdout holds the data
     runtime = build_runtime(cp, cp.main(cp.resolve(None)).pipeline, console)
@@ -76,8 +78,6 @@ def rollback(
     except ValueError as err:
         raise UsageError(f"--poll-interval: {err}") from err
     orchestrator = Orchestrator(cp, runtime.platform, runtime.forge, clocks.RealClock(), console, options)
-    if output != "text" and not dry_run:
-        raise UsageError("-o/--output json|yaml goes with --dry-run: a rollback itself reports as text")
     with runtime.platform.locked(console.say):
         if not dry_run:
             orchestrator.rollback(env_name, to)
