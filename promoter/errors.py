@@ -37,16 +37,20 @@ class InputError(PromoterError, ValueError):
 
     exit_code = 2
 
-    def __init__(self, message: str, *, file: str | None = None, line: int | None = None) -> None:
+    def __init__(
+        self, message: str, *, file: str | None = None, line: int | None = None, column: int | None = None
+    ) -> None:
         self.message = message
         self.file = file
         self.line = line
+        self.column = column if line else None
         super().__init__(self.__str__())
 
     def __str__(self) -> str:
         where = ""
         if self.file:
-            where = f"{self.file}:{self.line}: " if self.line else f"{self.file}: "
+            spot = f":{self.line}" + (f":{self.column}" if self.column else "") if self.line else ""
+            where = f"{self.file}{spot}: "
         return f"{where}{self.message}"
 
 

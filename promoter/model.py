@@ -188,6 +188,7 @@ class ConfigMap:
     labels: dict[str, str]
     data: dict[str, Any]
     source: Source
+    lines: dict[str, int] = field(default_factory=dict, compare=False)  # each data key's line
 
 
 @dataclass(frozen=True)

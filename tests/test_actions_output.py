@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from promoter import masking
 from promoter.cli import actions_output as ao
 from promoter.cli.commands.diff import EnvDiff, diff_markdown, fence, file_patch
 from promoter.cli.main import cli
@@ -137,6 +139,8 @@ def test_summary_table_and_diagram(monkeypatch: pytest.MonkeyPatch) -> None:
     ]
     assert lines[5] == "| qa | ❌ failure | - | - | - | 2.0s |"
     assert "- **qa**: gate said \\| no<br>with ***" in lines
+    prefixed = ao.summary_markdown(report(dev, replace(qa, message="qa: gate said no")), ["dev", "qa"])
+    assert "- **qa**: gate said no" in prefixed.splitlines()  # the environment is named once
     start = lines.index("```mermaid")
     assert lines[start : start + 12] == [
         "```mermaid",
@@ -199,6 +203,7 @@ def actions_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Pa
     monkeypatch.setenv("GITHUB_OUTPUT", str(files["output"]))
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(files["summary"]))
     ao._masked.clear()
+    monkeypatch.setattr(masking, "_extra", set())  # tokens registered by earlier tests are not this run's
     return files
 
 
@@ -256,7 +261,7 @@ def test_diff_of_an_unchanged_environment_is_empty(factory: ControlPlaneFactory)
     promoted = CliRunner().invoke(cli, ["promote", "--control-plane", str(path), "--to", "dev"])
     assert promoted.exit_code == 0, promoted.output
     result = CliRunner().invoke(cli, ["diff", "--control-plane", str(path), "--env", "dev", "--env", "qa"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # qa would change
     lines = result.stderr.splitlines()
     assert lines[0].startswith("dev: +0 ~0 -0 against dev@") and lines[1].startswith("qa: +3 ~0 -0")
     assert result.stdout.startswith("# qa: +3 ~0 -0") and "# dev" not in result.stdout

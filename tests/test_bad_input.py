@@ -109,29 +109,35 @@ CASES = [
         "yaml-bad-indentation",
         W,
         5,
-        "invalid YAML",
+        "wrong indentation: this line does not line up",
         main={W: "apiVersion: promoter.dev/v1alpha1\nkind: Workload\nmetadata:\n  name: app\n labels: {}\n"},
     ),
     Case(
         "yaml-tab-indentation",
         W,
         5,
-        "invalid YAML",
+        "a tab character: YAML indents with spaces only",
         main={W: sub(WORKLOAD, "  workspace: team", "\tworkspace: team")},
     ),
     Case(
         "yaml-unclosed-quote",
         W,
         ANY_LINE,
-        "invalid YAML",
+        "a quoted string is never closed (opened at line 3)",
         main={W: sub(WORKLOAD, "{name: app,", '{name: "app,')},
     ),
-    Case("yaml-unclosed-flow-sequence", W, ANY_LINE, "invalid YAML", main={W: WORKLOAD + "extra: [1, 2\n"}),
+    Case(
+        "yaml-unclosed-flow-sequence",
+        W,
+        ANY_LINE,
+        "list or mapping is never closed (opened at line 10)",
+        main={W: WORKLOAD + "extra: [1, 2\n"},
+    ),
     Case(
         "yaml-error-on-env-branch",
         DE,
         14,
-        "invalid YAML",
+        "'}' closes nothing: a bracket too many",
         dev={E: sub(ENV, "data: {REGION: here}", "data: {REGION: here}}")},
     ),
     Case(
@@ -367,6 +373,20 @@ CASES = [
         dev={E: sub(ENV, "spec: {reconciler: flux}", "spec: {reconciler: flux, reconcilers: [flux]}")},
     ),
     Case("unknown-field-configmap", DE, 15, "unknown field 'spec'", dev={E: ENV + "spec: {}\n"}),
+    Case(
+        "typo-of-a-required-field",
+        W,
+        8,
+        "unknown field 'spec.deploymentTargets[1].enviroment', did you mean 'environment'?",
+        main={W: sub(WORKLOAD, "{name: t2, environment: qa,", "{name: t2, enviroment: qa,")},
+    ),
+    Case(
+        "typo-of-an-optional-field",
+        P,
+        8,
+        "unknown field 'spec.environments[0].timeot', did you mean 'timeout'?",
+        main={P: dev_env("timeot: 5m")},
+    ),
     Case(
         "unknown-field-match-expression",
         DE,
@@ -863,8 +883,8 @@ CASES = [
     ),
     Case(
         "schema-violated-type",
-        S,
-        1,
+        DE,
+        14,
         "config.REGION: 'here' is not of type 'integer'",
         main={S: schema("{properties: {REGION: {type: integer}}}")},
     ),
@@ -887,7 +907,7 @@ CASES = [
         "template-undefined-variable",
         T,
         11,
-        "'nope' is undefined",
+        "undefined variable 'nope': (the variables are cluster_type, ",
         main={
             T: template("apiVersion: v1", "kind: ConfigMap", "metadata: {name: x}", "data: {a: '{{ nope }}'}")
         },
@@ -896,7 +916,7 @@ CASES = [
         "template-undefined-in-mapping-manifest",
         T,
         ANY_LINE,
-        "'nope' is undefined",
+        "undefined variable 'nope': (the variables are cluster_type, ",
         main={
             T: template("a: 1").replace(
                 "    - |\n      a: 1\n",
@@ -980,7 +1000,7 @@ CASES = [
         "template 'flux' manifest 1",
         main={T: template("a: {% include '/etc/passwd' %}")},
     ),
-    Case("template-reads-env", T, 8, "'os' is undefined", main={T: template("a: {{ os.environ }}")}),
+    Case("template-reads-env", T, 8, "undefined variable 'os'", main={T: template("a: {{ os.environ }}")}),
     Case(
         "template-sandbox-mro",
         T,
@@ -1098,7 +1118,7 @@ def _check(factory: ControlPlaneFactory, case: Case) -> None:
     _build(factory, case)
     before = factory.refs()
     where = re.escape(case.file) + (
-        "" if case.line is None else ":" + (r"\d+" if case.line == ANY_LINE else str(case.line))
+        "" if case.line is None else ":" + (r"\d+" if case.line == ANY_LINE else str(case.line)) + r"(:\d+)?"
     )
     for command in ("validate", "promote"):
         result = _invoke(factory, command, isolated=case.isolated)

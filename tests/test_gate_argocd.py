@@ -326,7 +326,10 @@ def test_revision_descendants_accepts_a_later_commit_of_the_environment_branch(
             {"server": SERVER, "applications": "a", "revision": "HEAD"},
             "'revision' must be one of merge, descendants, got 'HEAD'",
         ),
-        ({"server": SERVER, "applications": "a", "token": "x"}, "unknown field 'token'"),
+        (
+            {"server": SERVER, "applications": "a", "token": "x"},
+            "unknown field 'token', did you mean 'tokenEnv'?",
+        ),
         (
             {"server": SERVER, "applications": "a", "insecure": "yes"},
             "'insecure' must be true or false, got a string",

@@ -163,7 +163,7 @@ def test_waits_for_statuses_that_arrive_while_polling(rollout: Rollout) -> None:
         ({"contexts": "a", "minCount": "2"}, "'minCount' must be a whole number of at least 0, got '2'"),
         ({"contexts": "a", "revision": "head"}, "'revision' must be one of descendants, merge, got 'head'"),
         ({"contexts": "a", "interval": "0s"}, "'interval' must be longer than zero"),
-        ({"contexts": "a", "context": "b"}, "unknown field 'context'"),
+        ({"contexts": "a", "context": "b"}, "unknown field 'context', did you mean 'contexts'?"),
         (5, "expects a mapping, got an integer"),
     ],
 )

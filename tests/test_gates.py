@@ -55,7 +55,9 @@ def test_waits_for_success_then_soaks_after_the_others() -> None:
     assert slow.checked_at == [0, 5, 10]
     assert [(o.gate, o.state) for o in outcomes] == [("scripted", "success"), ("soak 1m00s", "success")]
     assert 70 <= clock.now() <= 75  # soak started at 10, after the other gate passed
-    assert lines[0] == "qa: waiting 20s, gate soak 1m00s: pending, 6.0s of 1m00s"  # last observed, at 16 s
+    assert (
+        lines[0] == "qa: waiting 20s (16m20s left), gate soak 1m00s: pending, 6.0s of 1m00s"
+    )  # last observed, at 16 s
     assert len(lines) == 3  # a steady pace: one line per 20 s
 
 

@@ -210,7 +210,7 @@ def test_manual_pr_closed_unmerged_fails_the_environment(world: World) -> None:
 
     assert result.exit_code == 1
     assert (
-        "prod: FAILED: prod: the promotion PR https://github.com/org/platform/pull/3 was closed without merging"
+        "prod: FAILED: the promotion PR https://github.com/org/platform/pull/3 was closed without merging"
         in result.output
     )
     assert world.statuses(x) == {

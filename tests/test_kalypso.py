@@ -184,14 +184,14 @@ def test_diff_shows_what_the_scheduler_would_commit(tmp_path: Path) -> None:
     }
     seed_gitops(tmp_path, {**committed, **leftovers})
     result = CliRunner().invoke(cli, ["diff", "--control-plane", str(cp), "--env", "dev"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # a difference, as flux diff says it
     assert "dev: +0 ~1 -1 against dev@" in result.output
     assert f"-{SAMPLE_MAIN_SHA}\n\\ No newline at end of file\n+{main_sha}" in result.output
     assert "--- a/retired/old-app/reconciler.yaml\n+++ /dev/null" in result.output
     assert "manifests-statement.txt" not in result.output and "check-promote" not in result.output
     # stage's GitOps branch does not exist yet: every file is new
     stage = CliRunner().invoke(cli, ["diff", "--control-plane", str(cp), "--env", "stage"])
-    assert stage.exit_code == 0, stage.output
+    assert stage.exit_code == 1, stage.output
     assert "stage: +3 ~0 -0 against new branch" in stage.output
 
 

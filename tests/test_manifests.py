@@ -5,6 +5,7 @@ the rule, with nothing pushed."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -293,3 +294,4 @@ def test_check_platform_judges_the_merged_tree_by_the_same_rules(factory: Contro
     result = CliRunner().invoke(cli, ["check-platform", "--repo", str(factory.platform), "--ref", sha])
     assert result.exit_code == 1, result.output
     assert "kustomize.toolkit.fluxcd.io/v1beta2 is not served by the Kustomization CRD" in result.stderr
+    assert re.search(r"^1 problem in \d+ manifests at ", result.stderr, re.M), result.stderr

@@ -193,9 +193,7 @@ def test_failed_gate_stops_and_holds_the_commit(factory: ControlPlaneFactory) ->
     path = factory.create({"promoter.yaml": failing, "workloads/app.yaml": WORKLOAD})
     result = CliRunner().invoke(cli, ["promote", "--control-plane", str(path), "--poll-interval", "0.1s"])
     assert result.exit_code == 1
-    assert (
-        "qa: FAILED: qa: gate command sh -c 'echo broken >&2; exit 3' failed: exit 3: broken" in result.output
-    )
+    assert "qa: FAILED: gate command sh -c 'echo broken >&2; exit 3' failed: exit 3: broken" in result.output
     assert _statuses(path) == {"dev": "success", "qa": "failure", "prod": "none"}
     refs = factory.refs()
     again = CliRunner().invoke(cli, ["promote", "--control-plane", str(path)])

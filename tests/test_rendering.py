@@ -85,8 +85,25 @@ def test_undefined_variable_names_template_assignment_and_line(factory: ControlP
     with pytest.raises(TemplateError) as err:
         render_environment(main, cp.environment(env), "dev")
     assert str(err.value) == (
-        "templates/broken.yaml:11: template 'broken' manifest 1, assignment dev/small/app-t: UndefinedError: 'nope' is undefined"
+        "templates/broken.yaml:11: template 'broken' manifest 1, assignment dev/small/app-t: "
+        "undefined variable 'nope': (the variables are cluster_type, cluster_type_labels, config, "
+        "deployment_target, environment, labels, manifests, name, namespace, workload, workspace)"
     )
+
+
+def test_a_missing_config_key_is_named_with_the_keys_there_are(factory: ControlPlaneFactory) -> None:
+    template = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  m: {{ config.REGOIN }}\n"
+    cp = ControlPlane(_template_plane(factory, template))
+    main = cp.main(cp.resolve(None))
+    with pytest.raises(TemplateError) as err:
+        render_environment(main, cp.environment(main.pipeline.environments[0]), "dev")
+    assert str(err.value) == (
+        "templates/broken.yaml:13: template 'broken' manifest 1, assignment dev/small/app-t: "
+        "config has no key 'REGOIN': did you mean 'REGION'? it has REGION "
+        "(config comes from the ConfigMaps on the environment branch); "
+        "or give a default: config.REGOIN | default(...)"
+    )
+    assert "dict object" not in str(err.value)
 
 
 def test_template_error_through_cli_is_exit_2_with_one_line(factory: ControlPlaneFactory) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -95,6 +96,41 @@ def test_rollback_by_hand(factory: ControlPlaneFactory) -> None:
     )
     assert result.exit_code == 0, result.output
     assert f"rolled back to {z[:12]}" in result.output
+
+
+def test_rollback_dry_run_says_what_it_would_restore_and_pushes_nothing(factory: ControlPlaneFactory) -> None:
+    path = factory.create()
+    x = Git(path).out("rev-parse", "main")
+    assert orchestrator(path).promote(x).ok
+    z = factory.commit(
+        "main", {"workloads/app.yaml": WORKLOAD.replace("./prod", "./prod-v2")}, "v2", keep=True
+    )
+    assert orchestrator(path).promote(z).ok
+    refs = factory.refs()
+    head = Git(factory.platform).out("rev-parse", "prod")
+    args = ["rollback", "--control-plane", str(path), "--env", "prod", "--dry-run"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(
+        f"prod: would roll back prod@{head[:12]} (main {z[:12]}) to main {x[:12]} (platform "
+    )
+    assert lines[0].endswith("merged by policy auto: 2 files change")
+    assert lines[1:] == [
+        "  .promoter/promotion.yaml",
+        "  small/app-t3/reconciler.yaml",
+        "dry run: nothing pushed",
+    ]
+    as_json = CliRunner().invoke(cli, [*args, "-o", "json"])
+    assert as_json.exit_code == 0, as_json.output
+    data = json.loads(as_json.stdout)
+    assert data["platformCommit"] == head and data["deployedMainCommit"] == z
+    assert data["target"]["mainCommit"] == x and data["files"] == [
+        ".promoter/promotion.yaml",
+        "small/app-t3/reconciler.yaml",
+    ]
+    assert factory.refs() == refs
+    assert orchestrator(path).forge.get_statuses(z)["promoter/prod"].state == "success"
 
 
 def test_rollback_with_nothing_to_go_back_to(factory: ControlPlaneFactory) -> None:

@@ -161,7 +161,40 @@ def test_schema_failure_names_assignment_value_and_schema() -> None:
     with pytest.raises(SchemaError) as err:
         assign(main, env, "dev")
     assert str(err.value) == (
-        "schemas/base.yaml:4: ConfigSchema 'base': assignment dev/large/web-a (d): config.PORT: 'eighty' is not of type 'integer'"
+        "x.yaml:1: config.PORT: 'eighty' is not of type 'integer' (ConfigMap 'd', checked by "
+        "ConfigSchema 'base' at schemas/base.yaml:4 for assignment dev/large/web-a, config merged from d)"
+    )
+
+
+def test_schema_failure_points_at_the_configmap_line_that_wrote_the_value() -> None:
+    schema = ConfigSchema(
+        "base",
+        {},
+        {"properties": {"DB": {"properties": {"port": {"type": "integer"}}}}},
+        Source("schemas/base.yaml", 4),
+    )
+    general = ConfigMap(
+        "defaults",
+        {"platform-config": "true"},
+        {"DB": {"port": "x"}},
+        Source("dev:config.yaml", 2),
+        {"DB": 9},
+    )
+    large = ConfigMap(
+        "large",
+        {"platform-config": "true", "size": "large"},
+        {"DB": {"host": "h"}, "PORT": 1},
+        Source("dev:config.yaml", 12),
+        {"DB": 19, "PORT": 20},
+    )
+    main, env = objects(
+        [workload("web", a={})], [ct("big", size="large")], [policy("all")], [general, large], [schema]
+    )
+    with pytest.raises(SchemaError) as err:
+        assign(main, env, "dev")
+    # "large" is merged last but does not set DB.port: the message points at "defaults"
+    assert str(err.value).startswith(
+        "dev:config.yaml:9: config.DB.port: 'x' is not of type 'integer' (ConfigMap 'defaults',"
     )
 
 

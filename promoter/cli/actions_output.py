@@ -108,7 +108,9 @@ def error_annotation(err: PromoterError, environ: Mapping[str, str]) -> str:
     )
     if file is None:  # not in this checkout: the title still says where
         return command("error", mask(err.message), title=mask(str(err)).removesuffix(err.message).strip(": "))
-    return command("error", mask(err.message), file=file, line=err.line, title="promoter: bad input")
+    return command(
+        "error", mask(err.message), file=file, line=err.line, col=err.column, title="promoter: bad input"
+    )
 
 
 # ------------------------------------------------------------ outputs
@@ -241,7 +243,10 @@ def summary_markdown(report: Report, environments: Sequence[str] = ()) -> str:
     notes = [r for r in report.results if r.message and not r.ok]
     if notes:
         lines.append("")
-        lines += [f"- **{cell(r.environment)}**: {cell(r.message)}" for r in notes]
+        lines += [
+            f"- **{cell(r.environment)}**: {cell(r.message.removeprefix(r.environment + ': '))}"
+            for r in notes
+        ]
     lines += ["", mermaid(report, environments), ""]
     return mask("\n".join(lines))
 

@@ -1,25 +1,60 @@
 """The ``promoter`` command line. Each command builds its collaborators and calls the library;
-``PromoterGroup.invoke`` is the one place where errors become exit codes (DESIGN section 9)."""
+``PromoterGroup.invoke`` is the one place where errors become exit codes (docs/cli.md, "Exit codes")."""
 
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 import traceback
+from collections.abc import Sequence
 from typing import Any
 
 import click
 
 from promoter.cli import actions_output
-from promoter.cli.commands import check_platform, demo, diff, promote, render, rollback, status, validate
+from promoter.cli.commands import (
+    check_platform,
+    completion,
+    demo,
+    diff,
+    promote,
+    render,
+    rollback,
+    status,
+    validate,
+)
 from promoter.cli.commands.hub import hub
 from promoter.cli.commands.report_status import report_status
+from promoter.console import colour_enabled, paint
 from promoter.errors import PromoterError, one_line
 from promoter.gitcmd import require_git
 from promoter.masking import mask
 
 
 class PromoterGroup(click.Group):
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        """click's own errors ("Error: Missing option") worded as the promoter's ("error: ..."),
+        so one style reaches the user and scripts that grep stderr."""
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, False, **extra)
+        except click.exceptions.ClickException as err:
+            _show_click_error(err)
+            sys.exit(err.exit_code)
+        except click.exceptions.Abort:  # click's word for Ctrl-C outside a command
+            click.echo("interrupted", err=True)
+            sys.exit(130)
+        sys.exit(code if isinstance(code, int) else 0)
+
     def invoke(self, ctx: click.Context) -> Any:
         actions_output.mask_new_secrets()  # no-ops outside GitHub Actions
         try:
@@ -27,7 +62,7 @@ class PromoterGroup(click.Group):
             return super().invoke(ctx)
         except PromoterError as err:
             with actions_output.commands_stopped():
-                click.echo(f"error: {one_line(mask(str(err)))}", err=True)
+                click.echo(f"{_error_word()} {one_line(mask(str(err)))}", err=True)
             actions_output.report_error(err)
             ctx.exit(err.exit_code)
         except KeyboardInterrupt:
@@ -37,10 +72,26 @@ class PromoterGroup(click.Group):
             ctx.exit(130)
         except (click.exceptions.Exit, click.exceptions.ClickException, click.exceptions.Abort):
             raise
+        except BrokenPipeError:  # promoter render --out - | head: the reader has all it wants
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())  # the interpreter's final flush must not fail again
+            ctx.exit(141)
         except Exception:
             log = _crash_log()
             click.echo(f"error: unexpected failure (a bug); the traceback is in {log}", err=True)
             ctx.exit(3)
+
+
+def _error_word() -> str:
+    """``error:``, red on a terminal that takes colour."""
+    return paint("error:", "bold-red") if colour_enabled(sys.stderr) else "error:"
+
+
+def _show_click_error(err: click.exceptions.ClickException) -> None:
+    ctx = getattr(err, "ctx", None)
+    if isinstance(err, click.exceptions.UsageError) and ctx is not None:
+        click.echo(f"{ctx.get_usage()}\nTry '{ctx.command_path} --help' for help.\n", err=True)
+    click.echo(f"{_error_word()} {one_line(mask(err.format_message()))}", err=True)
 
 
 def _crash_log() -> str:
@@ -50,10 +101,19 @@ def _crash_log() -> str:
     return path
 
 
-@click.group(cls=PromoterGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group("promoter", cls=PromoterGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="promoter")
 def cli() -> None:
-    """Promote a GitOps control plane through environments, gated on rollout health."""
+    """Promote a GitOps control plane through environments, gated on rollout health.
+
+    \b
+    Examples:
+      promoter demo                      # the whole flow on a sample, no network
+      promoter validate                  # check the control plane you are editing
+      promoter diff --env dev            # what promoting would change in dev (exit 1 if anything)
+      promoter promote --to qa
+      promoter status -o json
+    """
 
 
 for command in (
@@ -67,6 +127,7 @@ for command in (
     rollback.rollback,
     report_status,
     hub,
+    completion.completion,
 ):
     cli.add_command(command)
 

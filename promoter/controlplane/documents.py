@@ -27,6 +27,11 @@ MAX_FILES = 20_000
 Doc = tuple[str, LDict]
 
 
+def is_control_plane_file(path: str) -> bool:
+    """A YAML file outside dot-folders: the files control-plane objects are read from."""
+    return path.endswith((".yaml", ".yml")) and not any(part.startswith(".") for part in path.split("/"))
+
+
 def is_object(doc: Any, file: str) -> bool:
     """Ours, someone else's YAML (ignored), or a mistake (an error)."""
     if not isinstance(doc, dict):

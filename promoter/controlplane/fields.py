@@ -4,6 +4,7 @@ wrong types, bad names and bad durations are errors naming the file, the line an
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterator
 from typing import Any, NoReturn
@@ -42,8 +43,12 @@ class Fields:
     def line_of(self, key: str) -> int | None:
         return line_of(self.value, key, self.line)
 
-    def fail(self, message: str, key: str | None = None, line: int | None = None) -> NoReturn:
-        path = self.sub(key) if key else self.path
+    def fail(
+        self, message: str, key: str | None = None, line: int | None = None, *, named: bool = False
+    ) -> NoReturn:
+        """Raise a ConfigError at ``key``'s line; the message starts with the field path unless
+        it names the field itself (``named``)."""
+        path = "" if named else (self.sub(key) if key else self.path)
         where = line if line is not None else (self.line_of(key) if key else self.line)
         prefix = f"{path}: " if path else ""
         raise ConfigError(f"{prefix}{message}", file=self.file, line=where)
@@ -57,7 +62,7 @@ class Fields:
         self.seen.add(key)
         if key not in self.value or self.value[key] is None:
             if required:
-                self.fail(f"missing required field '{self.sub(key)}'", line=self.line)
+                self._missing(key)
             return None
         value = self.value[key]
         if kind is not None and (not isinstance(value, kind) or (kind is int and isinstance(value, bool))):
@@ -166,11 +171,22 @@ class Fields:
             self.problem(key, "must be a non-empty list of strings")
         return list(value)
 
+    def _missing(self, key: str) -> NoReturn:
+        """A required field is absent: a key not read yet that is spelled like it is the typo
+        to name (``enviroment`` for ``environment``), else the field is missing."""
+        unread = [k for k in self.value if isinstance(k, str) and k not in self.seen]
+        typo = difflib.get_close_matches(key, unread, n=1, cutoff=0.8)
+        if typo:
+            self.fail(f"unknown field '{self.sub(typo[0])}', did you mean '{key}'?", typo[0], named=True)
+        self.fail(f"missing required field '{self.sub(key)}'", line=self.line, named=True)
+
     def done(self) -> None:
-        """Unknown fields are errors."""
+        """Unknown fields are errors; one spelled like a known field says which."""
         for key in self.value:
             if key not in self.seen:
-                self.fail(f"unknown field '{self.sub(key)}'", key)
+                near = difflib.get_close_matches(str(key), sorted(self.seen), n=1, cutoff=0.7)
+                hint = f", did you mean '{near[0]}'?" if near else ""
+                self.fail(f"unknown field '{self.sub(key)}'{hint}", key, named=True)
 
     # Defined last: in the class body, later annotations would take ``str`` to mean this method.
     def str(self, key: str, *, required: bool = False, default: str | None = None) -> str | None:
@@ -188,7 +204,9 @@ class GateFields(Fields):
         self.gate, self.source = gate, source
         super().__init__(spec, source.file, "", source.line)
 
-    def fail(self, message: str, key: str | None = None, line: int | None = None) -> NoReturn:
+    def fail(
+        self, message: str, key: str | None = None, line: int | None = None, *, named: bool = False
+    ) -> NoReturn:
         raise ConfigError(f"gate {self.gate}: {message}", file=self.source.file, line=self.source.line)
 
     def problem(self, key: str, message: str, *, colon: bool = False) -> NoReturn:

@@ -17,6 +17,7 @@ from promoter.controlplane.documents import (
     Doc,
     ObjectDoc,
     duplicate,
+    is_control_plane_file,
     is_object,
     wrong_branch,
 )
@@ -50,13 +51,7 @@ def read_documents(git: Git, commit: str, prefix: str = "") -> Iterator[Doc]:
     """(file, document) for every control-plane object in the tree of ``commit``; each file is
     named ``prefix + path`` (``dev:env.yaml`` on an environment branch, where every branch may
     have the same paths)."""
-    entries = [
-        e
-        for e in git.ls_tree(commit)
-        if e.type == "blob"
-        and e.path.endswith((".yaml", ".yml"))
-        and not any(part.startswith(".") for part in e.path.split("/"))
-    ]
+    entries = [e for e in git.ls_tree(commit) if e.type == "blob" and is_control_plane_file(e.path)]
     if len(entries) > MAX_FILES:
         raise ConfigError(f"{len(entries)} YAML files at {commit[:12]}, over the limit of {MAX_FILES}")
     blobs = git.read_blobs(e.sha for e in entries)

@@ -157,7 +157,8 @@ def configmap_from(obj: ObjectDoc) -> ConfigMap:
     if obj.labels.get("platform-config") == "true":
         _check_config_data(obj, data)
     obj.top.done()
-    return ConfigMap(obj.name, obj.labels, plain(data), obj.source)
+    lines = {str(key): line_of(data, key) or obj.source.line or 1 for key in data}
+    return ConfigMap(obj.name, obj.labels, plain(data), obj.source, lines)
 
 
 def _check_config_data(obj: ObjectDoc, data: Any) -> None:

@@ -13,21 +13,39 @@ from pathlib import Path
 
 from promoter.controlplane.documents import PIPELINE_FILE
 from promoter.controlplane.loading import load_environment, load_main
+from promoter.controlplane.worktree import Snapshot, snapshot
 from promoter.errors import ConfigError, UsageError
 from promoter.gitcmd import Git, require_branch, require_revision
 from promoter.model import Environment, EnvironmentObjects, MainObjects
 
 
 class ControlPlane:
-    def __init__(self, path: str | Path, main_branch: str = "main") -> None:
+    def __init__(self, path: str | Path, main_branch: str = "main", *, label: str | None = None) -> None:
+        """``path``: the repo or any folder of its working tree (the repo's top is used, so a
+        relative ``platformRepo.url`` means the same from anywhere); ``label``: how messages
+        name it (default ``--control-plane PATH``)."""
+        label = label or f"--control-plane {path}"
         self.path = Path(path)
-        if not self.path.exists():
-            raise UsageError(f"--control-plane {path}: no such directory")
+        if not self.path.is_dir():
+            raise UsageError(f"{label}: no such directory")
         self.git = Git(self.path)
         if not self.git.ok("rev-parse", "--git-dir"):
-            raise UsageError(f"--control-plane {path}: not a git repository")
+            raise UsageError(f"{label}: not a git repository")
+        if self.git.out("rev-parse", "--is-bare-repository") != "true":
+            self.path = Path(self.git.out("rev-parse", "--show-toplevel"))
+            self.git = Git(self.path)
         self.main_branch = require_branch(main_branch, "--main-branch")
         self._main: dict[str, MainObjects] = {}
+        self.pinned: dict[str, str] = {}  # branch -> commit read instead of its head (a snapshot)
+        self.snapshot: Snapshot | None = None
+
+    def read_edits(self, *, staged: bool) -> Snapshot | None:
+        """Read the checked-out branch from the working tree (or the index, ``staged``) where
+        control-plane files differ from its head; the snapshot, or None when nothing differs."""
+        self.snapshot = snapshot(self.git, staged=staged)
+        if self.snapshot is not None:
+            self.pinned[self.snapshot.branch] = self.snapshot.commit
+        return self.snapshot
 
     @cached_property
     def has_origin(self) -> bool:
@@ -39,7 +57,9 @@ class ControlPlane:
         return self.git.ok("fetch", "--quiet", "--no-tags", "--depth=1", operands=["origin", ref])
 
     def branch_head(self, branch: str) -> str | None:
-        """The commit of ``branch``: local, else origin's, else fetched from origin."""
+        """The commit of ``branch``: its snapshot, else local, else origin's, else fetched."""
+        if branch in self.pinned:
+            return self.pinned[branch]
         for ref in (f"refs/heads/{branch}", f"refs/remotes/origin/{branch}"):
             sha = self.git.commit_of(ref)
             if sha:

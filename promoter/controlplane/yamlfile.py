@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from promoter.controlplane.yamlwords import describe
 from promoter.errors import ConfigError
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
@@ -234,7 +235,7 @@ def load_documents(
         else:
             check_depth(text, file, max_depth)
     except yaml.MarkedYAMLError as err:
-        raise _syntax_error(err, file) from err
+        raise _syntax_error(err, text, file) from err
     except yaml.YAMLError as err:
         raise ConfigError(f"invalid YAML: {err}", file=file) from err
     loader = _Loader(text)
@@ -246,7 +247,7 @@ def load_documents(
             if node is not None:
                 docs.append(builder.build(node))
     except yaml.MarkedYAMLError as err:
-        raise _syntax_error(err, file) from err
+        raise _syntax_error(err, text, file) from err
     except yaml.YAMLError as err:
         raise ConfigError(f"invalid YAML: {err}", file=file) from err
     finally:
@@ -254,11 +255,9 @@ def load_documents(
     return docs
 
 
-def _syntax_error(err: yaml.MarkedYAMLError, file: str) -> ConfigError:
-    mark = err.problem_mark or err.context_mark
-    line = mark.line + 1 if mark else None
-    problem = err.problem or str(err)
-    return ConfigError(f"invalid YAML: {problem}", file=file, line=line)
+def _syntax_error(err: yaml.MarkedYAMLError, text: str, file: str) -> ConfigError:
+    spot = describe(err, text)
+    return ConfigError(spot.message, file=file, line=spot.line, column=spot.column)
 
 
 # ---------------------------------------------------------------- a fast check of rendered text

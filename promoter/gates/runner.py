@@ -101,7 +101,9 @@ class _GateRun:
                 f"{self.ctx.environment}: gates did not pass within the timeout: {waiting}", self.outcomes()
             )
         if now >= self.next_progress:
-            self.progress(_progress_line(self.ctx.environment, now - self.start, self.outcomes()))
+            self.progress(
+                _progress_line(self.ctx.environment, now - self.start, self.deadline - now, self.outcomes())
+            )
             self.next_progress = now + self.progress_interval
         pending_due = [
             self.due[i]
@@ -120,8 +122,11 @@ def _tidy(observation: Observation, limit: int = 400) -> Observation:
     return Observation(observation.state, text)
 
 
-def _progress_line(environment: str, elapsed: float, outcomes: list[GateOutcome]) -> str:
+def _progress_line(environment: str, elapsed: float, left: float, outcomes: list[GateOutcome]) -> str:
     waiting = [o for o in outcomes if o.state != "success"]
     shown = waiting[0] if waiting else outcomes[-1]
     more = f" (+{len(waiting) - 1} more waiting)" if len(waiting) > 1 else ""
-    return f"{environment}: waiting {format_duration(elapsed)}, gate {shown.gate}: {shown.state}, {shown.message}{more}"
+    return (
+        f"{environment}: waiting {format_duration(elapsed)} ({format_duration(left)} left), "
+        f"gate {shown.gate}: {shown.state}, {shown.message}{more}"
+    )

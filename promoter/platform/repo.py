@@ -9,19 +9,19 @@ writing ``platform.writer``'s.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import shutil
 import subprocess
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
 from promoter.errors import GitError
 from promoter.gitcmd import Git
 from promoter.masking import mask
+from promoter.platform.lock import cache_lock, lock_timeout
 from promoter.platform.objects import is_sha, join
 from promoter.platform.plan import Planner, TreePlan, TreeReader
 from promoter.platform.provenance import PROVENANCE, Provenance
@@ -62,14 +62,14 @@ class PlatformRepo:
             shutil.rmtree(tmp, ignore_errors=True)
 
     @contextmanager
-    def locked(self) -> Iterator[None]:
-        """Serialise writers of this cache across processes."""
-        with open(self.path / "promoter.lock", "w") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+    def locked(
+        self, say: Callable[[str], None] | None = None, timeout: float | None = None
+    ) -> Iterator[None]:
+        """Serialise writers of this cache across processes; a wait is said through ``say``
+        and ends after ``timeout`` seconds (default $PROMOTER_LOCK_TIMEOUT, else 10m)."""
+        wait = lock_timeout() if timeout is None else timeout
+        with cache_lock(self.path / "promoter.lock", f"the platform cache {self.path}", wait, say):
+            yield
 
     def remote_heads(self, branches: list[str]) -> dict[str, str | None]:
         """Current value of each branch on the remote (None when absent), in one round trip."""

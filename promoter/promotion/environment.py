@@ -117,12 +117,12 @@ class EnvironmentRun:
             self.out.say(f"{env.name}: superseded: {err}")
             return replace(self._partial, state="superseded", message=str(err))
         except _Held as err:
-            self.out.say(f"{env.name}: FAILED: {err}")
+            self.out.say(f"{env.name}: FAILED: {str(err).removeprefix(env.name + ': ')}")
             return replace(self._partial, state="held", message=str(err))
         except PromotionFailed as err:
             if not self.opts.dry_run:
                 self.statuses.post(main.commit, context, "failure", str(err), self.opts.run_url)
-            self.out.say(f"{env.name}: FAILED: {err}")
+            self.out.say(f"{env.name}: FAILED: {str(err).removeprefix(env.name + ': ')}")
             gates = self._partial.gates
             if isinstance(err, GateFailed):
                 gates = [o for o in err.outcomes if isinstance(o, GateOutcome)]

@@ -71,7 +71,7 @@ class Gating:
             platform=self.platform,
         )
         try:
-            return run_gates(gates, ctx, deadline, self.out.say, self.opts.progress_interval)
+            return run_gates(gates, ctx, deadline, self.out.progress, self.opts.progress_interval)
         except GateFailed as err:
             self._report(pr, env, merge_sha, err.outcomes, str(err))
             if env.on_failure == "rollback":

@@ -123,8 +123,9 @@ class Landing:
                     f"{env.name}: {pr.url} was not merged within {format_duration(now - started)} ({last})"
                 )
             if now >= next_progress:
-                self.out.say(
-                    f"{env.name}: waiting {format_duration(now - started)}, merge ({env.merge}): {last}"
+                self.out.progress(
+                    f"{env.name}: waiting {format_duration(now - started)} ({format_duration(deadline - now)} "
+                    f"left), merge ({env.merge}): {last}"
                 )
                 next_progress = now + self.pacing.progress_interval
             self.clock.sleep(min(self.pacing.poll_interval, max(deadline - now, 0.05)))

@@ -69,6 +69,18 @@ def restore_commit(platform: PlatformRepo, env: Environment, head: str, good: Go
     return platform.commit(TreePlan(entries, {}), env.gitops_path, [head], message)
 
 
+@dataclass(frozen=True)
+class RollbackPlan:
+    """A rollback by hand, before anything is written: the environment's platform head, the
+    main commit deployed there, the state to restore and the files that would change."""
+
+    env: Environment
+    head: str
+    current: str | None
+    target: GoodState
+    files: list[str]
+
+
 class Rollbacks:
     """Restoring an environment to its last healthy promotion, landed by its own merge policy."""
 
@@ -104,9 +116,8 @@ class Rollbacks:
         except PromoterError as err:
             return f"rollback failed: {err}"
 
-    def by_hand(self, environment: str, to: str | None = None) -> GoodState:
-        """``promoter rollback``: restore an environment to a known-good state by hand and hold
-        the main commit that was there."""
+    def plan(self, environment: str, to: str | None = None) -> RollbackPlan:
+        """What ``by_hand`` would do, pushing nothing (``promoter rollback --dry-run``)."""
         env = self.cp.main(self.cp.resolve(None)).pipeline.environment(environment)
         if env is None:
             raise UsageError(f"--env {environment}: the Pipeline on main has no such environment")
@@ -115,6 +126,18 @@ class Rollbacks:
             raise PromotionFailed(f"{environment}: platform branch {env.gitops_branch} does not exist")
         current = deployed_main(self.platform, env, head)
         good = self._target(env, head, current, to)
+        now, then = (
+            self.platform.listing(head, env.gitops_path),
+            self.platform.listing(good.platform_sha, env.gitops_path),
+        )
+        changed = sorted(p for p in now.keys() | then.keys() if now.get(p) != then.get(p))
+        return RollbackPlan(env, head, current, good, changed)
+
+    def by_hand(self, environment: str, to: str | None = None) -> GoodState:
+        """``promoter rollback``: restore an environment to a known-good state by hand and hold
+        the main commit that was there."""
+        planned = self.plan(environment, to)
+        env, head, current, good = planned.env, planned.head, planned.current, planned.target
         self.out.say(
             f"{environment}: rolling back to main {good.main_commit[:12]} (platform {good.platform_sha[:12]})"
         )

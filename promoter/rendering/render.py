@@ -25,6 +25,7 @@ from promoter.k8s.values import as_configmap_string
 from promoter.model import Manifest, Template
 from promoter.rendering import sandbox
 from promoter.rendering.sandbox import LimitedSandbox, RenderTimeout, time_limit
+from promoter.rendering.undefined import MissingValue, NamedUndefined, describe_missing
 from promoter.scheduling.targets import Assignment
 
 MAX_OUTPUT_BYTES = 4 * 1024 * 1024
@@ -63,7 +64,7 @@ def configmap_data(config: dict[str, Any]) -> dict[str, str]:
 
 
 def _environment() -> ImmutableSandboxedEnvironment:
-    env = LimitedSandbox(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
+    env = LimitedSandbox(undefined=NamedUndefined, autoescape=False, keep_trailing_newline=True)
     env.filters.update(
         to_yaml=to_yaml,
         to_json=lambda v: json.dumps(v, sort_keys=True, default=str),
@@ -204,7 +205,7 @@ class Renderer:
                 if isinstance(err, TemplateError):
                     raise
                 lineno = _template_line(err.__traceback__)
-                message = _describe(err)
+                message = describe_missing(err, context) if isinstance(err, MissingValue) else _describe(err)
                 raise self._error(template, index, manifest, lineno, message, a) from err
             if len(text) > MAX_OUTPUT_BYTES:
                 raise self._error(

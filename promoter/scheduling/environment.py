@@ -28,7 +28,7 @@ class EnvironmentSchedule:
         for pair in pairs(main, env, environment):
             self.pairs.setdefault(pair[0].name, []).append(pair)
         self.index = ConfigIndex(env.configmaps)
-        self._checker = SchemaChecker(main.schemas)
+        self._checker = SchemaChecker(main.schemas, env.configmaps)
         self._facts: dict[tuple[str, str], frozenset[Fact]] = {}
 
     def assign(self, cluster_type: str) -> list[Assignment]:

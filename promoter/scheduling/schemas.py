@@ -9,9 +9,7 @@ from typing import Any
 import jsonschema
 
 from promoter.errors import SchemaError
-from promoter.model import (
-    ConfigSchema,
-)
+from promoter.model import ConfigMap, ConfigSchema, Source
 from promoter.scheduling.config import IMMUTABLE
 from promoter.scheduling.targets import (
     Assignment,
@@ -45,7 +43,10 @@ class SchemaChecker:
     schema. Assignments share most of their config, so verdicts are memoised: by the values of
     the keys a schema names when it is made only of ``_LOCAL_KEYWORDS``, else by config."""
 
-    def __init__(self, schemas: dict[str, ConfigSchema]) -> None:
+    def __init__(
+        self, schemas: dict[str, ConfigSchema], configmaps: dict[str, ConfigMap] | None = None
+    ) -> None:
+        self.configmaps = configmaps or {}  # where a wrong value was written, for the message
         self.schemas = sorted(schemas.values(), key=lambda s: s.name)
         self._validators = {
             s.name: jsonschema.validators.validator_for(s.schema)(s.schema) for s in self.schemas
@@ -64,7 +65,9 @@ class SchemaChecker:
             if valid is None:
                 valid = self._verdicts[key] = self._validators[schema.name].is_valid(a.config)
             if not valid:
-                _raise_schema_error(schema, a, self._validators[schema.name].iter_errors(a.config))
+                _raise_schema_error(
+                    schema, a, self._validators[schema.name].iter_errors(a.config), self.configmaps
+                )
 
     def _applies(self, schema: ConfigSchema, a: Assignment, facts: frozenset[Fact] | None) -> bool:
         if facts is None:
@@ -101,17 +104,49 @@ def _named_keys(schema: dict[str, Any]) -> tuple[str, ...] | None:
     return tuple(sorted({str(k) for k in required} | {str(k) for k in properties}))
 
 
-def _raise_schema_error(schema: ConfigSchema, a: Assignment, errors: Iterable[Any]) -> None:
+def _raise_schema_error(
+    schema: ConfigSchema, a: Assignment, errors: Iterable[Any], configmaps: dict[str, ConfigMap]
+) -> None:
     error = jsonschema.exceptions.best_match(errors)
     if error is None:
         return
     where = "config" + "".join(f"[{p!r}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+    merged = ", ".join(a.config_sources) or "no ConfigMaps"
+    written = _written_at(error.absolute_path, a, configmaps)
+    if written is None:  # a missing key, or a value from nowhere known: the schema says what it wants
+        raise SchemaError(
+            f"ConfigSchema {schema.name!r}: assignment {a} ({merged}): {where}: {error.message}",
+            file=schema.source.file,
+            line=schema.source.line,
+        )
+    name, source = written
     raise SchemaError(
-        f"ConfigSchema {schema.name!r}: assignment {a} ({', '.join(a.config_sources) or 'no ConfigMaps'}): "
-        f"{where}: {error.message}",
-        file=schema.source.file,
-        line=schema.source.line,
+        f"{where}: {error.message} (ConfigMap {name!r}, checked by ConfigSchema {schema.name!r} at "
+        f"{schema.source.file}:{schema.source.line} for assignment {a}, config merged from {merged})",
+        file=source.file,
+        line=source.line,
     )
+
+
+def _written_at(path: Any, a: Assignment, configmaps: dict[str, ConfigMap]) -> tuple[str, Source] | None:
+    """The most specific ConfigMap that wrote the value at ``path`` (mappings merge deeply, so
+    the deepest key of the path it holds decides), and the line of the path's top key."""
+    if not path or not isinstance(path[0], str):
+        return None
+    for name in reversed(a.config_sources):  # the most specific ConfigMap wins the merge
+        cm = configmaps.get(name)
+        if cm is not None and _holds(cm.data, list(path)):
+            return name, Source(cm.source.file, cm.lines.get(path[0], cm.source.line))
+    return None
+
+
+def _holds(data: Any, path: list[Any]) -> bool:
+    for step in path:
+        if isinstance(data, dict) and step in data:
+            data = data[step]
+        else:
+            return not isinstance(data, dict)  # a list or scalar is replaced whole by the merge
+    return True
 
 
 def check_schemas(a: Assignment, schemas: dict[str, ConfigSchema]) -> None:

@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from promoter.cli.output import OUTPUT, emit
 from promoter.errors import UsageError
 from promoter.gitcmd import Git
 from promoter.platform.checks import check_tree
@@ -30,19 +31,43 @@ from promoter.platform.checks import check_tree
 @click.option(
     "--expect-commit", envvar="PROMOTER_COMMIT", default=None, help="Main commit the provenance must name."
 )
-def check_platform(repo: str, ref: str, root: str, expect_commit: str | None) -> None:
-    """Smoke-check a rendered platform tree at one commit (for use as a command gate)."""
+@OUTPUT
+def check_platform(repo: str, ref: str, root: str, expect_commit: str | None, output: str) -> None:
+    """Smoke-check a rendered platform tree at one commit (for use as a command gate).
+
+    \b
+    Examples:
+      promoter check-platform --repo ../platform.git --ref dev --path .
+      promoter check-platform --repo ../platform.git --ref 1f2e3d4 -o json
+      (as a gate, the promoter sets PROMOTER_PLATFORM_REPO, _SHA, _PATH and PROMOTER_COMMIT)
+    """
 
     git = Git(repo.removeprefix("file://"))
     commit = git.commit_of(ref)
     if commit is None:
         raise UsageError(f"--ref {ref}: no such commit in {repo}")
     result = check_tree(git, commit, "" if root in (".", "") else root.strip("/"), expect_commit)
+    if output != "text":
+        emit(
+            {
+                "ok": not result.problems,
+                "commit": commit,
+                "manifests": result.manifests,
+                "folders": result.folders,
+                "problems": result.problems,
+            },
+            output,
+        )
+        if result.problems:
+            sys.exit(1)
+        return
     for problem in result.problems:
         click.echo(f"problem: {problem}", err=True)
     if result.problems:
+        count = len(result.problems)
         click.echo(
-            f"{len(result.problems)} problems in {result.manifests} manifests at {commit[:12]}", err=True
+            f"{count} problem{'' if count == 1 else 's'} in {result.manifests} manifests at {commit[:12]}",
+            err=True,
         )
         sys.exit(1)
     click.echo(f"ok: {result.manifests} manifests in {result.folders} folders at {commit[:12]}")

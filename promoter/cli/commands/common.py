@@ -7,14 +7,17 @@ from typing import Any
 import click
 
 from promoter.controlplane.repo import ControlPlane
+from promoter.errors import UsageError, one_line
+from promoter.model import MainObjects
 
 CONTROL_PLANE = click.option(
     "--control-plane",
     "control_plane",
-    required=True,
+    default=None,
     type=click.Path(file_okay=False),
     envvar="PROMOTER_CONTROL_PLANE",
-    help="The control-plane git repo (a working clone or a bare repo).",
+    help="The control-plane git repo (a working clone, any folder of it, or a bare repo; "
+    "default: $PROMOTER_CONTROL_PLANE, else the git repo of the working directory).",
 )
 COMMIT = click.option(
     "--commit", default=None, help="Main commit or ref to use (default: the main branch head)."
@@ -24,6 +27,51 @@ MAIN_BRANCH = click.option(
 )
 
 
-def control_plane(path: str, main_branch: str) -> Any:
+COMMITTED = click.option(
+    "--committed",
+    is_flag=True,
+    help="Read commits only: ignore uncommitted edits in the working tree.",
+)
+STAGED = click.option(
+    "--staged",
+    is_flag=True,
+    help="Read the staged files (the index) of the checked-out branch, as a pre-commit hook does.",
+)
 
+
+def with_edits(cp: ControlPlane, commit: str | None, committed: bool, staged: bool) -> None:
+    """Read the checked-out branch's uncommitted (or, ``staged``, staged) control-plane files,
+    unless a commit was asked for or ``--committed``; say so on stderr before anything else."""
+    if committed and staged:
+        raise UsageError("--committed and --staged exclude each other")
+    if staged and commit:
+        raise UsageError("--staged reads the index of the checked-out branch; it excludes --commit")
+    if committed or commit:
+        return
+    snap = cp.read_edits(staged=staged)
+    if snap is not None and snap.branch == cp.main_branch:
+        click.echo(one_line(snap.describe()), err=True)
+
+
+def announce_edits(cp: ControlPlane, main: MainObjects) -> None:
+    """For a snapshot of a branch other than main: whether it is read, once main is known."""
+    snap = cp.snapshot
+    if snap is None or snap.branch == cp.main_branch:
+        return
+    if any(env.branch == snap.branch for env in main.pipeline.environments):
+        click.echo(one_line(snap.describe()), err=True)
+    else:
+        click.echo(
+            one_line(
+                f"warning: uncommitted files on branch {snap.branch} are not read "
+                f"({', '.join(snap.files[:5])}): it is neither {cp.main_branch} nor an environment branch"
+            ),
+            err=True,
+        )
+
+
+def control_plane(path: str | None, main_branch: str) -> Any:
+    """The control plane at ``path``, else the git repo the working directory is in."""
+    if path is None:
+        return ControlPlane(".", main_branch, label="the working directory (no --control-plane given)")
     return ControlPlane(path, main_branch)

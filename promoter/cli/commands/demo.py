@@ -23,7 +23,13 @@ from promoter.errors import UsageError
 )
 @click.option("--progress-interval", default="1s", show_default=True)
 def demo(directory: str | None, progress_interval: str) -> None:
-    """Build the sample control plane into fresh repos and promote it dev -> qa -> prod."""
+    """Build the sample control plane into fresh repos and promote it dev -> qa -> prod.
+
+    \b
+    Examples:
+      promoter demo                             # in a new temporary directory
+      promoter demo --dir /tmp/promoter-demo    # keep the repos somewhere known
+    """
 
     try:
         interval = parse_duration(progress_interval)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,9 +18,19 @@ from typing import Any
 import click
 
 from promoter.cli import actions_output
-from promoter.cli.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH
+from promoter.cli.commands.common import (
+    COMMIT,
+    COMMITTED,
+    CONTROL_PLANE,
+    MAIN_BRANCH,
+    STAGED,
+    announce_edits,
+    with_edits,
+)
 from promoter.cli.commands.common import control_plane as control_plane_at
+from promoter.cli.commands.completion import complete_environments
 from promoter.cli.commands.kalypso import kalypso_diffs
+from promoter.cli.output import OUTPUT, emit
 from promoter.console import Console
 from promoter.errors import UsageError
 from promoter.kalypso.control import open_kalypso
@@ -144,15 +155,49 @@ def diff_outputs(diffs: list[EnvDiff], comment_file: str | None, max_value: int)
     return outputs
 
 
+def diff_data(diffs: list[EnvDiff]) -> dict[str, Any]:
+    """The diff for ``-o json|yaml`` (the shape docs/cli.md documents)."""
+    return {
+        "mainCommit": diffs[0].main_commit if diffs else None,
+        "changed": any(d.changed for d in diffs),
+        "environments": [
+            {
+                "environment": d.environment,
+                "platformBranch": d.platform_branch,
+                "platformCommit": d.platform_commit,
+                "mainCommit": d.main_commit,
+                "environmentCommit": d.env_commit,
+                "changed": d.changed,
+                "added": d.counts.added,
+                "modified": d.counts.changed,
+                "removed": d.counts.removed,
+                "patch": "".join(d.patches),
+            }
+            for d in diffs
+        ],
+    }
+
+
 # ------------------------------------------------------------ the command
 
 
 @click.command()
 @CONTROL_PLANE
 @COMMIT
-@click.option("--env", "env_names", multiple=True, help="Only this environment (repeatable).")
+@click.option(
+    "--env",
+    "env_names",
+    multiple=True,
+    shell_complete=complete_environments,
+    help="Only this environment (repeatable).",
+)
 @click.option("--env-branch", default=None, help="Only the environments kept on this control-plane branch.")
-@click.option("--to", default=None, help="The environments up to and including this one.")
+@click.option(
+    "--to",
+    default=None,
+    shell_complete=complete_environments,
+    help="The environments up to and including this one.",
+)
 @click.option(
     "--env-commit",
     default=None,
@@ -170,8 +215,17 @@ def diff_outputs(diffs: list[EnvDiff], comment_file: str | None, max_value: int)
     help="Also write the diff as a markdown pull-request comment to this file.",
 )
 @MAIN_BRANCH
+@COMMITTED
+@STAGED
+@OUTPUT
+@click.option(
+    "--exit-code/--no-exit-code",
+    default=True,
+    show_default=True,
+    help="Exit 1 when a platform branch would change, as flux diff and git diff --exit-code do.",
+)
 def diff(
-    control_plane: str,
+    control_plane: str | None,
     commit: str | None,
     env_names: tuple[str, ...],
     env_branch: str | None,
@@ -180,9 +234,22 @@ def diff(
     deployed_main: bool,
     comment_file: str | None,
     main_branch: str,
+    committed: bool,
+    staged: bool,
+    output: str,
+    exit_code: bool,
 ) -> None:
-    """Show what promoting a commit would change on each platform branch; push nothing."""
+    """Show what promoting a commit would change on each platform branch; push nothing.
 
+    Exit status: 0 when nothing would change, 1 when something would (unless
+    --no-exit-code), 2 on bad input.
+
+    \b
+    Examples:
+      promoter diff                      # every environment, edits in the working tree included
+      promoter diff --env qa -o json
+      promoter diff --to qa --no-exit-code --comment-file diff.md
+    """
     if deployed_main and commit:
         raise UsageError("--commit and --deployed-main exclude each other")
     if env_commit and not (env_names or env_branch):
@@ -190,15 +257,28 @@ def diff(
     cp = control_plane_at(control_plane, main_branch)
     kcp = open_kalypso(cp, commit)
     if kcp is not None:  # docs/kalypso.md
-        selection = (env_branch, to, env_commit, deployed_main)
-        diffs = kalypso_diffs(kcp, commit, env_names, selection, file_patch, EnvDiff)
+        diffs = kalypso_diffs(
+            kcp, commit, env_names, (env_branch, to, env_commit, deployed_main), file_patch, EnvDiff
+        )
     else:
+        with_edits(cp, commit, committed, staged)
         main = cp.main(cp.resolve(commit))
+        announce_edits(cp, main)
         envs = _select(main.pipeline, env_names, env_branch, to)
         diffs = _diffs(cp, main, envs, env_commit, deployed_main)
+    _report(diffs, comment_file, output)
+    if exit_code and any(d.changed for d in diffs):
+        sys.exit(1)
+
+
+def _report(diffs: list[EnvDiff], comment_file: str | None, output: str) -> None:
+    """The diff as text or as ``-o`` data, the comment file, the Actions outputs and summary."""
     if comment_file:
         Path(comment_file).write_text(diff_markdown(diffs, MAX_COMMENT), encoding="utf-8")
-    _print(diffs, actions_output.active())
+    if output == "text":
+        _print(diffs, actions_output.active())
+    else:
+        emit(diff_data(diffs), output)
     actions_output.set_outputs(diff_outputs(diffs, comment_file, actions_output.MAX_OUTPUT_VALUE))
     actions_output.add_summary(diff_markdown(diffs, MAX_SUMMARY).replace(COMMENT_MARKER + "\n", ""))
 

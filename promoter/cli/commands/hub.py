@@ -28,7 +28,14 @@ KEY_ENV = "PROMOTER_HUB_KEY"
 
 @click.group()
 def hub() -> None:
-    """The deployment observability hub: clusters report what they run, pipelines gate on it."""
+    """The deployment observability hub: clusters report what they run, pipelines gate on it.
+
+    \b
+    Examples:
+      promoter hub serve --database /var/lib/promoter/hub.sqlite3 --listen 0.0.0.0:8080
+      promoter hub keys add east-1 --environment prod --cluster-type east-large
+      promoter hub rollout --url http://hub:8080 --commit 4f0e7ab -o json
+    """
 
 
 @hub.command()

@@ -82,7 +82,15 @@ _MERGE_OPTIONS = [
 ]
 
 
-@click.command()
+EXAMPLES = """\b
+Examples:
+  promoter promote                          # main's head through every environment, in order
+  promoter promote --to qa --dry-run        # render and report the first change; push nothing
+  promoter promote --commit 4052d4a --output json
+"""
+
+
+@click.command(epilog=EXAMPLES)
 @CONTROL_PLANE
 @COMMIT
 @click.option("--to", "to", default=None, help="Promote up to and including this environment.")
@@ -140,7 +148,7 @@ def promote(
     except ValueError as err:
         raise UsageError(str(err)) from err
     orchestrator = Orchestrator(cp, runtime.platform, runtime.forge, clock, console, options)
-    with runtime.platform.locked():
+    with runtime.platform.locked(console.say):
         report = (
             orchestrator.schedule(env_name, commit and sha) if env_name else orchestrator.promote(sha, to)
         )

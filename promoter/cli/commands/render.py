@@ -3,13 +3,25 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import click
 
-from promoter.cli.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH
+from promoter.cli.commands.common import (
+    COMMIT,
+    COMMITTED,
+    CONTROL_PLANE,
+    MAIN_BRANCH,
+    STAGED,
+    announce_edits,
+    with_edits,
+)
 from promoter.cli.commands.common import control_plane as control_plane_at
+from promoter.cli.commands.completion import complete_environments
 from promoter.cli.commands.kalypso import render_kalypso
+from promoter.cli.output import OUTPUT, emit, snapshot_of
 from promoter.errors import UsageError
 from promoter.kalypso.control import open_kalypso
 from promoter.platform.provenance import PROVENANCE, Provenance
@@ -18,40 +30,108 @@ from promoter.rendering.tree import render_environment
 
 @click.command()
 @CONTROL_PLANE
-@click.option("--env", "env_name", required=True, help="The environment to render.")
+@click.option(
+    "--env",
+    "env_name",
+    required=True,
+    shell_complete=complete_environments,
+    help="The environment to render.",
+)
 @COMMIT
 @click.option(
-    "--out", required=True, type=click.Path(file_okay=False), help="Directory to write the tree into."
+    "--out",
+    required=True,
+    type=click.Path(file_okay=False, allow_dash=True),
+    help="Directory to write the tree into; '-' streams the manifests to stdout as one multi-document YAML.",
 )
 @MAIN_BRANCH
-def render(control_plane: str, env_name: str, commit: str | None, out: str, main_branch: str) -> None:
-    """Write the tree that would be committed for one environment."""
+@COMMITTED
+@STAGED
+@OUTPUT
+def render(
+    control_plane: str | None,
+    env_name: str,
+    commit: str | None,
+    out: str,
+    main_branch: str,
+    committed: bool,
+    staged: bool,
+    output: str,
+) -> None:
+    """Write the tree that would be committed for one environment.
 
+    \b
+    Examples:
+      promoter render --env dev --out ../render-dev
+      promoter render --env qa --out - | kubectl apply --dry-run=client -f -
+      promoter render --env prod --out ../render-prod -o json
+    """
+    if out == "-" and output != "text":
+        raise UsageError("--out - writes the manifests to stdout; -o/--output applies to a directory render")
     cp = control_plane_at(control_plane, main_branch)
     kcp = open_kalypso(cp, commit)
     if kcp is not None:
         render_kalypso(kcp, env_name, commit, out)
         return
+    with_edits(cp, commit, committed, staged)
     sha = cp.resolve(commit)
     main = cp.main(sha)
-    env = main.pipeline.environment(env_name)
-    if env is None:
-        raise UsageError(
-            f"--env {env_name}: no such environment (the Pipeline has {', '.join(e.name for e in main.pipeline.environments)})"
-        )
+    announce_edits(cp, main)
+    env = _environment(main, env_name)
     objects = cp.environment(env)
     rendered = render_environment(main, objects, env.name)
-    target = Path(out)
+    if out == "-":
+        click.echo(stream(rendered.files), nl=False)
+        return
+    write_tree(
+        Path(out), out, {**rendered.files, PROVENANCE: Provenance.of(main, env, objects, rendered).text()}
+    )
+    if output != "text":
+        emit(_summary(cp, env.name, sha, objects.commit, out, rendered), output)
+        return
+    click.echo(
+        f"{env.name}: wrote {len(rendered.files)} files for {len(rendered.assignments)} assignments to {out}"
+    )
+
+
+def _summary(cp: Any, env: str, sha: str, env_commit: str, out: str, rendered: Any) -> dict[str, Any]:
+    """What ``-o json|yaml`` prints for a render (docs/cli.md)."""
+    return {
+        "environment": env,
+        "mainCommit": sha,
+        "environmentCommit": env_commit,
+        "out": out,
+        "assignments": len(rendered.assignments),
+        "files": sorted(rendered.files),
+        "uncommitted": snapshot_of(cp),
+    }
+
+
+def _environment(main: Any, name: str) -> Any:
+    env = main.pipeline.environment(name)
+    if env is None:
+        names = ", ".join(e.name for e in main.pipeline.environments)
+        raise UsageError(f"--env {name}: no such environment (the Pipeline has {names})")
+    return env
+
+
+def write_tree(target: Path, out: str, files: Mapping[str, bytes]) -> None:
+    """Write ``files`` under ``target``: empty, missing, or an earlier render (replaced)."""
     if target.exists() and any(target.iterdir()):
         if not (target / PROVENANCE).exists():
             raise UsageError(f"--out {out}: not empty and not an earlier render; choose an empty directory")
         shutil.rmtree(target)
-    files = dict(rendered.files)
-    files[PROVENANCE] = Provenance.of(main, env, objects, rendered).text()
     for path, data in files.items():
         dest = target / path
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_bytes(data)
-    click.echo(
-        f"{env.name}: wrote {len(rendered.files)} files for {len(rendered.assignments)} assignments to {out}"
-    )
+
+
+def stream(files: Mapping[str, bytes]) -> str:
+    """The rendered files as one multi-document YAML, each document headed by its path
+    (``# Source: <path>``, as ``helm template`` does), in path order."""
+    parts = []
+    for path in sorted(files):
+        text = files[path].decode("utf-8").removeprefix("---\n")
+        parts.append(f"---\n# Source: {path}\n{text}" + ("" if text.endswith("\n") else "\n"))
+    return "".join(parts)

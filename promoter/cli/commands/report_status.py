@@ -40,7 +40,14 @@ from promoter.model import DESCRIPTION_LIMIT, Status
 def report_status(
     repo: str, ref: str, context: str, state: str, description: str, target_url: str | None
 ) -> None:
-    """Post a commit status on a platform-repo commit of the local forge (as a cluster would)."""
+    """Post a commit status on a platform-repo commit of the local forge (as a cluster would).
+
+    \b
+    Examples:
+      promoter report-status --context flux/west-small --state success
+      promoter report-status --repo ../platform.git --commit 1f2e3d4 \\
+          --context argocd/app --state failure --description "Degraded"
+    """
 
     git = Git(_local_path(repo))
     commit = git.commit_of(ref)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import click
@@ -10,6 +9,7 @@ import click
 from promoter.cli.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH
 from promoter.cli.commands.common import control_plane as control_plane_at
 from promoter.cli.commands.promote import github_options
+from promoter.cli.output import OUTPUT, emit
 from promoter.console import Console
 from promoter.runtime import build_runtime
 
@@ -17,11 +17,17 @@ from promoter.runtime import build_runtime
 @click.command()
 @CONTROL_PLANE
 @COMMIT
-@click.option("--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@OUTPUT
 @MAIN_BRANCH
 @github_options()
-def status(control_plane: str, commit: str | None, output: str, main_branch: str, github: Any) -> None:
-    """Where a main commit stands in each environment, read back from the repos."""
+def status(control_plane: str | None, commit: str | None, output: str, main_branch: str, github: Any) -> None:
+    """Where a main commit stands in each environment, read back from the repos.
+
+    \b
+    Examples:
+      promoter status                    # main's head
+      promoter status --commit 4052d4a -o yaml
+    """
 
     cp = control_plane_at(control_plane, main_branch)
     sha = cp.resolve(commit)
@@ -46,8 +52,8 @@ def status(control_plane: str, commit: str | None, output: str, main_branch: str
                 "deployedMainCommit": prov.main_commit if prov else None,
             }
         )
-    if output == "json":
-        click.echo(json.dumps({"mainCommit": sha, "environments": rows}, indent=2))
+    if output != "text":
+        emit({"mainCommit": sha, "environments": rows}, output)
         return
     click.echo(f"main {sha[:12]} {cp.git.out('log', '-1', '--format=%s', operands=[sha])}")
     for row in rows:

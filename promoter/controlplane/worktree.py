@@ -1,0 +1,98 @@
+"""Uncommitted edits: the working tree (or the index) of a clone as a commit object, so that
+``validate``, ``render`` and ``diff`` read what the user is editing, and a pre-commit hook
+reads what is staged, through the same code that reads commits.
+
+The commit is built with a throwaway index (a copy of the real one, so unchanged files are not
+hashed again) and ``commit-tree``: no ref, the real index and the working tree are not touched.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from promoter.controlplane.documents import is_control_plane_file
+from promoter.errors import GitError
+from promoter.gitcmd import Git
+
+SHOWN = 5  # changed files named in the announcement
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The working tree (or index) of ``branch`` as ``commit``, whose parent is the branch head."""
+
+    branch: str
+    commit: str
+    files: tuple[str, ...]  # control-plane files that differ from the branch head
+    staged: bool
+
+    def describe(self) -> str:
+        what = "the staged files" if self.staged else "the working tree"
+        shown = ", ".join(self.files[:SHOWN]) + (
+            f" and {len(self.files) - SHOWN} more" if len(self.files) > SHOWN else ""
+        )
+        hint = "" if self.staged else "; --committed reads commits only"
+        count = f"{len(self.files)} uncommitted file{'' if len(self.files) == 1 else 's'}"
+        return f"reading {what} of {self.branch}: {count} ({shown}){hint}"
+
+
+def checked_out_branch(git: Git) -> str | None:
+    proc = git.run("symbolic-ref", "--quiet", "--short", "HEAD", check=False)
+    return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+
+
+def snapshot(git: Git, *, staged: bool) -> Snapshot | None:
+    """The edits of a working clone as a commit; None for a bare repo, a detached or unborn
+    HEAD, or when no control-plane file differs from the branch head."""
+    if git.out("rev-parse", "--is-bare-repository") == "true":
+        return None
+    branch = checked_out_branch(git)
+    head = git.commit_of("HEAD")
+    if branch is None or head is None:
+        return None
+    tree = _tree(git, staged)
+    changed = git.run(
+        "diff-tree", "-r", "-z", "--name-only", "--no-renames", operands=[f"{head}^{{tree}}", tree]
+    )
+    files = tuple(
+        p
+        for p in changed.stdout.decode("utf-8", "surrogateescape").split("\0")
+        if p and is_control_plane_file(p)
+    )
+    if not files:
+        return None
+    message = f"promoter: the {'index' if staged else 'working tree'} of {branch}"
+    commit = git.out("commit-tree", "-p", head, "-m", message, operands=[tree])
+    return Snapshot(branch, commit, files, staged)
+
+
+def _add_yaml(git: Git, env: dict[str, str]) -> None:
+    """Stage every YAML file of the working tree (new, changed, deleted; .gitignore honoured)
+    into the throwaway index: only they are read, and an unignored node_modules or virtualenv
+    is not hashed into the object store for nothing."""
+    proc = git.run("add", "--all", "--ignore-errors", paths=["*.y*ml"], env=env, check=False)
+    if proc.returncode != 0 and b"did not match any files" not in proc.stderr:
+        raise GitError(
+            f"cannot read the working tree of {git.path}: {proc.stderr.decode(errors='replace').strip()}"
+        )
+
+
+def _tree(git: Git, staged: bool) -> str:
+    index = Path(git.out("rev-parse", "--path-format=absolute", "--git-path", "index"))
+    fd, copy = tempfile.mkstemp(prefix="promoter-index-")
+    os.close(fd)
+    try:
+        if index.exists():
+            shutil.copyfile(index, copy)
+        else:
+            os.unlink(copy)  # git makes a fresh index where there is none
+        env = {"GIT_INDEX_FILE": copy}
+        if not staged:
+            _add_yaml(git, env)
+        return git.run("write-tree", env=env).stdout.decode().strip()
+    finally:
+        Path(copy).unlink(missing_ok=True)
