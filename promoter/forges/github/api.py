@@ -55,6 +55,8 @@ except importlib.metadata.PackageNotFoundError:  # pragma: no cover - running fr
     USER_AGENT = "promoter"
 
 Write = Literal["write", "pr"] | None
+API_VERSION = "2022-11-28"  # sent on every request: GitHub answers it until it retires the version
+ACCEPT = "application/vnd.github+json"  # GitHub's recommended media type (PyGithub sends */*)
 
 
 class GitHubRequestError(ForgeError):
@@ -106,14 +108,32 @@ class GitHubHttp:
     def client(self, auth: github.Auth.Auth) -> github.Github:
         """A PyGithub client whose retries and spacing are this layer's, not its own."""
         client = github.Github(auth=auth, lazy=True, **self.client_options())
-        guard(client.requester)
+        self.prepare(client.requester)
         return client
+
+    def prepare(self, requester: Any) -> None:
+        """Check every answer's shape (``shapes.guard``) and send GitHub's media type on every
+        request; the API version is the requester's own (``client_options``)."""
+        guard(requester)
+        send = requester.requestJson
+
+        def with_accept(
+            verb: str, url: str, parameters: Any = None, headers: Any = None, *rest: Any, **kw: Any
+        ) -> Any:
+            headers = dict(headers or {})
+            # PyGithub still asks for long-graduated previews (machine-man for App installations);
+            # nothing the promoter calls needs a preview
+            headers["Accept"] = ACCEPT
+            return send(verb, url, parameters, headers, *rest, **kw)
+
+        requester.requestJson = with_accept
 
     def client_options(self) -> dict[str, Any]:
         return {
             "base_url": self.api_url,
             "timeout": self.policy.timeout,
             "user_agent": USER_AGENT,
+            "api_version": API_VERSION,
             "per_page": 100,
             "retry": None,
             "seconds_between_requests": None,
@@ -165,29 +185,30 @@ class GitHubHttp:
             raise self._failure(name, err, judge(err), tries.number) from err
 
     def get_json(self, name: str, gh: github.Github, url: str, params: dict[str, Any], *, poll: bool) -> Any:
-        """GET with ``If-None-Match``: a 304 (free against the primary limit) reuses the last body."""
+        """GET with ``If-None-Match``, under the retry policy (see ``conditional_get``)."""
+        return self.call(name, lambda: self.conditional_get(gh, url, params), poll=poll)
+
+    def conditional_get(self, gh: github.Github, url: str, params: dict[str, Any]) -> Any:
+        """One GET with ``If-None-Match``, no retry: a 304 (free against the primary limit)
+        reuses the last body.
+
+        The ETags are this layer's own, one per URL and query: PyGithub gives the items of a list
+        the list's ETag, which never matches the item's own URL, so polls do not use its
+        conditional ``update()``."""
         key = f"{url}?{sorted(params.items())}"
-
-        def fetch() -> Any:
-            cached = self._etags.get(key)
-            headers = {"If-None-Match": cached[0]} if cached else {}
-            status, response_headers, output = gh.requester.requestJson("GET", url, params, headers)
-            if status == 304 and cached:
-                self.counts.not_modified += 1
-                return cached[2]
-            data = _json(output)
-            if status >= 400:
-                raise gh.requester.createException(status, response_headers, data)
-            etag = header(response_headers, "etag")
-            if etag:
-                self._etags[key] = (etag, response_headers, data)
-            return data
-
-        return self.call(name, fetch, poll=poll)
-
-    def not_modified(self) -> None:
-        """Record a 304 seen by a PyGithub conditional ``update()``."""
-        self.counts.not_modified += 1
+        cached = self._etags.get(key)
+        headers = {"If-None-Match": cached[0]} if cached else {}
+        status, response_headers, output = gh.requester.requestJson("GET", url, params, headers)
+        if status == 304 and cached:
+            self.counts.not_modified += 1
+            return cached[2]
+        data = _json(output)
+        if status >= 400:
+            raise gh.requester.createException(status, response_headers, data)
+        etag = header(response_headers, "etag")
+        if etag:
+            self._etags[key] = (etag, response_headers, data)
+        return data
 
     def _count(self, name: str, poll: bool) -> None:
         self.counts.total += 1

@@ -24,7 +24,6 @@ import github
 
 from promoter.errors import UsageError
 from promoter.forges.github.api import GitHubHttp
-from promoter.forges.github.shapes import guard
 from promoter.masking import register_secret
 
 TOKEN_VARIABLES = ("PROMOTER_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN")  # GH_TOKEN: as gh reads it
@@ -62,7 +61,7 @@ class AppInstallationTokens(Credentials):
         self.http = http
         auth = github.Auth.AppAuth(app_id, private_key)
         self.integration = github.GithubIntegration(auth=auth, **http.client_options())
-        guard(self.integration.requester)
+        http.prepare(self.integration.requester)
         self._installations: dict[str, int] = {}  # owner -> installation id
         self._tokens: dict[int, tuple[str, float]] = {}  # installation id -> (token, expiry)
 
