@@ -146,6 +146,7 @@ class FakeGitHub:
         self.tokens = set(tokens)
         self.app: tuple[int, Any] | None = None  # (app id, public key) of a GitHub App
         self.installation_tokens: dict[str, float] = {}
+        self.token_scopes: dict[str, set[str]] = {}  # installation token -> the repos it may use
         self.repos: dict[str, FakeRepo] = {}
         self.pulls: dict[tuple[str, int], dict[str, Any]] = {}
         self.statuses: dict[tuple[str, str], list[dict[str, Any]]] = {}
@@ -383,6 +384,10 @@ class FakeGitHub:
         expiry = self.installation_tokens.get(credential)
         if expiry is None or expiry < self.wall():
             raise Reply(401, "Bad credentials")
+        found = re.match(r"/repos/([^/]+/[^/]+)", path)
+        scope = self.token_scopes.get(credential)
+        if found and scope is not None and found.group(1) not in scope:
+            raise Reply(404, "Not Found")  # GitHub hides what a token may not see
 
     # -------------------------------------------------------------- routing
 
@@ -663,6 +668,16 @@ class FakeGitHub:
             "ghs_"
             + hashlib.sha256(f"{self.wall()}-{len(self.installation_tokens)}".encode()).hexdigest()[:36]
         )
+        names = (body or {}).get("repositories")
+        owner = "org"  # the one installation: on the organization that owns every repo here
+        if names is not None:
+            missing = [n for n in names if f"{owner}/{n}" not in self.repos]
+            if missing or not names:
+                raise Reply(
+                    422,
+                    "There is at least one repository that does not exist or is not accessible to the parent installation.",
+                )
+            self.token_scopes[token] = {f"{owner}/{n}" for n in names}
         expires = self.wall() + 3600
         self.installation_tokens[token] = expires
         return (

@@ -95,12 +95,12 @@ class GitHubHttp:
         api_url: str,
         clock: Clock,
         policy: RetryPolicy | None = None,
-        wall: Callable[[], float] = time.time,
+        wall: Callable[[], float] | None = None,
     ) -> None:
         self.api_url = api_url.rstrip("/")
         self.clock = clock
         self.policy = policy or RetryPolicy()
-        self.wall = wall
+        self.wall = wall or _wall_of(clock)
         self.counts = RequestCounts()
         self._last_write: float | None = None
         self._etags: dict[str, tuple[str, dict[str, Any], Any]] = {}
@@ -298,6 +298,14 @@ class GitHubHttp:
             reraise=True,
         )
         return retrying(attempt)
+
+
+def _wall_of(clock: Clock) -> Callable[[], float]:
+    """Wall-clock time that advances with ``clock``: the time now, plus what ``clock`` counted
+    since. Token expiry and rate-limit resets are wall times; with the real (monotonic) clock
+    this is the system's time, with a test's fake clock it is the fake GitHub's."""
+    start, wall = clock.now(), time.time()
+    return lambda: wall + clock.now() - start
 
 
 class _Tries:

@@ -349,7 +349,7 @@ def connect(
 ) -> tuple[GitHubPlatformRepo, GitHubForge]:
     """The platform repo and the forge for one GitHub (credentials from the environment)."""
     http = GitHubHttp(api_url, clock, policy)
-    credentials = credentials_from_env(http, environ)
+    credentials = credentials_from_env(http, environ, (platform_repo, control_plane_repo))
     platform = GitHubPlatformRepo(git_url, http, credentials, platform_repo)
     forge = GitHubForge(http, credentials, platform_repo, control_plane_repo, auto_merge=auto_merge)
     return platform, forge
