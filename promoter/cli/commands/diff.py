@@ -19,6 +19,7 @@ import click
 from promoter.cli import actions_output
 from promoter.cli.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH
 from promoter.cli.commands.common import control_plane as control_plane_at
+from promoter.cli.commands.promote import github_options
 from promoter.console import Console
 from promoter.errors import UsageError
 from promoter.platform.objects import Change
@@ -168,6 +169,7 @@ def diff_outputs(diffs: list[EnvDiff], comment_file: str | None, max_value: int)
     help="Also write the diff as a markdown pull-request comment to this file.",
 )
 @MAIN_BRANCH
+@github_options()
 def diff(
     control_plane: str,
     commit: str | None,
@@ -178,6 +180,7 @@ def diff(
     deployed_main: bool,
     comment_file: str | None,
     main_branch: str,
+    github: Any,
 ) -> None:
     """Show what promoting a commit would change on each platform branch; push nothing."""
 
@@ -188,7 +191,7 @@ def diff(
     cp = control_plane_at(control_plane, main_branch)
     main = cp.main(cp.resolve(commit))
     envs = _select(main.pipeline, env_names, env_branch, to)
-    diffs = _diffs(cp, main, envs, env_commit, deployed_main)
+    diffs = _diffs(cp, main, envs, env_commit, deployed_main, github)
     if comment_file:
         Path(comment_file).write_text(diff_markdown(diffs, MAX_COMMENT), encoding="utf-8")
     _print(diffs, actions_output.active())
@@ -226,10 +229,12 @@ def _select(pipeline: Any, names: tuple[str, ...], branch: str | None, to: str |
     return envs
 
 
-def _diffs(cp: Any, main: Any, envs: list[Any], env_commit: str | None, deployed: bool) -> list[EnvDiff]:
+def _diffs(
+    cp: Any, main: Any, envs: list[Any], env_commit: str | None, deployed: bool, github: Any = None
+) -> list[EnvDiff]:
 
     Renderer(all_templates(main)).compile_all()
-    runtime = build_runtime(cp, main.pipeline, Console(quiet=True))
+    runtime = build_runtime(cp, main.pipeline, Console(quiet=True), github=github)
     platform = runtime.platform
     heads = platform.fetch(list(dict.fromkeys(e.gitops_branch for e in envs)))
     pinned = _commit(cp, env_commit) if env_commit else None

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -34,6 +35,7 @@ import tenacity
 from github.GithubException import GithubException
 
 from promoter.clock import Clock, format_duration
+from promoter.console import Console
 from promoter.errors import ForgeError, GitError
 from promoter.forges.github.policy import (
     HINTS,
@@ -96,12 +98,16 @@ class GitHubHttp:
         clock: Clock,
         policy: RetryPolicy | None = None,
         wall: Callable[[], float] | None = None,
+        say: Callable[[str], None] | None = None,
     ) -> None:
         self.api_url = api_url.rstrip("/")
         self.clock = clock
         self.policy = policy or RetryPolicy()
         self.wall = wall or _wall_of(clock)
+        # waits are told on stderr, beside the progress lines (stdout may carry --output json)
+        self.say = say or Console(stream=sys.stderr).say
         self.counts = RequestCounts()
+        self.waited: list[float] = []  # every wait: spacing writes, and before each retry
         self._last_write: float | None = None
         self._etags: dict[str, tuple[str, dict[str, Any], Any]] = {}
 
@@ -180,7 +186,7 @@ class GitHubHttp:
             return classify(err, tries.number, tries.secondary, self.policy, self.wall)
 
         try:
-            return self._retry(tries, attempt, judge)
+            return self._retry(name, tries, attempt, judge)
         except (requests.RequestException, GithubException) as err:
             raise self._failure(name, err, judge(err), tries.number) from err
 
@@ -222,6 +228,7 @@ class GitHubHttp:
         gap = self.policy.pr_gap if write == "pr" else self.policy.write_gap
         wait = self._last_write + gap - self.clock.now()
         if wait > 0:
+            self.waited.append(wait)
             self.clock.sleep(wait)
 
     def _verify(self, name: str, verify: Callable[[], T | None]) -> T | None:
@@ -271,7 +278,7 @@ class GitHubHttp:
             return git_verdict(str(err), tries.number, tries.secondary, self.policy)
 
         try:
-            return self._retry(tries, attempt, judge)
+            return self._retry(name, tries, attempt, judge)
         except GitError as err:
             found = judge(err)
             if found.kind == "fatal":
@@ -280,7 +287,9 @@ class GitHubHttp:
                 mask(f"{name}: {found.reason}, still failing after {tries.number} attempts ({err})")
             ) from err
 
-    def _retry(self, tries: _Tries, attempt: Callable[[], T], judge: Callable[[BaseException], Verdict]) -> T:
+    def _retry(
+        self, name: str, tries: _Tries, attempt: Callable[[], T], judge: Callable[[BaseException], Verdict]
+    ) -> T:
         """tenacity, with waits and stops from ``judge``, sleeping on the injected clock."""
 
         def wait(retry_state: tenacity.RetryCallState) -> float:
@@ -288,16 +297,40 @@ class GitHubHttp:
             found = judge(err) if err else Verdict("transient", 0, "")
             if found.kind == "secondary":
                 tries.secondary += 1  # the next one waits twice as long
+            tries.verdict = found
             return found.wait
+
+        def sleep(seconds: float) -> None:
+            self._wait(name, tries, seconds)
 
         retrying = tenacity.Retrying(
             stop=tenacity.stop_after_attempt(self.policy.attempts),
             wait=wait,
             retry=tenacity.retry_if_exception(lambda err: judge(err).kind != "fatal"),
-            sleep=self.clock.sleep,
+            sleep=sleep,
             reraise=True,
         )
         return retrying(attempt)
+
+    def _wait(self, name: str, tries: _Tries, seconds: float) -> None:
+        """Sleep before the next try, saying why, and again every ``policy.progress`` seconds
+        with the time left: a rate limit's wait is a minute or more, and a job log that shows
+        nothing for that long looks hung."""
+        if seconds <= 0:
+            return
+        self.waited.append(seconds)
+        what = WAITING_FOR.get(tries.verdict.kind) or tries.verdict.reason or "a failure"
+        self.say(
+            f"GitHub {name}: {what}; trying again in {format_duration(seconds)} "
+            f"(try {tries.number + 1} of {self.policy.attempts})"
+        )
+        left = seconds
+        while left > 0:
+            step = min(left, self.policy.progress)
+            self.clock.sleep(step)
+            left -= step
+            if left > 0:
+                self.say(f"GitHub {name}: still waiting for {what}, {format_duration(left)} left")
 
 
 def _wall_of(clock: Clock) -> Callable[[], float]:
@@ -308,14 +341,18 @@ def _wall_of(clock: Clock) -> Callable[[], float]:
     return lambda: wall + clock.now() - start
 
 
+WAITING_FOR = {"primary": "the rate limit to reset", "secondary": "a secondary rate limit to pass"}
+
+
 class _Tries:
-    """One retried operation: which try this is, how many secondary limits it met, and whether
-    a failure may have happened after the server did the work."""
+    """One retried operation: which try this is, how many secondary limits it met, whether a
+    failure may have happened after the server did the work, and the last failure's verdict."""
 
     def __init__(self) -> None:
         self.number = 0
         self.secondary = 0
         self.ambiguous = False
+        self.verdict = Verdict("transient", 0, "")
 
 
 def _json(output: Any) -> Any:
