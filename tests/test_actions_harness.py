@@ -551,3 +551,20 @@ def test_render_inputs_reach_the_cli_as_data(
     assert run.returncode == 2, run.stderr
     assert not list(tmp_path.glob("marker*"))
     assert one_line(value) in run.stderr or repr(value) in run.stderr  # the very characters, on one line
+
+
+def test_the_old_env_input_warns_and_must_agree_with_schedule(
+    runner: Runner, factory: ControlPlaneFactory
+) -> None:
+    factory.create(platform_branches=("dev", "qa", "prod"))
+    before = factory.refs()
+    run = runner.run("promote", {**FAST, "env": "dev", "schedule": "qa"})
+    assert run.returncode == 2
+    assert run.stdout.splitlines()[-1] == (
+        "::warning title=promoter::the env input is deprecated and goes away in the next release; use schedule"
+    )
+    assert (
+        run.stderr.strip()
+        == "::error title=promoter::the schedule and env inputs disagree; give schedule alone"
+    )
+    assert factory.refs() == before
