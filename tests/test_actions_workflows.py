@@ -86,9 +86,11 @@ def test_examples_pin_the_promoter_once(path: Path) -> None:
 def test_the_promoter_holds_the_github_app_and_renews_its_tokens() -> None:
     """No one-hour token minted for the promoter steps: they get the App's id and key (secrets,
     masked by the runner and by the promoter), and a token only when there is no App."""
-    text = (ROOT / ".github/workflows/promote.yml").read_text()
-    assert "create-github-app-token" not in text
     for job in load(ROOT / ".github/workflows/promote.yml")["jobs"].values():
+        minted = [s for s in job["steps"] if "create-github-app-token" in str(s.get("uses", ""))]
+        # one read-only token, for checking out a private promoter at the start of the job only
+        assert [m["id"] for m in minted] == ["promoter-token"]
+        assert minted[0]["with"]["permission-contents"] == "read" and len(minted[0]["with"]) == 5
         (step,) = [s for s in job["steps"] if str(s.get("uses", "")).startswith("./.promoter/actions/")]
         given = step["with"]
         assert given["app-id"] == "${{ secrets.PROMOTER_GITHUB_APP_ID }}"
