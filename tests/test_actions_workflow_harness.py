@@ -25,7 +25,9 @@ from typing import Any
 
 import pytest
 import yaml
+from click.testing import CliRunner
 
+from promoter.cli.main import cli
 from tests.helpers import ENV, ControlPlaneFactory
 from tests.test_actions_harness import ActionRun, Runner, action_root, toolchain
 
@@ -432,8 +434,8 @@ def test_a_dispatch_with_force_promotes_a_chosen_commit_to_one_environment(
 def test_a_push_to_an_environment_branch_runs_the_scheduling_flow(
     workflows: Callable[[dict[str, Any]], Workflows], factory: ControlPlaneFactory
 ) -> None:
-    flows = workflows({"event_name": "push", "ref_name": "main", "sha": head(factory)})
-    flows.call(EXAMPLES / "control-plane/.github/workflows/promote.yml")
+    done = CliRunner().invoke(cli, ["promote", "--control-plane", str(factory.path), "--to", "dev"])
+    assert done.exit_code == 0, done.output
     factory.commit("dev", {"env.yaml": ENV.replace("REGION: here", "REGION: there")}, "dev: move")
     on_dev = workflows({"event_name": "push", "ref_name": "dev", "sha": head(factory, "dev")})
 
@@ -444,20 +446,13 @@ def test_a_push_to_an_environment_branch_runs_the_scheduling_flow(
     assert (env, list(results), results["dev"]["state"]) == ("dev", ["dev"], "success")
     assert "REGION: there" in (factory.platform_file("dev", "small/app-t/platform-config.yaml") or "")
 
-
-def test_the_old_env_input_still_schedules_and_warns(
-    workflows: Callable[[dict[str, Any]], Workflows], factory: ControlPlaneFactory
-) -> None:
-    flows = workflows({"event_name": "push", "ref_name": "main", "sha": head(factory)})
-    flows.call(EXAMPLES / "control-plane/.github/workflows/promote.yml")
-    on_dev = workflows({"event_name": "push", "ref_name": "dev", "sha": head(factory, "dev")})
-
-    outputs = on_dev.reusable(
-        {"env": "dev", "promoter-repository": "your-org/promoter", "promoter-ref": "0" * 40}, {}
-    )
-
-    assert json.loads(outputs["environments"]) == ["dev"]
-    warned = next(run for name, run in on_dev.jobs[0].steps if name == "Warn about deprecated inputs")
+    # the old spelling of the input, from a caller not yet updated: the same flow, and a warning
+    factory.commit("dev", {"env.yaml": ENV.replace("REGION: here", "REGION: elsewhere")}, "dev: again")
+    old = workflows({"event_name": "push", "ref_name": "dev", "sha": head(factory, "dev")})
+    pin = {"promoter-repository": "your-org/promoter", "promoter-ref": "0" * 40}
+    assert json.loads(old.reusable({"env": "dev", **pin}, {})["environments"]) == ["dev"]
+    warned = next(run for name, run in old.jobs[0].steps if name == "Warn about deprecated inputs")
     assert isinstance(warned, subprocess.CompletedProcess)
     assert "::warning title=promoter::the env input is deprecated" in warned.stdout
-    assert [env for env, _ in promotions(on_dev)] == ["dev"]
+    assert [env for env, _ in promotions(old)] == ["dev"]
+    assert "REGION: elsewhere" in (factory.platform_file("dev", "small/app-t/platform-config.yaml") or "")
