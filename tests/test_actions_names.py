@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from promoter import masking
 from promoter.cli.main import cli
 from tests.fake_github import World, make_world
 from tests.helpers import ENV, ControlPlaneFactory
@@ -55,6 +56,8 @@ def test_help_shows_the_new_names_only() -> None:
 
 @pytest.fixture
 def world(factory: ControlPlaneFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
+    # the tokens this world registers for masking stay in this test (masking is process-wide)
+    monkeypatch.setattr(masking, "_extra", set())
     w = make_world(factory, monkeypatch)
     yield w
     w.close()
