@@ -329,3 +329,23 @@ def test_a_three_hour_manual_wait_keeps_working_with_a_github_app(
         assert not any(token in result.output for token in world.fake.installation_tokens)
     finally:
         world.close()
+
+
+def test_renewal_follows_githubs_clock_not_the_runners(factory: ControlPlaneFactory) -> None:
+    """A runner whose clock is ten minutes behind GitHub's: the token's hour is measured against
+    the answer's Date, so it is renewed five minutes before GitHub expires it, not fifteen after."""
+    pem, public = _key()
+    clock = FakeClock(start=0.0)
+    fake = FakeGitHub(clock)
+    fake.app = (7, public)
+    fake.add_repo("org/platform", factory.root)
+    http = GitHubHttp("https://api.github.com", clock, wall=lambda: fake.wall() - 600)
+    tokens = AppInstallationTokens(http, "7", pem, ("org/platform",))
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
+        fake.install(mock)
+        first = tokens.token("org/platform")
+        clock.sleep(3290)  # GitHub: 5 min 10 s left; the runner's clock would say 15 min 10 s
+        assert tokens.token("org/platform") == first
+        clock.sleep(20)
+        second = tokens.token("org/platform")
+    assert second != first and fake.installation_tokens[second] > fake.wall()

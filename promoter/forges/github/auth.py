@@ -25,6 +25,7 @@ import github
 
 from promoter.errors import UsageError
 from promoter.forges.github.api import GitHubHttp
+from promoter.forges.github.policy import server_time
 from promoter.masking import register_secret
 
 TOKEN_VARIABLES = ("PROMOTER_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN")  # GH_TOKEN: as gh reads it
@@ -81,14 +82,17 @@ class AppInstallationTokens(Credentials):
         names = [r.partition("/")[2] for r in (*self.repositories, repo) if r.partition("/")[0] == owner]
         body: dict[str, Any] = {"repositories": list(dict.fromkeys(names))} if self.repositories else {}
         url = f"/app/installations/{installation}/access_tokens"
-        _, grant = self.http.call(
+        headers, grant = self.http.call(
             "create an App installation token",
             lambda: self.integration.requester.requestJsonAndCheck("POST", url, input=body),
             write="write",
         )
         token = str(grant["token"])
         register_secret(token)
-        self._tokens[installation] = (token, _expiry(grant.get("expires_at"), self.http.wall()))
+        # the expiry is GitHub's time: how long the token lives is measured against the answer's
+        # own Date, so that a runner whose clock is off still renews in time
+        lifetime = _expiry(grant.get("expires_at"), 0.0) - server_time(headers, self.http.wall)
+        self._tokens[installation] = (token, self.http.wall() + max(lifetime, 0.0))
         return token
 
     def _installation(self, repo: str) -> int:
@@ -122,13 +126,12 @@ class _LiveToken(github.Auth.Auth):
         return "token (removed)"
 
 
-def _expiry(value: Any, now: float) -> float:
-    """``expires_at`` (ISO 8601) as a timestamp; an unreadable one counts as expiring now, so the
-    token serves this request and the next one mints another."""
+def _expiry(value: Any, default: float) -> float:
+    """``expires_at`` (ISO 8601) as a timestamp, else ``default``."""
     try:
         return datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp()
     except ValueError:
-        return now
+        return default
 
 
 def credentials_from_env(
