@@ -313,11 +313,12 @@ class Workflows:
             if run.failed or not condition(step.get("if"), context):
                 run.steps.append((step.get("name", uses), None))
                 continue
-            if uses.startswith("./.promoter/actions/"):
+            action = re.match(r"(?:\./\.promoter|your-org/promoter)/actions/(\w+)(?:@|$)", uses)
+            if action:  # the reusable workflow's checkout, or a caller's pinned copy
                 given = {k: text(evaluate(v, context)) for k, v in step.get("with", {}).items()}
-                if uses.endswith("/promote"):
+                if action.group(1) == "promote":
                     given.setdefault("poll-interval", "0.1s")  # the local forge merges at once
-                done: Any = self.runner.run(uses.rsplit("/", 1)[1], given, self.github_env())
+                done: Any = self.runner.run(action.group(1), given, self.github_env())
             elif "run" in step:
                 done = self._bash(step, context)
             else:
@@ -329,6 +330,14 @@ class Workflows:
                 context["steps"][step["id"]] = {"outputs": outputs}
         run.outputs = {k: evaluate(v, context) for k, v in job.get("outputs", {}).items()}
         return run
+
+    def run(self, path: Path, secrets: dict[str, str] | None = None) -> None:
+        """A workflow of its own (no reusable workflow), with the caller's contexts."""
+        doc = yaml.safe_load(path.read_text())
+        context: dict[str, Any] = {"github": self.github, "inputs": {}, "secrets": secrets or {}, "needs": {}}
+        context["env"] = {k: text(evaluate(v, context)) for k, v in doc.get("env", {}).items()}
+        for job_id, job in doc["jobs"].items():
+            self._job(job_id, job, context)
 
     def _bash(self, step: dict[str, Any], context: dict[str, Any]) -> subprocess.CompletedProcess[str]:
         env = {**os.environ, **self.github_env(), **context["env"]}
@@ -456,3 +465,49 @@ def test_a_push_to_an_environment_branch_runs_the_scheduling_flow(
     assert "::warning title=promoter::the env input is deprecated" in warned.stdout
     assert [env for env, _ in promotions(old)] == ["dev"]
     assert "REGION: elsewhere" in (factory.platform_file("dev", "small/app-t/platform-config.yaml") or "")
+
+
+@pytest.fixture
+def gh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A ``gh`` on PATH that records its arguments and the comment it was given."""
+    bin_dir, log = tmp_path / "gh-bin", tmp_path / "gh.log"
+    bin_dir.mkdir()
+    script = bin_dir / "gh"
+    script.write_text(
+        "#!/bin/sh\n"
+        f"printf '%s\\n' \"$GH_REPO $*\" >> {log}\n"
+        'while [ $# -gt 0 ]; do [ "$1" = --body-file ] && cat "$2" >> ' + f"{log}; shift; done\n"
+    )
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return log
+
+
+def test_pull_requests_into_main_and_into_an_environment_branch_get_the_diff(
+    workflows: Callable[[dict[str, Any]], Workflows], factory: ControlPlaneFactory, gh: Path
+) -> None:
+    done = CliRunner().invoke(cli, ["promote", "--control-plane", str(factory.path), "--to", "dev"])
+    assert done.exit_code == 0, done.output
+    main = head(factory)
+    moved = ENV.replace("REGION: here", "REGION: there")
+    change = factory.commit("dev-change", {"env.yaml": moved}, "dev: move")  # a branch off nothing
+    pull = {"event_name": "pull_request", "event": {"pull_request": {"number": 7}}}
+
+    into_main = workflows({**pull, "base_ref": "main", "sha": main})
+    into_main.run(EXAMPLES / "control-plane/.github/workflows/render.yml")
+    into_dev = workflows({**pull, "base_ref": "dev", "sha": change})
+    into_dev.run(EXAMPLES / "environments/dev/.github/workflows/render.yml")
+
+    for flows in (into_main, into_dev):
+        (job,) = flows.jobs
+        assert not job.failed, [getattr(r, "stderr", "") for _, r in job.steps]
+    renders = [next(r for _, r in f.jobs[0].steps if isinstance(r, ActionRun)) for f in (into_main, into_dev)]
+    assert json.loads(renders[0].outputs["environments"]) == ["dev", "qa", "prod"]
+    assert (renders[0].outputs["changed-environments"], renders[1].outputs["environments"]) == (
+        '["qa", "prod"]',
+        '["dev"]',
+    )
+    assert renders[1].outputs["changed"] == "true" and "REGION: there" in renders[1].outputs["diff"]
+    comments = gh.read_text()
+    assert comments.count("org/control-plane pr comment 7 --edit-last --body-file ") == 2
+    assert comments.count("<!-- promoter-diff -->") == 2
