@@ -5,7 +5,11 @@ setuptools 77 and later read without a warning."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
+import sysconfig
 import tomllib
 from pathlib import Path
 
@@ -51,3 +55,40 @@ def test_the_installer_is_pinned_too() -> None:
 def test_the_license_is_an_spdx_expression() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert project["license"] == "Apache-2.0"
+
+
+def install(tmp_path: Path, installer: str) -> subprocess.CompletedProcess[str]:
+    """actions/install.sh offline, as the harness runs it: no uv on PATH, no index, the locked
+    versions already importable from the test virtualenv."""
+    temp = tmp_path / "runner-temp"
+    temp.mkdir(exist_ok=True)
+    path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if not (Path(p) / "uv").exists())
+    env = {
+        **os.environ,
+        "PATH": path,
+        "RUNNER_TEMP": str(temp),
+        "PROMOTER_INSTALLER": installer,
+        "PROMOTER_PYTHON": sys.executable,
+        "PYTHONPATH": sysconfig.get_paths()["purelib"],
+        "PIP_NO_INDEX": "1",
+        "GITHUB_OUTPUT": str(tmp_path / "output"),
+    }
+    return subprocess.run(
+        ["bash", str(ROOT / "actions" / "install.sh")], capture_output=True, text=True, env=env, check=False
+    )
+
+
+def test_without_uv_the_install_falls_back_to_pip(tmp_path: Path) -> None:
+    done = install(tmp_path, "auto")  # installing the locked uv fails: no index here
+    assert done.returncode == 0, done.stderr
+    assert "installed the promoter and its locked dependencies with pip in " in done.stdout
+    promoter = (tmp_path / "output").read_text().strip().removeprefix("promoter=")
+    assert Path(promoter).is_file() and done.stdout.strip().endswith("version 0.1.0")
+
+
+def test_an_unknown_installer_is_refused(tmp_path: Path) -> None:
+    done = install(tmp_path, "conda")
+    assert done.returncode == 2
+    assert (
+        done.stderr.strip() == "::error title=promoter::PROMOTER_INSTALLER must be auto, uv or pip, not conda"
+    )
