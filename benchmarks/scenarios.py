@@ -78,7 +78,7 @@ def cpu_s() -> float:
 
 
 def run_flow(control_plane: Path, *, env: str, scheduling: bool) -> dict[str, Any]:
-    """One promoter run (``promote --to env``, or ``promote --env env``), timed by phase."""
+    """One promoter run (``promote --to env``, or ``promote --schedule env``), timed by phase."""
     phases = Phases()
     cpu = cpu_s()
     start = time.perf_counter()

@@ -54,6 +54,8 @@ SECONDARY = (
     "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. "
     "If you reach out to GitHub Support for help, please include the request ID 0A1B:2C3D:4E5F."
 )
+API_VERSIONS = ("2022-11-28",)  # the REST API versions the fake serves
+ACCEPTED = ("application/vnd.github+json", "application/vnd.github.v3+json", "application/json")
 FAULTS = ("500", "502", "503", "secondary", "primary", "429", "reset", "timeout")
 
 
@@ -74,6 +76,7 @@ class Recorded:
     call: str
     status: int | str
     headers: dict[str, str]
+    etag: str = ""  # the ETag of the answer (sent or matched), for GETs answered 200 or 304
 
 
 @dataclass
@@ -143,6 +146,7 @@ class FakeGitHub:
         self.tokens = set(tokens)
         self.app: tuple[int, Any] | None = None  # (app id, public key) of a GitHub App
         self.installation_tokens: dict[str, float] = {}
+        self.token_scopes: dict[str, set[str]] = {}  # installation token -> the repos it may use
         self.repos: dict[str, FakeRepo] = {}
         self.pulls: dict[tuple[str, int], dict[str, Any]] = {}
         self.statuses: dict[tuple[str, str], list[dict[str, Any]]] = {}
@@ -251,6 +255,7 @@ class FakeGitHub:
             record.status = 403
             return self._reply(403, self._primary_body(), record, counted=False)
         try:
+            self._check_headers(path, headers)
             self._authenticate(path, headers)
             if route is None:
                 raise Reply(404, "Not Found")
@@ -264,7 +269,7 @@ class FakeGitHub:
         text = json.dumps(body)
         etag = 'W/"' + hashlib.sha256(text.encode()).hexdigest()[:40] + '"'
         if method == "GET" and status == 200:
-            extra["ETag"] = etag
+            extra["ETag"] = record.etag = etag
             if headers.get("If-None-Match") == etag:
                 record.status = 304
                 return self._reply(304, None, record, extra, counted=False)
@@ -349,6 +354,17 @@ class FakeGitHub:
             return status, {"Content-Type": "application/json"}, json.dumps({"message": "Server Error"})
         return status, headers, page
 
+    def _check_headers(self, path: str, headers: dict[str, str]) -> None:
+        """GitHub's documented request headers, demanded (GitHub itself would fall back to its
+        default version and media type; the fake refuses, so that no request goes without them)."""
+        if path == "/graphql":
+            return  # GraphQL has no REST versions
+        version = headers.get("X-GitHub-Api-Version")
+        if version not in API_VERSIONS:
+            raise Reply(400, f"Unsupported 'X-GitHub-Api-Version' header: {version!r}")
+        if headers.get("Accept") not in ACCEPTED:
+            raise Reply(415, f"Unsupported 'Accept' header: {headers.get('Accept')!r}")
+
     def _authenticate(self, path: str, headers: dict[str, str]) -> None:
         scheme, _, credential = headers.get("Authorization", "").partition(" ")
         if path.startswith("/app/") or path.endswith("/installation"):
@@ -368,6 +384,10 @@ class FakeGitHub:
         expiry = self.installation_tokens.get(credential)
         if expiry is None or expiry < self.wall():
             raise Reply(401, "Bad credentials")
+        found = re.match(r"/repos/([^/]+/[^/]+)", path)
+        scope = self.token_scopes.get(credential)
+        if found and scope is not None and found.group(1) not in scope:
+            raise Reply(404, "Not Found")  # GitHub hides what a token may not see
 
     # -------------------------------------------------------------- routing
 
@@ -648,6 +668,16 @@ class FakeGitHub:
             "ghs_"
             + hashlib.sha256(f"{self.wall()}-{len(self.installation_tokens)}".encode()).hexdigest()[:36]
         )
+        names = (body or {}).get("repositories")
+        owner = "org"  # the one installation: on the organization that owns every repo here
+        if names is not None:
+            missing = [n for n in names if f"{owner}/{n}" not in self.repos]
+            if missing or not names:
+                raise Reply(
+                    422,
+                    "There is at least one repository that does not exist or is not accessible to the parent installation.",
+                )
+            self.token_scopes[token] = {f"{owner}/{n}" for n in names}
         expires = self.wall() + 3600
         self.installation_tokens[token] = expires
         return (

@@ -233,6 +233,7 @@ def toolchain(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dic
         "PIP_NO_INDEX": "1",
         "PIP_NO_BUILD_ISOLATION": "0",  # pip reads this "no" option inverted: 0 turns isolation off
         "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        "PROMOTER_INSTALLER": "pip",  # no uv to install offline
     }
     return temp, bin_dir, pip_env
 
@@ -256,7 +257,8 @@ def gated(qa_gate: str) -> str:
     return PIPELINE.replace("    - name: qa\n", f"    - name: qa\n      gates: [{qa_gate}]\n")
 
 
-FAST = {"control-plane": "control-plane", "poll-interval": "0.1s", "python-version": ""}
+# no setup-python and no actions/cache (uses: steps do not run here): the runner's python3, pip
+FAST = {"control-plane": "control-plane", "poll-interval": "0.1s", "python-version": "", "cache": "false"}
 
 
 # ------------------------------------------------------------ the harness itself
@@ -315,6 +317,7 @@ def test_install_step_installs_this_checkout(runner: Runner, factory: ControlPla
     install = next(s for s in run.steps if s.id == "install")
     assert install.returncode == 0, install.stderr
     assert install.stdout.strip().endswith("version 0.1.0")
+    assert "installed the promoter and its locked dependencies with pip in " in install.stdout
     promoter = Path(install.outputs["promoter"])
     assert promoter.is_file() and promoter.parent.parent.parent == runner.temp
     imported = subprocess.run(
@@ -325,7 +328,7 @@ def test_install_step_installs_this_checkout(runner: Runner, factory: ControlPla
         cwd=runner.workspace,
     ).stdout
     assert imported.startswith(str(promoter.parent.parent))  # the venv's copy, not the checkout
-    assert [s.id for s in run.steps if s.skipped] == ["python"]
+    assert [s.id for s in run.steps if s.skipped] == ["python", "cache-key", "step2"]  # step2: actions/cache
 
 
 def test_promote_action_promotes_every_environment(runner: Runner, factory: ControlPlaneFactory) -> None:
@@ -367,7 +370,7 @@ def test_promote_action_scheduling_flow(runner: Runner, factory: ControlPlaneFac
     factory.create(platform_branches=("dev", "qa", "prod"))
     assert runner.run("promote", FAST).returncode == 0
     factory.commit("dev", {"env.yaml": ENV.replace("REGION: here", "REGION: there")}, "dev: move")
-    run = runner.run("promote", {**FAST, "env": "dev"})
+    run = runner.run("promote", {**FAST, "schedule": "dev"})
     assert run.returncode == 0, run.stderr
     assert run.outputs["flow"] == "scheduling"
     assert list(json.loads(run.outputs["results"])) == ["dev"]
@@ -548,3 +551,20 @@ def test_render_inputs_reach_the_cli_as_data(
     assert run.returncode == 2, run.stderr
     assert not list(tmp_path.glob("marker*"))
     assert one_line(value) in run.stderr or repr(value) in run.stderr  # the very characters, on one line
+
+
+def test_the_old_env_input_warns_and_must_agree_with_schedule(
+    runner: Runner, factory: ControlPlaneFactory
+) -> None:
+    factory.create(platform_branches=("dev", "qa", "prod"))
+    before = factory.refs()
+    run = runner.run("promote", {**FAST, "env": "dev", "schedule": "qa"})
+    assert run.returncode == 2
+    assert run.stdout.splitlines()[-1] == (
+        "::warning title=promoter::the env input is deprecated and goes away in the next release; use schedule"
+    )
+    assert (
+        run.stderr.strip()
+        == "::error title=promoter::the schedule and env inputs disagree; give schedule alone"
+    )
+    assert factory.refs() == before

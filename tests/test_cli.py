@@ -45,10 +45,13 @@ def test_validate_reports_each_environment(factory: ControlPlaneFactory) -> None
     ("args", "message"),
     [
         (["--to", "staging"], "error: --to staging: no such environment (the Pipeline has dev, qa, prod)\n"),
-        (["--env", "staging"], "error: --env staging: the Pipeline on main has no such environment\n"),
         (
-            ["--to", "qa", "--env", "qa"],
-            "error: --to and --env exclude each other: --env runs the scheduling flow for one environment\n",
+            ["--schedule", "staging"],
+            "error: --schedule staging: the Pipeline on main has no such environment\n",
+        ),
+        (
+            ["--to", "qa", "--schedule", "qa"],
+            "error: --to and --schedule exclude each other: --schedule runs the scheduling flow for one environment\n",
         ),
         (["--commit", "nope"], "error: --commit nope: no such commit or branch in CP\n"),
         (["--poll-interval", "often"], "error: expected a duration like 30s, 5m or 1h, got 'often'\n"),

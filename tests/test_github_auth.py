@@ -21,7 +21,7 @@ from promoter.errors import UsageError
 from promoter.forges.github.api import GitHubHttp
 from promoter.forges.github.auth import AppInstallationTokens, StaticToken, credentials_from_env, git_auth_env
 from promoter.masking import mask
-from tests.fake_github import TOKEN, FakeGitHub, World, make_world
+from tests.fake_github import TOKEN, FakeGitHub, World, make_world, pipeline
 from tests.helpers import ControlPlaneFactory
 
 BASIC = base64.b64encode(f"x-access-token:{TOKEN}".encode()).decode()
@@ -224,6 +224,7 @@ def test_github_app_installation_token_for_api_and_git(
             ("POST", "/app/installations/4242/access_tokens"),
         ]
         (minted,) = world.fake.installation_tokens
+        assert world.fake.token_scopes[minted] == {"org/platform", "org/control-plane"}  # and no other
         rest = [r for r in world.fake.requests if r.call != "app"]
         assert rest and all(r.headers["Authorization"] == f"token {minted}" for r in rest)
         basic = base64.b64encode(f"x-access-token:{minted}".encode()).decode()
@@ -255,3 +256,96 @@ def test_installation_tokens_are_renewed_before_they_expire(factory: ControlPlan
         "/app/installations/4242/access_tokens",
     ]
     assert http.counts.total == 3
+
+
+def test_a_three_hour_manual_wait_keeps_working_with_a_github_app(
+    factory: ControlPlaneFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """prod is merge: manual and a human merges after three hours; every installation token
+    lives one hour (the fake refuses an expired one, on the API and over git): the promoter mints
+    a new one before each expires and the promotion goes through."""
+    pem, public = _key()
+    fakes: list[FakeGitHub] = []
+
+    def live(token: str) -> bool:
+        return fakes[0].installation_tokens.get(token, 0.0) >= fakes[0].wall()
+
+    world = make_world(factory, monkeypatch, ghes=True, token=None, prod="manual", git_token=live)
+    fakes.append(world.fake)
+    world.fake.app = (123, public)
+    factory.commit(
+        "main",
+        {
+            "promoter.yaml": pipeline(
+                f"{{url: {world.git.url}/org/platform, forge: github}}", prod="manual"
+            ).replace("    - name: prod\n", "    - name: prod\n      timeout: 4h\n")
+        },
+        "prod may wait four hours",
+        keep=True,
+    )
+    monkeypatch.setenv("PROMOTER_GITHUB_APP_ID", "123")
+    monkeypatch.setenv("PROMOTER_GITHUB_APP_PRIVATE_KEY", pem)
+
+    def merge_after_three_hours(fake: FakeGitHub, method: str, path: str) -> bool:
+        if method == "GET" and path == "/repos/org/platform/pulls/3" and fake.clock.now() >= 3 * 3600:
+            fake.human_merges("org/platform", 3)
+            return True
+        return False
+
+    world.fake.hooks.append(merge_after_three_hours)
+    try:
+        result = CliRunner().invoke(
+            cli,
+            [
+                "promote",
+                "--control-plane",
+                str(world.control_plane),
+                "--control-plane-repo",
+                "org/control-plane",
+                "--poll-interval",
+                "1m",
+                "--progress-interval",
+                "30m",
+            ],
+        )
+
+        assert result.exit_code == 0, result.output
+        assert world.clock.now() >= 3 * 3600
+        assert [(p["base"]["ref"], p["merged"]) for p in world.platform_prs] == [
+            ("dev", True),
+            ("qa", True),
+            ("prod", True),
+        ]
+        main = subprocess.run(
+            ["git", "-C", str(world.control_plane), "rev-parse", "main"], capture_output=True, text=True
+        ).stdout.strip()
+        assert world.statuses(main)["promoter/prod"] == "success"
+        refused = [r for r in world.fake.requests if r.status == 401] + [
+            e for e in world.git.log if e.get("status") == 401
+        ]
+        assert refused == []
+        minted = [r for r in world.fake.requests if r.path == "/app/installations/4242/access_tokens"]
+        assert len(minted) == len(world.fake.installation_tokens) >= 4  # one an hour, renewed early
+        assert not any(token in result.output for token in world.fake.installation_tokens)
+    finally:
+        world.close()
+
+
+def test_renewal_follows_githubs_clock_not_the_runners(factory: ControlPlaneFactory) -> None:
+    """A runner whose clock is ten minutes behind GitHub's: the token's hour is measured against
+    the answer's Date, so it is renewed five minutes before GitHub expires it, not fifteen after."""
+    pem, public = _key()
+    clock = FakeClock(start=0.0)
+    fake = FakeGitHub(clock)
+    fake.app = (7, public)
+    fake.add_repo("org/platform", factory.root)
+    http = GitHubHttp("https://api.github.com", clock, wall=lambda: fake.wall() - 600)
+    tokens = AppInstallationTokens(http, "7", pem, ("org/platform",))
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
+        fake.install(mock)
+        first = tokens.token("org/platform")
+        clock.sleep(3290)  # GitHub: 5 min 10 s left; the runner's clock would say 15 min 10 s
+        assert tokens.token("org/platform") == first
+        clock.sleep(20)
+        second = tokens.token("org/platform")
+    assert second != first and fake.installation_tokens[second] > fake.wall()

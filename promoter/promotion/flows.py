@@ -68,7 +68,9 @@ class Orchestrator:
         main = self.cp.main(commit)
         env = main.pipeline.environment(environment)
         if env is None:
-            raise UsageError(f"--env {environment}: the Pipeline at {commit[:12]} has no such environment")
+            raise UsageError(
+                f"--schedule {environment}: the Pipeline at {commit[:12]} has no such environment"
+            )
         self.out.say(
             f"scheduling {environment} with main {commit[:12]}" + ("" if chosen else " (last promoted there)")
         )
@@ -83,7 +85,7 @@ class Orchestrator:
         """The main commit the environment's platform branch holds."""
         env = self.cp.main(self.cp.resolve(None)).pipeline.environment(environment)
         if env is None:
-            raise UsageError(f"--env {environment}: the Pipeline on main has no such environment")
+            raise UsageError(f"--schedule {environment}: the Pipeline on main has no such environment")
         base = self.platform.fetch([env.gitops_branch])[env.gitops_branch]
         found = deployed_main(self.platform, env, base) if base else None
         if found is None:

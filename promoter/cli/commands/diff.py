@@ -30,6 +30,7 @@ from promoter.cli.commands.common import (
 from promoter.cli.commands.common import control_plane as control_plane_at
 from promoter.cli.commands.completion import complete_environments
 from promoter.cli.commands.kalypso import kalypso_diffs
+from promoter.cli.commands.promote import github_options
 from promoter.cli.output import OUTPUT, emit
 from promoter.console import Console
 from promoter.errors import UsageError
@@ -224,6 +225,7 @@ def diff_data(diffs: list[EnvDiff]) -> dict[str, Any]:
     show_default=True,
     help="Exit 1 when a platform branch would change, as flux diff and git diff --exit-code do.",
 )
+@github_options()
 def diff(
     control_plane: str | None,
     commit: str | None,
@@ -238,6 +240,7 @@ def diff(
     staged: bool,
     output: str,
     exit_code: bool,
+    github: Any,
 ) -> None:
     """Show what promoting a commit would change on each platform branch; push nothing.
 
@@ -265,7 +268,7 @@ def diff(
         main = cp.main(cp.resolve(commit))
         announce_edits(cp, main)
         envs = _select(main.pipeline, env_names, env_branch, to)
-        diffs = _diffs(cp, main, envs, env_commit, deployed_main)
+        diffs = _diffs(cp, main, envs, env_commit, deployed_main, github)
     _report(diffs, comment_file, output)
     if exit_code and any(d.changed for d in diffs):
         sys.exit(1)
@@ -313,10 +316,12 @@ def _select(pipeline: Any, names: tuple[str, ...], branch: str | None, to: str |
     return envs
 
 
-def _diffs(cp: Any, main: Any, envs: list[Any], env_commit: str | None, deployed: bool) -> list[EnvDiff]:
+def _diffs(
+    cp: Any, main: Any, envs: list[Any], env_commit: str | None, deployed: bool, github: Any = None
+) -> list[EnvDiff]:
 
     Renderer(all_templates(main)).compile_all()
-    runtime = build_runtime(cp, main.pipeline, Console(quiet=True))
+    runtime = build_runtime(cp, main.pipeline, Console(quiet=True), github=github)
     platform = runtime.platform
     heads = platform.fetch(list(dict.fromkeys(e.gitops_branch for e in envs)))
     pinned = _commit(cp, env_commit) if env_commit else None

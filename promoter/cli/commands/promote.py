@@ -1,4 +1,4 @@
-"""``promoter promote``: the promotion flow, or the scheduling flow with ``--env``."""
+"""``promoter promote``: the promotion flow, or the scheduling flow with ``--schedule``."""
 
 from __future__ import annotations
 
@@ -94,7 +94,14 @@ Examples:
 @CONTROL_PLANE
 @COMMIT
 @click.option("--to", "to", default=None, help="Promote up to and including this environment.")
-@click.option("--env", "env_name", default=None, help="Scheduling flow: re-render this environment only.")
+@click.option(
+    "--schedule",
+    "env_name",
+    default=None,
+    metavar="ENV",
+    help="The scheduling flow: re-render this environment alone, with the main commit deployed there.",
+)
+@click.option("--env", "old_env", default=None, hidden=True, callback=lambda c, p, v: _deprecated_env(v))
 @click.option("--dry-run", is_flag=True, help="Render and report; push, merge and post nothing.")
 @click.option(
     "--force",
@@ -116,6 +123,7 @@ def promote(
     commit: str | None,
     to: str | None,
     env_name: str | None,
+    old_env: str | None,
     dry_run: bool,
     force: bool,
     poll_interval: str,
@@ -124,11 +132,12 @@ def promote(
     main_branch: str,
     github: Any,
 ) -> None:
-    """Promote a main commit dev -> qa -> prod, or (--env) re-render one environment."""
+    """Promote a main commit dev -> qa -> prod, or (--schedule) re-render one environment."""
 
+    env_name = env_name or old_env
     if to and env_name:
         raise UsageError(
-            "--to and --env exclude each other: --env runs the scheduling flow for one environment"
+            "--to and --schedule exclude each other: --schedule runs the scheduling flow for one environment"
         )
     cp = control_plane_at(control_plane, main_branch)
     sha = cp.resolve(commit)
@@ -159,6 +168,17 @@ def promote(
         print_summary(report)
     if not report.ok:
         sys.exit(1)
+
+
+def _deprecated_env(value: str | None) -> str | None:
+    """``promote --env ENV``, the old spelling of ``--schedule ENV``: works for one more release."""
+    if value is not None:
+        click.echo(
+            "warning: promote --env is deprecated and goes away in the next release; use --schedule "
+            f"{value} (the scheduling flow; --env means 'this environment' in render and diff)",
+            err=True,
+        )
+    return value
 
 
 def print_summary(report: Any) -> None:

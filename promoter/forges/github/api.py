@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -34,6 +35,7 @@ import tenacity
 from github.GithubException import GithubException
 
 from promoter.clock import Clock, format_duration
+from promoter.console import Console
 from promoter.errors import ForgeError, GitError
 from promoter.forges.github.policy import (
     HINTS,
@@ -55,6 +57,8 @@ except importlib.metadata.PackageNotFoundError:  # pragma: no cover - running fr
     USER_AGENT = "promoter"
 
 Write = Literal["write", "pr"] | None
+API_VERSION = "2022-11-28"  # sent on every request: GitHub answers it until it retires the version
+ACCEPT = "application/vnd.github+json"  # GitHub's recommended media type (PyGithub sends */*)
 
 
 class GitHubRequestError(ForgeError):
@@ -93,27 +97,49 @@ class GitHubHttp:
         api_url: str,
         clock: Clock,
         policy: RetryPolicy | None = None,
-        wall: Callable[[], float] = time.time,
+        wall: Callable[[], float] | None = None,
+        say: Callable[[str], None] | None = None,
     ) -> None:
         self.api_url = api_url.rstrip("/")
         self.clock = clock
         self.policy = policy or RetryPolicy()
-        self.wall = wall
+        self.wall = wall or _wall_of(clock)
+        # waits are told on stderr, beside the progress lines (stdout may carry --output json)
+        self.say = say or Console(stream=sys.stderr).say
         self.counts = RequestCounts()
+        self.waited: list[float] = []  # every wait: spacing writes, and before each retry
         self._last_write: float | None = None
         self._etags: dict[str, tuple[str, dict[str, Any], Any]] = {}
 
     def client(self, auth: github.Auth.Auth) -> github.Github:
         """A PyGithub client whose retries and spacing are this layer's, not its own."""
         client = github.Github(auth=auth, lazy=True, **self.client_options())
-        guard(client.requester)
+        self.prepare(client.requester)
         return client
+
+    def prepare(self, requester: Any) -> None:
+        """Check every answer's shape (``shapes.guard``) and send GitHub's media type on every
+        request; the API version is the requester's own (``client_options``)."""
+        guard(requester)
+        send = requester.requestJson
+
+        def with_accept(
+            verb: str, url: str, parameters: Any = None, headers: Any = None, *rest: Any, **kw: Any
+        ) -> Any:
+            headers = dict(headers or {})
+            # PyGithub still asks for long-graduated previews (machine-man for App installations);
+            # nothing the promoter calls needs a preview
+            headers["Accept"] = ACCEPT
+            return send(verb, url, parameters, headers, *rest, **kw)
+
+        requester.requestJson = with_accept
 
     def client_options(self) -> dict[str, Any]:
         return {
             "base_url": self.api_url,
             "timeout": self.policy.timeout,
             "user_agent": USER_AGENT,
+            "api_version": API_VERSION,
             "per_page": 100,
             "retry": None,
             "seconds_between_requests": None,
@@ -160,34 +186,35 @@ class GitHubHttp:
             return classify(err, tries.number, tries.secondary, self.policy, self.wall)
 
         try:
-            return self._retry(tries, attempt, judge)
+            return self._retry(name, tries, attempt, judge)
         except (requests.RequestException, GithubException) as err:
             raise self._failure(name, err, judge(err), tries.number) from err
 
     def get_json(self, name: str, gh: github.Github, url: str, params: dict[str, Any], *, poll: bool) -> Any:
-        """GET with ``If-None-Match``: a 304 (free against the primary limit) reuses the last body."""
+        """GET with ``If-None-Match``, under the retry policy (see ``conditional_get``)."""
+        return self.call(name, lambda: self.conditional_get(gh, url, params), poll=poll)
+
+    def conditional_get(self, gh: github.Github, url: str, params: dict[str, Any]) -> Any:
+        """One GET with ``If-None-Match``, no retry: a 304 (free against the primary limit)
+        reuses the last body.
+
+        The ETags are this layer's own, one per URL and query: PyGithub gives the items of a list
+        the list's ETag, which never matches the item's own URL, so polls do not use its
+        conditional ``update()``."""
         key = f"{url}?{sorted(params.items())}"
-
-        def fetch() -> Any:
-            cached = self._etags.get(key)
-            headers = {"If-None-Match": cached[0]} if cached else {}
-            status, response_headers, output = gh.requester.requestJson("GET", url, params, headers)
-            if status == 304 and cached:
-                self.counts.not_modified += 1
-                return cached[2]
-            data = _json(output)
-            if status >= 400:
-                raise gh.requester.createException(status, response_headers, data)
-            etag = header(response_headers, "etag")
-            if etag:
-                self._etags[key] = (etag, response_headers, data)
-            return data
-
-        return self.call(name, fetch, poll=poll)
-
-    def not_modified(self) -> None:
-        """Record a 304 seen by a PyGithub conditional ``update()``."""
-        self.counts.not_modified += 1
+        cached = self._etags.get(key)
+        headers = {"If-None-Match": cached[0]} if cached else {}
+        status, response_headers, output = gh.requester.requestJson("GET", url, params, headers)
+        if status == 304 and cached:
+            self.counts.not_modified += 1
+            return cached[2]
+        data = _json(output)
+        if status >= 400:
+            raise gh.requester.createException(status, response_headers, data)
+        etag = header(response_headers, "etag")
+        if etag:
+            self._etags[key] = (etag, response_headers, data)
+        return data
 
     def _count(self, name: str, poll: bool) -> None:
         self.counts.total += 1
@@ -201,6 +228,7 @@ class GitHubHttp:
         gap = self.policy.pr_gap if write == "pr" else self.policy.write_gap
         wait = self._last_write + gap - self.clock.now()
         if wait > 0:
+            self.waited.append(wait)
             self.clock.sleep(wait)
 
     def _verify(self, name: str, verify: Callable[[], T | None]) -> T | None:
@@ -250,7 +278,7 @@ class GitHubHttp:
             return git_verdict(str(err), tries.number, tries.secondary, self.policy)
 
         try:
-            return self._retry(tries, attempt, judge)
+            return self._retry(name, tries, attempt, judge)
         except GitError as err:
             found = judge(err)
             if found.kind == "fatal":
@@ -259,7 +287,9 @@ class GitHubHttp:
                 mask(f"{name}: {found.reason}, still failing after {tries.number} attempts ({err})")
             ) from err
 
-    def _retry(self, tries: _Tries, attempt: Callable[[], T], judge: Callable[[BaseException], Verdict]) -> T:
+    def _retry(
+        self, name: str, tries: _Tries, attempt: Callable[[], T], judge: Callable[[BaseException], Verdict]
+    ) -> T:
         """tenacity, with waits and stops from ``judge``, sleeping on the injected clock."""
 
         def wait(retry_state: tenacity.RetryCallState) -> float:
@@ -267,26 +297,62 @@ class GitHubHttp:
             found = judge(err) if err else Verdict("transient", 0, "")
             if found.kind == "secondary":
                 tries.secondary += 1  # the next one waits twice as long
+            tries.verdict = found
             return found.wait
+
+        def sleep(seconds: float) -> None:
+            self._wait(name, tries, seconds)
 
         retrying = tenacity.Retrying(
             stop=tenacity.stop_after_attempt(self.policy.attempts),
             wait=wait,
             retry=tenacity.retry_if_exception(lambda err: judge(err).kind != "fatal"),
-            sleep=self.clock.sleep,
+            sleep=sleep,
             reraise=True,
         )
         return retrying(attempt)
 
+    def _wait(self, name: str, tries: _Tries, seconds: float) -> None:
+        """Sleep before the next try, saying why, and again every ``policy.progress`` seconds
+        with the time left: a rate limit's wait is a minute or more, and a job log that shows
+        nothing for that long looks hung."""
+        if seconds <= 0:
+            return
+        self.waited.append(seconds)
+        what = WAITING_FOR.get(tries.verdict.kind) or tries.verdict.reason or "a failure"
+        self.say(
+            f"GitHub {name}: {what}; trying again in {format_duration(seconds)} "
+            f"(try {tries.number + 1} of {self.policy.attempts})"
+        )
+        left = seconds
+        while left > 0:
+            step = min(left, self.policy.progress)
+            self.clock.sleep(step)
+            left -= step
+            if left > 0:
+                self.say(f"GitHub {name}: still waiting for {what}, {format_duration(left)} left")
+
+
+def _wall_of(clock: Clock) -> Callable[[], float]:
+    """Wall-clock time that advances with ``clock``: the time now, plus what ``clock`` counted
+    since. Token expiry and rate-limit resets are wall times; with the real (monotonic) clock
+    this is the system's time, with a test's fake clock it is the fake GitHub's."""
+    start, wall = clock.now(), time.time()
+    return lambda: wall + clock.now() - start
+
+
+WAITING_FOR = {"primary": "the rate limit to reset", "secondary": "a secondary rate limit to pass"}
+
 
 class _Tries:
-    """One retried operation: which try this is, how many secondary limits it met, and whether
-    a failure may have happened after the server did the work."""
+    """One retried operation: which try this is, how many secondary limits it met, whether a
+    failure may have happened after the server did the work, and the last failure's verdict."""
 
     def __init__(self) -> None:
         self.number = 0
         self.secondary = 0
         self.ambiguous = False
+        self.verdict = Verdict("transient", 0, "")
 
 
 def _json(output: Any) -> Any:

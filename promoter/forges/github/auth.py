@@ -16,15 +16,16 @@ from __future__ import annotations
 import base64
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
-from datetime import UTC, datetime
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import github
 
 from promoter.errors import UsageError
 from promoter.forges.github.api import GitHubHttp
-from promoter.forges.github.shapes import guard
+from promoter.forges.github.policy import server_time
 from promoter.masking import register_secret
 
 TOKEN_VARIABLES = ("PROMOTER_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN")  # GH_TOKEN: as gh reads it
@@ -56,13 +57,19 @@ class StaticToken(Credentials):
 
 
 class AppInstallationTokens(Credentials):
-    """A GitHub App: one installation token per repository owner, renewed before expiry."""
+    """A GitHub App: one installation token per repository owner, renewed before expiry.
 
-    def __init__(self, http: GitHubHttp, app_id: str, private_key: str) -> None:
+    With ``repositories`` (``owner/name``), each token is limited to those of its owner (the
+    platform repo and the control-plane repo), whatever else the App is installed on."""
+
+    def __init__(
+        self, http: GitHubHttp, app_id: str, private_key: str, repositories: Sequence[str] = ()
+    ) -> None:
         self.http = http
         auth = github.Auth.AppAuth(app_id, private_key)
         self.integration = github.GithubIntegration(auth=auth, **http.client_options())
-        guard(self.integration.requester)
+        http.prepare(self.integration.requester)
+        self.repositories = tuple(dict.fromkeys(repositories))
         self._installations: dict[str, int] = {}  # owner -> installation id
         self._tokens: dict[int, tuple[str, float]] = {}  # installation id -> (token, expiry)
 
@@ -71,15 +78,22 @@ class AppInstallationTokens(Credentials):
         cached = self._tokens.get(installation)
         if cached and cached[1] - self.http.wall() > RENEW_BEFORE:
             return cached[0]
-        grant = self.http.call(
+        owner = repo.partition("/")[0]
+        names = [r.partition("/")[2] for r in (*self.repositories, repo) if r.partition("/")[0] == owner]
+        body: dict[str, Any] = {"repositories": list(dict.fromkeys(names))} if self.repositories else {}
+        url = f"/app/installations/{installation}/access_tokens"
+        headers, grant = self.http.call(
             "create an App installation token",
-            lambda: self.integration.get_access_token(installation),
+            lambda: self.integration.requester.requestJsonAndCheck("POST", url, input=body),
             write="write",
         )
-        register_secret(grant.token)
-        expires = grant.expires_at or datetime.now(UTC)
-        self._tokens[installation] = (grant.token, expires.timestamp())
-        return grant.token
+        token = str(grant["token"])
+        register_secret(token)
+        # the expiry is GitHub's time: how long the token lives is measured against the answer's
+        # own Date, so that a runner whose clock is off still renews in time
+        lifetime = _expiry(grant.get("expires_at"), 0.0) - server_time(headers, self.http.wall)
+        self._tokens[installation] = (token, self.http.wall() + max(lifetime, 0.0))
+        return token
 
     def _installation(self, repo: str) -> int:
         owner, _, name = repo.partition("/")
@@ -112,15 +126,26 @@ class _LiveToken(github.Auth.Auth):
         return "token (removed)"
 
 
-def credentials_from_env(http: GitHubHttp, environ: Mapping[str, str] | None = None) -> Credentials:
-    """The token, else the GitHub App, from the environment; UsageError naming both when neither."""
+def _expiry(value: Any, default: float) -> float:
+    """``expires_at`` (ISO 8601) as a timestamp, else ``default``."""
+    try:
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return default
+
+
+def credentials_from_env(
+    http: GitHubHttp, environ: Mapping[str, str] | None = None, repositories: Sequence[str] = ()
+) -> Credentials:
+    """The token, else the GitHub App (its tokens limited to ``repositories``), from the
+    environment; UsageError naming both when neither."""
     env = os.environ if environ is None else environ
     for name in TOKEN_VARIABLES:
         if env.get(name, "").strip():
             return StaticToken(env[name])
     app_id, key = env.get(APP_ID, "").strip(), env.get(APP_KEY, "").strip()
     if app_id and key:
-        return AppInstallationTokens(http, app_id, _private_key(key))
+        return AppInstallationTokens(http, app_id, _private_key(key), repositories)
     if app_id or key:
         missing = APP_KEY if app_id else APP_ID
         raise UsageError(f"GitHub App: {missing} is not set (both {APP_ID} and {APP_KEY} are needed)")

@@ -169,9 +169,7 @@ class GitHubForge(Forge):
         return self._model(env.name, pr)
 
     def refresh_pr(self, pr: PullRequest) -> PullRequest:
-        obj = self._pull(pr)
-        if not self.http.call("get PR", obj.update, poll=True):
-            self.http.not_modified()
+        obj = self._read(self._pull(pr))
         self._remember(obj, fresh=True)
         return self._model(pr.environment, obj)
 
@@ -238,18 +236,27 @@ class GitHubForge(Forge):
         while pr.head.sha != head_sha and waited < HEAD_WAIT:
             self.http.clock.sleep(2.0)
             waited += 2.0
-            if not self.http.call("get PR", pr.update, poll=True):
-                self.http.not_modified()
+            pr = self._read(pr)
         return pr
+
+    def _read(self, pr: GhPull, *, retried: bool = True) -> GhPull:
+        """The PR as GitHub has it now: a conditional GET with this forge's own ETag for the PR's
+        URL (a 304 costs nothing against the rate limit and returns the last body)."""
+        url = f"{self._repo.url}/pulls/{pr.number}"
+        if retried:
+            data = self.http.get_json("get PR", self._gh, url, {}, poll=True)
+        else:
+            data = self.http.conditional_get(self._gh, url, {})
+        return GhPull(self._gh.requester, {}, data, completed=True)
 
     def _merge(self, obj: GhPull, expected_head: str, message: str) -> str:
         title, _, rest = mask(message).partition("\n")
 
         def merged() -> PullRequestMergeStatus | None:
-            obj.update()
-            if obj.merged_at is None:
+            now = self._read(obj, retried=False)  # one request: the merge's own retry counts it
+            if now.merged_at is None:
                 return None
-            data = {"sha": obj.merge_commit_sha, "merged": True, "message": "merged"}
+            data = {"sha": now.merge_commit_sha, "merged": True, "message": "merged"}
             return PullRequestMergeStatus(self._gh.requester, {}, data)
 
         try:
@@ -342,7 +349,7 @@ def connect(
 ) -> tuple[GitHubPlatformRepo, GitHubForge]:
     """The platform repo and the forge for one GitHub (credentials from the environment)."""
     http = GitHubHttp(api_url, clock, policy)
-    credentials = credentials_from_env(http, environ)
+    credentials = credentials_from_env(http, environ, (platform_repo, control_plane_repo))
     platform = GitHubPlatformRepo(git_url, http, credentials, platform_repo)
     forge = GitHubForge(http, credentials, platform_repo, control_plane_repo, auto_merge=auto_merge)
     return platform, forge

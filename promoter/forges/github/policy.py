@@ -29,6 +29,7 @@ class RetryPolicy:
     write_gap: float = 1.0  # GitHub: at least one second between mutating requests
     pr_gap: float = 3.0  # before creating or merging a PR, which notify people and start CI
     timeout: int = 30
+    progress: float = 10.0  # a line this often while a retry waits (promote's default progress interval)
 
 
 @dataclass(frozen=True)
