@@ -87,6 +87,12 @@ _MERGE_OPTIONS = [
 @COMMIT
 @click.option("--to", "to", default=None, help="Promote up to and including this environment.")
 @click.option("--env", "env_name", default=None, help="Scheduling flow: re-render this environment only.")
+@click.option(
+    "--waves",
+    is_flag=True,
+    envvar="PROMOTER_WAVES",
+    help="Scheduling flow: land the environment wave by wave, each gated (default: all at once).",
+)
 @click.option("--dry-run", is_flag=True, help="Render and report; push, merge and post nothing.")
 @click.option(
     "--force",
@@ -108,6 +114,7 @@ def promote(
     commit: str | None,
     to: str | None,
     env_name: str | None,
+    waves: bool,
     dry_run: bool,
     force: bool,
     poll_interval: str,
@@ -118,10 +125,7 @@ def promote(
 ) -> None:
     """Promote a main commit dev -> qa -> prod, or (--env) re-render one environment."""
 
-    if to and env_name:
-        raise UsageError(
-            "--to and --env exclude each other: --env runs the scheduling flow for one environment"
-        )
+    _check_flows(to, env_name, waves)
     cp = control_plane_at(control_plane, main_branch)
     sha = cp.resolve(commit)
     pipeline = cp.main(cp.resolve(None) if env_name and not commit else sha).pipeline
@@ -136,6 +140,7 @@ def promote(
             poll_interval=parse_duration(poll_interval),
             progress_interval=parse_duration(progress_interval),
             run_url=actions_output.run_url(),
+            waves=waves,
         )
     except ValueError as err:
         raise UsageError(str(err)) from err
@@ -151,6 +156,17 @@ def promote(
         print_summary(report)
     if not report.ok:
         sys.exit(1)
+
+
+def _check_flows(to: str | None, env_name: str | None, waves: bool) -> None:
+    if to and env_name:
+        raise UsageError(
+            "--to and --env exclude each other: --env runs the scheduling flow for one environment"
+        )
+    if waves and not env_name:
+        raise UsageError(
+            "--waves is for the scheduling flow (--env); the promotion flow always lands in waves"
+        )
 
 
 def print_summary(report: Any) -> None:
@@ -169,3 +185,9 @@ def print_summary(report: Any) -> None:
         click.echo(
             f"{r.environment:<14}{r.state:<12}{r.files:>7}  {change_summary(r.changes):<16}{(r.merge_sha or '-')[:12]:<14}{requests}{gates}"
         )
+        for w in r.waves:  # an environment rolled out in waves: a row per wave
+            gates = ", ".join(f"{g.gate}: {g.state}" for g in w.gates) or "-"
+            click.echo(
+                f"{'  ' + w.name:<14.14}{w.state:<12}{'':>7}  {change_summary(w.changes):<16}"
+                f"{(w.merge_sha or '-')[:12]:<14}{' ' * 10 if counted else ''}{gates}"
+            )
