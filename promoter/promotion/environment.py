@@ -84,7 +84,7 @@ class EnvironmentRun(Attempts):
         result = replace(
             self._partial, state=state, message=message, gates=self._partial.gates if gates is None else gates
         )
-        if env.waves and self._step is not None:
+        if self._step is not None and not self._step.whole:
             wave = _wave_result(self._step, result, self.clock.now() - self._start)
             result = replace(result, waves=[*self._done, wave])
         return result
@@ -131,7 +131,7 @@ class EnvironmentRun(Attempts):
         for step in steps:
             self._step, self._start = step, self.clock.now()
             result = self._attempts(main, env, step, current, trust_current=trust_current)
-            if env.waves:
+            if not step.whole:
                 self._done.append(_wave_result(step, result, self.clock.now() - self._start))
             if result.state == "dry-run":
                 if not step.last:
@@ -197,7 +197,7 @@ def _wave_result(step: Step, result: EnvResult, duration: float) -> WaveResult:
 
 def _combined(env: Environment, last: EnvResult, waves: list[WaveResult]) -> EnvResult:
     """The environment's result: its one step's, or its waves' together."""
-    if not env.waves:
+    if not waves:
         return last
     landed = [w for w in waves if w.merge_sha]
     state: EnvState = "dry-run" if last.state == "dry-run" else "noop"
