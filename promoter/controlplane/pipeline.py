@@ -220,12 +220,12 @@ def _wave(w: Fields) -> Wave:
         w.fail(f"cluster type {twice!r} is listed twice", "clusterTypes")
     found = w.fields("selector")
     selector = label_selector(found) if found is not None else None
-    if not types and selector is None:
-        w.fail("needs clusterTypes or a selector (or both)")
-    if selector is not None and not selector.match_labels and not selector.match_expressions:
-        w.fail("an empty selector would take every cluster type; name them or match labels", "selector")
     gates = _gates(w) if w.get("gates") is not None else None
     bake = w.duration("bake", "0s", positive=False)
     timeout = w.duration("timeout", "30m") if w.get("timeout") is not None else None
     w.done()
+    if not types and selector is None:
+        w.fail("needs clusterTypes or a selector (or both)")
+    if selector is not None and not selector.match_labels and not selector.match_expressions:
+        w.fail("an empty selector would take every cluster type; name them or match labels", "selector")
     return Wave(name, tuple(types), selector, gates, bake, timeout, Source(w.file, w.line))
