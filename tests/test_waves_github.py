@@ -1,0 +1,76 @@
+"""Waves on the github forge, through the CLI, against the fake GitHub: one PR per wave, titled
+with the wave; the environment's status says which wave it is in; what a wave costs."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+from click.testing import CliRunner
+
+from promoter.cli.main import cli
+from tests.fake_github import World, make_world
+from tests.helpers import ControlPlaneFactory
+from tests.waves import QA_TYPES, first_parent_merges, folder_commits, waved_pipeline
+
+GITHUB = "{url: https://github.com/org/platform}"
+
+
+@pytest.fixture
+def world(factory: ControlPlaneFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
+    w = make_world(factory, monkeypatch)
+    text = waved_pipeline(canary_gates="[{soak: 1m}]", fleet_gates="[]", bake="5m", platform=GITHUB)
+    factory.commit("main", {"promoter.yaml": text.replace("[{soak: 10s}]", "[]")}, "waves", keep=True)
+    factory.commit("qa", {"env.yaml": QA_TYPES}, "qa: three cluster types")
+    yield w
+    w.close()
+
+
+def test_one_pr_per_wave_through_the_cli(world: World, factory: ControlPlaneFactory) -> None:
+    x = factory.commit("main", {"README.md": "waves\n"}, "Roll out in waves", keep=True)
+    args = ["promote", "--control-plane", str(world.control_plane), "--control-plane-repo", "org/control-plane"]
+    result = CliRunner().invoke(cli, [*args, "--poll-interval", "5s", "--output", "json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output[result.output.index("{\n") :])
+    dev, qa, prod = report["environments"]
+    assert [(w["name"], w["state"]) for w in qa["waves"]] == [
+        ("canary", "success"),
+        ("fleet", "success"),
+        ("rest", "success"),
+    ]
+    prs = [p for p in world.platform_prs if p["base"]["ref"] == "qa"]
+    assert [p["title"] for p in prs] == [
+        f"Promote {x[:7]} to qa, wave canary (1/3): Roll out in waves",
+        f"Promote {x[:7]} to qa, wave fleet (2/3): Roll out in waves",
+        f"Promote {x[:7]} to qa, wave rest (3/3): Roll out in waves",
+    ]
+    assert all(p["merged"] and p["head"]["ref"] == "promoter/qa" for p in prs)
+    assert [w["prUrl"] for w in qa["waves"]] == [p["html_url"] for p in prs]
+    body = prs[1]["body"]
+    assert "| canary | edge | success | soak 1m00s: success |" in body
+    assert "| fleet | large | this PR | - |" in body and "| rest | small | waiting | - |" in body
+    assert "| large | 3 | 0 | 0 |" in body and "| edge |" not in body.split("| cluster type |")[1]
+    assert len(first_parent_merges(factory.platform, "qa")) == 3
+    assert folder_commits(factory) == {"edge": x, "large": x, "small": x}
+    qa_statuses = [
+        (s["state"], s["description"])
+        for s in world.fake.statuses[("org/control-plane", x)]
+        if s["context"] == "promoter/qa"
+    ]
+    assert [d.split(":")[0] for state, d in qa_statuses if state == "pending"] == [
+        "wave canary (1/3)",
+        "wave canary (1/3)",
+        "wave canary (1/3) healthy at " + qa["waves"][0]["mergeSha"][:12] + " (soak 1m00s",
+        "wave fleet (2/3)",
+        "wave fleet (2/3)",
+        "wave fleet (2/3) healthy at " + qa["waves"][1]["mergeSha"][:12] + " (no gates); next",
+        "wave rest (3/3)",
+        "wave rest (3/3)",
+    ]
+    latest = world.fake.latest_statuses("org/control-plane", x)
+    assert latest["promoter/qa"]["state"] == "success"
+    assert latest["promoter/qa"]["description"].startswith("3 waves healthy at ")
+    # what waves cost: the requests of one PR per wave, over an environment that lands at once
+    assert qa["requests"] - dev["requests"] <= 2 * dev["requests"]  # 2 waves more than one PR
+    assert sum(e["requests"] for e in report["environments"]) == len(world.fake.requests)
