@@ -10,10 +10,13 @@ import pytest
 from click.testing import CliRunner
 
 import promoter.promotion.gating as gating_module
+from promoter.cli import actions_output as ao
 from promoter.cli.main import cli
 from promoter.clock import FakeClock
 from promoter.gates import build_gate
+from promoter.gates.runner import GateOutcome
 from promoter.gitcmd import Git
+from promoter.promotion.report import EnvResult, Report, WaveResult
 from tests.flows import orchestrator
 from tests.helpers import WORKLOAD, ControlPlaneFactory
 from tests.waves import (
@@ -174,3 +177,39 @@ def test_the_scheduling_flow_renders_all_at_once_unless_asked(factory: ControlPl
     assert report.ok and [w.name for w in report.results[0].waves] == ["canary", "fleet", "rest"]
     assert len(first_parent_merges(factory.platform, "qa")) == merges + 4
     assert folder_commits(factory) == {"edge": x, "large": x, "small": x}
+
+
+def test_the_step_summary_has_a_row_and_a_box_per_wave() -> None:
+    gate = GateOutcome("soak 30s", "success", "soaked")
+    waves = [
+        WaveResult(
+            "canary",
+            ["edge"],
+            "success",
+            pr_url="https://github.com/o/p/pull/7",
+            merge_sha="a" * 40,
+            gates=[gate],
+        ),
+        WaveResult(
+            "fleet", ["large", "small"], "failure", "gate failed", pr_url="https://github.com/o/p/pull/8"
+        ),
+    ]
+    qa = EnvResult("qa", "failure", "wave fleet (2/2): gate failed", waves=waves)
+    text = ao.summary_markdown(
+        Report("promotion", "f" * 40, [EnvResult("dev", "success"), qa]), ["dev", "qa", "prod"]
+    )
+    lines = text.splitlines()
+    assert (
+        "| ↳ qa wave canary (edge) | ✅ success | [#7](https://github.com/o/p/pull/7) | `aaaaaaaaaaaa` | soak 30s: success | 0.0s |"
+        in lines
+    )
+    assert (
+        "| ↳ qa wave fleet (large, small) | ❌ failure | [#8](https://github.com/o/p/pull/8) | - | - | 0.0s |"
+        in lines
+    )
+    chart = lines[lines.index("```mermaid") :]
+    assert '  subgraph env1["qa: failure"]' in chart
+    assert '    env1w0["canary: edge<br>success"]' in chart and "    env1w0 --> env1w1" in chart
+    assert "  class env1w1 bad" in chart and "  env0 --> env1" in chart and "  env1 --> env2" in chart
+    outputs = json.loads(ao.report_outputs(Report("promotion", "f" * 40, [qa]))["results"])
+    assert outputs["qa"]["waves"] == {"canary": "success", "fleet": "failure"}

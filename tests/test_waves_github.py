@@ -29,11 +29,17 @@ def world(factory: ControlPlaneFactory, monkeypatch: pytest.MonkeyPatch) -> Iter
 
 def test_one_pr_per_wave_through_the_cli(world: World, factory: ControlPlaneFactory) -> None:
     x = factory.commit("main", {"README.md": "waves\n"}, "Roll out in waves", keep=True)
-    args = ["promote", "--control-plane", str(world.control_plane), "--control-plane-repo", "org/control-plane"]
+    args = [
+        "promote",
+        "--control-plane",
+        str(world.control_plane),
+        "--control-plane-repo",
+        "org/control-plane",
+    ]
     result = CliRunner().invoke(cli, [*args, "--poll-interval", "5s", "--output", "json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.output[result.output.index("{\n") :])
-    dev, qa, prod = report["environments"]
+    dev, qa, _prod = report["environments"]
     assert [(w["name"], w["state"]) for w in qa["waves"]] == [
         ("canary", "success"),
         ("fleet", "success"),
