@@ -21,6 +21,7 @@ from promoter.platform.objects import Change
 from promoter.promotion.attempt import PASSED_BEFORE, Attempts
 from promoter.promotion.report import EnvResult, EnvState, WaveResult
 from promoter.promotion.waves import Step, passed_description
+from promoter.rendering.tree import Rendered
 
 Run = Callable[[], EnvResult]
 
@@ -138,7 +139,7 @@ class EnvironmentRun(Attempts):
                     self.out.say(f"{step.prefix(env.name)}: dry run: the waves after it wait for it to pass")
                 break
             self._after(main, env, step, result)
-        final = _combined(env, result, self._done)
+        final = _combined(result, self._done, self.prepare(main, env)[1])
         if not self.opts.dry_run and final.state != "dry-run":
             self.statuses.post(
                 main.commit,
@@ -195,7 +196,7 @@ def _wave_result(step: Step, result: EnvResult, duration: float) -> WaveResult:
     )
 
 
-def _combined(env: Environment, last: EnvResult, waves: list[WaveResult]) -> EnvResult:
+def _combined(last: EnvResult, waves: list[WaveResult], rendered: Rendered) -> EnvResult:
     """The environment's result: its one step's, or its waves' together."""
     if not waves:
         return last
@@ -211,6 +212,7 @@ def _combined(env: Environment, last: EnvResult, waves: list[WaveResult]) -> Env
         last,
         state=state,
         message="; ".join(f"{w.name}: {w.state}" for w in waves),
+        files=len(rendered.files),
         changes=changes,
         pr_url=with_pr[-1].pr_url if with_pr else None,
         merge_sha=landed[-1].merge_sha if landed else last.merge_sha,

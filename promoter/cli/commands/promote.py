@@ -180,7 +180,7 @@ def print_summary(report: Any) -> None:
         + "gates"
     )
     for r in report.results:
-        gates = ", ".join(f"{g.gate}: {g.state}" for g in r.gates) or "-"
+        gates = "by wave:" if r.waves else ", ".join(f"{g.gate}: {g.state}" for g in r.gates) or "-"
         requests = f"{r.requests:>8}  " if counted else ""
         click.echo(
             f"{r.environment:<14}{r.state:<12}{r.files:>7}  {change_summary(r.changes):<16}{(r.merge_sha or '-')[:12]:<14}{requests}{gates}"
