@@ -217,10 +217,11 @@ def mermaid(report: Report, environments: Sequence[str]) -> str:
         state = r.state if r else "not run"
         if r is not None and r.waves:
             lines += _mermaid_waves(f"env{i}", r)
+            lines.append(f"  {previous} --> env{i}")
         else:
             lines.append(f'  env{i}["{mermaid_label(name)}<br>{mermaid_label(state)}"]')
+            lines.append(f"  {previous} --> env{i}")
             lines.append(f"  class env{i} {_mermaid_class(state)}")
-        lines.append(f"  {previous} --> env{i}")
         previous = f"env{i}"
     lines += [
         "  classDef ok fill:#dafbe1,stroke:#1a7f37,color:#1f2328",

@@ -8,6 +8,7 @@ is gated again (or, when a later wave holds it too, was gated before).
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, replace
 
 from promoter.clock import Clock
@@ -25,8 +26,8 @@ from promoter.promotion.options import Options
 from promoter.promotion.report import EnvResult, WaveResult, change_summary, pr_body, pr_title, wave_rows
 from promoter.promotion.rollback import Rollbacks
 from promoter.promotion.statuses import Statuses
-from promoter.promotion.waves import Step, pending_description, resolve, whole
-from promoter.rendering.tree import FolderSubset, Rendered, render_environment
+from promoter.promotion.waves import Step, pending_description
+from promoter.rendering.tree import FolderSubset, Rendered
 
 MAX_REPLANS = 5
 #: A wave found landed with a later wave landed too: its gates passed in an earlier run.
@@ -47,7 +48,7 @@ class Planned:
     plan: TreePlan
 
 
-class Attempts:
+class Attempts(ABC):
     """The collaborators of a run, and one step of one environment at a time."""
 
     def __init__(
@@ -79,23 +80,16 @@ class Attempts:
         self._prs: dict[str, PullRequest] = {}
         self._steps: tuple[Step, ...] = ()  # the environment's steps in this run
         self._done: list[WaveResult] = []  # its waves done so far
+        # per (main commit, environment): its objects, render and steps, once per run
         self._prepared: dict[tuple[str, str], tuple[EnvironmentObjects, Rendered, tuple[Step, ...]]] = {}
 
+    @abstractmethod
     def prepare(self, main: MainObjects, env: Environment) -> tuple[EnvironmentObjects, Rendered]:
-        """Load, render and resolve the waves of an environment once per run (bad input fails
-        here: exit 2, before anything is pushed)."""
-        key = (main.commit, env.name)
-        if key not in self._prepared:
-            objects = self.cp.environment(env)
-            rendered = render_environment(main, objects, env.name)
-            self._prepared[key] = (objects, rendered, resolve(env, objects))
-        objects, rendered, _ = self._prepared[key]
-        return objects, rendered
+        """The environment's objects and render, once per run (``EnvironmentRun``)."""
 
+    @abstractmethod
     def steps_of(self, main: MainObjects, env: Environment, *, waves: bool = True) -> tuple[Step, ...]:
         """The environment's steps: its waves, or with ``waves`` False the whole at once."""
-        _, rendered = self.prepare(main, env)
-        return self._prepared[(main.commit, env.name)][2] if waves else whole(env, rendered.cluster_types)
 
     def _attempts(
         self, main: MainObjects, env: Environment, step: Step, current: Status | None, *, trust_current: bool
@@ -168,6 +162,8 @@ class Attempts:
             files = FolderSubset(rendered.files, step.cluster_types)
             only = _managed(step, rendered, previous)
             held = previous.main_commits(step.cluster_types) if previous else {None}
+            if len(held) > 1:  # a cluster type with no folder (no assignment, or new) holds nothing
+                held.discard(None)
             there = next(iter(held)) if len(held) == 1 else None
         plan = self.platform.plan(base, env.gitops_path, files, rendered.cluster_types, provenance, only)
         kinds = len(step.cluster_types)

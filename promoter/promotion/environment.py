@@ -16,12 +16,12 @@ from dataclasses import replace
 from promoter.clock import format_duration
 from promoter.errors import GateFailed, PromotionFailed, Superseded
 from promoter.gates.runner import GateOutcome
-from promoter.model import Environment, MainObjects, Status
+from promoter.model import Environment, EnvironmentObjects, MainObjects, Status
 from promoter.platform.objects import Change
 from promoter.promotion.attempt import PASSED_BEFORE, Attempts
 from promoter.promotion.report import EnvResult, EnvState, WaveResult
-from promoter.promotion.waves import Step, passed_description
-from promoter.rendering.tree import Rendered
+from promoter.promotion.waves import Step, passed_description, resolve, whole
+from promoter.rendering.tree import Rendered, render_environment
 
 Run = Callable[[], EnvResult]
 
@@ -41,6 +41,22 @@ class EnvironmentRun(Attempts):
         return self._timed(
             main, env, lambda: self._steps_of(main, env, steps, self._current(main, env), trust_current=True)
         )
+
+    def prepare(self, main: MainObjects, env: Environment) -> tuple[EnvironmentObjects, Rendered]:
+        """Load, render and resolve the waves of an environment once per run (bad input fails
+        here: exit 2, before anything is pushed)."""
+        key = (main.commit, env.name)
+        if key not in self._prepared:
+            objects = self.cp.environment(env)
+            rendered = render_environment(main, objects, env.name)
+            self._prepared[key] = (objects, rendered, resolve(env, objects))
+        objects, rendered, _ = self._prepared[key]
+        return objects, rendered
+
+    def steps_of(self, main: MainObjects, env: Environment, *, waves: bool = True) -> tuple[Step, ...]:
+        """The environment's steps: its waves, or with ``waves`` False the whole at once."""
+        _, rendered = self.prepare(main, env)
+        return self._prepared[(main.commit, env.name)][2] if waves else whole(env, rendered.cluster_types)
 
     def _current(self, main: MainObjects, env: Environment) -> Status | None:
         """The environment's status on the main commit, as this run starts it (counted in its
