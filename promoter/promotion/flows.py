@@ -72,13 +72,14 @@ class Orchestrator:
         self.out.say(
             f"scheduling {environment} with main {commit[:12]}" + ("" if chosen else " (last promoted there)")
         )
-        if env.waves and not self.opts.waves and not chosen:
+        if env.waves and not chosen:
             self._check_one_commit(env, commit)
         return Report("scheduling", commit, [self.run.schedule(main, env, waves=self.opts.waves)])
 
     def _check_one_commit(self, env: Environment, commit: str) -> None:
-        """Without ``--waves`` the scheduling flow renders every cluster type at once: not while
-        a promotion is rolling a main commit out in waves, which that would skip."""
+        """The scheduling flow renders every cluster type with one main commit: not while the
+        folders hold different ones (a promotion under way, or stopped in a wave), which would
+        take a commit to the waves it has not passed."""
         base = self.platform.fetch([env.gitops_branch])[env.gitops_branch]
         held = self.platform.provenance(base, env.gitops_path) if base else None
         if held is None:
@@ -88,8 +89,9 @@ class Orchestrator:
         if others:
             raise PromotionFailed(
                 f"{env.name}: its cluster types hold different main commits ({', '.join(others)} besides "
-                f"{commit[:12]}): a promotion is rolling out in waves; rendering them all at once would "
-                "skip its waves. Pass --waves to land wave by wave, or --commit to choose one main commit"
+                f"{commit[:12]}): a promotion in waves is under way or stopped in a wave, and rendering "
+                "them with one commit would skip its waves. Promote a main commit through the waves "
+                "first, or pass --commit to choose the one main commit for every cluster type"
             )
 
     def rollback(self, environment: str, to: str | None = None) -> GoodState:
