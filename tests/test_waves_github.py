@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from promoter.cli.main import cli
+from promoter.gitcmd import Git
 from tests.fake_github import World, make_world
-from tests.helpers import ControlPlaneFactory
+from tests.helpers import WORKLOAD, ControlPlaneFactory
 from tests.test_github_budget import polls
 from tests.waves import QA_TYPES, first_parent_merges, folder_commits, waved_pipeline
 
@@ -85,3 +87,43 @@ def test_one_pr_per_wave_through_the_cli(world: World, factory: ControlPlaneFact
     print(f"\nrequests, polls excluded: dev {dev_spent} (one PR), qa {qa_spent} (three waves)")
     assert (dev_spent, qa_spent) == (7, 20)  # 7 + 6 (no gates: no comment) + 7
     assert sum(e["requests"] for e in report["environments"]) == len(world.fake.requests)
+
+
+def test_a_failed_wave_rolls_back_its_folders_with_a_pr(
+    world: World, factory: ControlPlaneFactory, tmp_path: Path
+) -> None:
+    broken = tmp_path / "fleet-is-broken"  # the fleet's gate fails once this file exists
+    gate = f"{{command: {{run: 'test ! -e {broken}', shell: true}}}}"
+    text = waved_pipeline(fleet_gates=f"[{gate}]", on_failure="rollback", platform=GITHUB)
+    factory.commit("main", {"promoter.yaml": text.replace("[{soak: 10s}]", "[]")}, "fleet gate", keep=True)
+    args = [
+        "promote",
+        "--control-plane",
+        str(world.control_plane),
+        "--control-plane-repo",
+        "org/control-plane",
+    ]
+    first = CliRunner().invoke(cli, [*args, "--poll-interval", "5s"])
+    assert first.exit_code == 0, first.output
+    x = factory.refs()["control-plane:refs/heads/main"]
+    before = {ct: Git(factory.platform).out("rev-parse", f"qa:{ct}") for ct in ("edge", "large", "small")}
+    prod = factory.refs()["platform.git:refs/heads/prod"]
+    y = factory.commit(
+        "main", {"workloads/app.yaml": WORKLOAD.replace("./qa", "./BROKEN")}, "break qa", keep=True
+    )
+    broken.write_text("")
+    result = CliRunner().invoke(cli, [*args, "--poll-interval", "5s", "--output", "json"])
+    assert result.exit_code == 1, result.output
+    qa = json.loads(result.output[result.output.index("{\n") :])["environments"][1]
+    assert [(w["name"], w["state"]) for w in qa["waves"]] == [("canary", "success"), ("fleet", "failure")]
+    rollback = [p for p in world.platform_prs if p["head"]["ref"] == "promoter/qa-rollback"]
+    assert len(rollback) == 1 and rollback[0]["merged"]
+    assert rollback[0]["title"] == f"Roll back qa large to {x[:7]}: {y[:12]} failed its gates"
+    after = {ct: Git(factory.platform).out("rev-parse", f"qa:{ct}") for ct in ("edge", "large", "small")}
+    assert after["large"] == before["large"] and after["small"] == before["small"]
+    assert after["edge"] != before["edge"]  # wave 1 keeps y
+    assert folder_commits(factory) == {"edge": y, "large": x, "small": x}
+    assert factory.refs()["platform.git:refs/heads/prod"] == prod
+    latest = world.fake.latest_statuses("org/control-plane", y)
+    assert latest["promoter/qa"]["state"] == "failure" and "promoter/prod" not in latest
+    assert latest["promoter/qa"]["description"].startswith("wave fleet (2/3): qa: gate command")
