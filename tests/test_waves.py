@@ -14,8 +14,11 @@ from promoter.cli import actions_output as ao
 from promoter.cli.main import cli
 from promoter.clock import FakeClock
 from promoter.gates import build_gate
+from promoter.gates.base import GateContext
+from promoter.gates.command import CommandGate
 from promoter.gates.runner import GateOutcome
 from promoter.gitcmd import Git
+from promoter.model import Source
 from promoter.promotion.report import EnvResult, Report, WaveResult
 from tests.flows import orchestrator
 from tests.helpers import WORKLOAD, ControlPlaneFactory
@@ -238,3 +241,14 @@ def test_the_scheduling_flow_refuses_folders_at_different_commits(factory: Contr
     assert orchestrator(path).promote(z).ok
     assert folder_commits(factory) == {"edge": z, "large": z, "small": z}
     assert "REGION: there" in (factory.platform_file("qa", "small/app-t2/platform-config.yaml") or "")
+
+
+def test_a_command_gate_is_told_its_waves_cluster_types() -> None:
+    gate = CommandGate.from_spec(["true"], Source("promoter.yaml", 9))
+    ctx = GateContext(
+        "qa", "c" * 40, "m" * 40, "/srv/platform.git", "qa", FakeClock(), cluster_types=("a", "b")
+    )
+    assert gate.environment(ctx)["PROMOTER_CLUSTER_TYPES"] == "a b"
+    assert (
+        gate.environment(GateContext("qa", "c", "m", "/p", "qa", FakeClock()))["PROMOTER_CLUSTER_TYPES"] == ""
+    )
