@@ -284,6 +284,7 @@ class Attempts(ABC):
             body=self._body(main, env, step, planned, superseded),
             deadline=self._start + step.timeout,
             on_open=opened,
+            who=prefix,
         )
         assert landed.merge_sha is not None  # it waited for the merge
         if landed.pr is None:

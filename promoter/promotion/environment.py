@@ -238,12 +238,12 @@ def _combined(last: EnvResult, waves: list[WaveResult], rendered: Rendered) -> E
 
 
 def _success_description(env: Environment, result: EnvResult) -> str:
+    if result.state == "noop":
+        return f"no changes ({env.gitops_branch} already has this content)"
     if result.waves:
         done = ", ".join(f"{w.name} {w.state}" for w in result.waves)
         at = f" at {result.merge_sha[:12]}" if result.merge_sha else ""
         return f"{len(result.waves)} waves healthy{at} ({done})"
-    if result.state == "noop":
-        return f"no changes ({env.gitops_branch} already has this content)"
     assert result.merge_sha is not None
     return f"healthy at {result.merge_sha[:12]} ({result.message})"
 
