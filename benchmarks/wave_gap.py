@@ -73,9 +73,12 @@ def _pipeline(platform: str) -> str:
 
 def local(root: Path) -> float:
     from promoter.clock import RealClock
+    from promoter.console import Console
+    from promoter.controlplane.repo import ControlPlane
     from promoter.forges.local import LocalForge
-    from promoter.gitcmd import Git
-    from tests.flows import orchestrator
+    from promoter.promotion.flows import Orchestrator
+    from promoter.promotion.options import Options
+    from promoter.runtime import build_runtime
     from tests.helpers import ControlPlaneFactory
     from tests.waves import create
 
@@ -83,9 +86,13 @@ def local(root: Path) -> float:
     path = create(ControlPlaneFactory(root), _pipeline("{url: ../platform.git}"))
     clock = RealClock()
     gap = Gap(clock.now)
+    cp, console = ControlPlane(path), Console(quiet=True)
+    head = cp.resolve(None)
+    runtime = build_runtime(cp, cp.main(head).pipeline, console)
+    options = Options(poll_interval=LOCAL_POLL_S, progress_interval=10.0)
     with watched(LocalForge, gap):
-        orch = orchestrator(path, clock)  # polls every LOCAL_POLL_S (1 s)
-        report = orch.promote(Git(path).out("rev-parse", "main"))
+        orch = Orchestrator(cp, runtime.platform, runtime.forge, clock, console, options)
+        report = orch.promote(head)
     if not report.ok:
         raise RuntimeError(f"the local promotion in waves failed: {[r.message for r in report.results]}")
     return gap.seconds()
