@@ -252,3 +252,19 @@ def test_a_command_gate_is_told_its_waves_cluster_types() -> None:
     assert (
         gate.environment(GateContext("qa", "c", "m", "/p", "qa", FakeClock()))["PROMOTER_CLUSTER_TYPES"] == ""
     )
+
+
+def test_waves_flag_is_for_the_scheduling_flow(factory: ControlPlaneFactory) -> None:
+    path = create(factory, waved_pipeline(canary_gates="[]", fleet_gates="[]"))
+    refs = factory.refs()
+    result = CliRunner().invoke(cli, ["promote", "--control-plane", str(path), "--waves"])
+    assert result.exit_code == 2
+    assert "--waves is for the scheduling flow (--env)" in result.output and factory.refs() == refs
+    # set for every run of a workflow, the variable leaves the promotion flow as it is
+    args = ["promote", "--control-plane", str(path), "--poll-interval", "0.1s"]
+    result = CliRunner(env={"PROMOTER_WAVES": "true"}).invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    factory.commit("qa", {"env.yaml": QA_TYPES.replace("REGION: here", "REGION: there")}, "new values")
+    result = CliRunner(env={"PROMOTER_WAVES": "true"}).invoke(cli, [*args, "--env", "qa"])
+    assert result.exit_code == 0, result.output
+    assert "qa: wave fleet (2/3): merged " in result.output  # landed wave by wave

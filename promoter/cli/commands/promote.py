@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from promoter import (
     clock as clocks,  # clocks.RealClock is looked up at run time: tests put a fake in its place
@@ -163,7 +164,8 @@ def _check_flows(to: str | None, env_name: str | None, waves: bool) -> None:
         raise UsageError(
             "--to and --env exclude each other: --env runs the scheduling flow for one environment"
         )
-    if waves and not env_name:
+    explicit = click.get_current_context().get_parameter_source("waves") == ParameterSource.COMMANDLINE
+    if waves and explicit and not env_name:  # PROMOTER_WAVES is for every run of a workflow
         raise UsageError(
             "--waves is for the scheduling flow (--env); the promotion flow always lands in waves"
         )
