@@ -268,3 +268,24 @@ def test_waves_flag_is_for_the_scheduling_flow(factory: ControlPlaneFactory) -> 
     result = CliRunner(env={"PROMOTER_WAVES": "true"}).invoke(cli, [*args, "--env", "qa"])
     assert result.exit_code == 0, result.output
     assert "qa: wave fleet (2/3): merged " in result.output  # landed wave by wave
+
+
+def test_direct_waves_are_one_commit_each_and_a_direct_rollback_one_more(
+    factory: ControlPlaneFactory,
+) -> None:
+    text = waved_pipeline(fleet_gates=f"[{BROKEN_CHECK}]", on_failure="rollback", merge="direct")
+    path = create(factory, text)
+    x = Git(path).out("rev-parse", "main")
+    assert orchestrator(path).promote(x).ok
+    platform = Git(factory.platform)
+    assert len(platform.out("rev-list", "--first-parent", "qa").split()) == 1 + 3  # the seed, a push per wave
+    assert first_parent_merges(factory.platform, "qa") == []
+    y = factory.commit(
+        "main", {"workloads/app.yaml": WORKLOAD.replace("./qa", "./BROKEN")}, "break qa", keep=True
+    )
+    assert not orchestrator(path).promote(y).ok
+    subjects = platform.out("log", "--format=%s", "-3", "qa").splitlines()
+    assert subjects[0] == f"Roll back qa large to {x[:7]}: {y[:12]} failed its gates"
+    assert subjects[1].startswith(f"Promote {y[:7]} to qa, wave fleet (2/3): ")
+    assert subjects[2].startswith(f"Promote {y[:7]} to qa, wave canary (1/3): ")
+    assert folder_commits(factory) == {"edge": y, "large": x, "small": x}
