@@ -227,6 +227,14 @@ def test_the_scheduling_flow_refuses_folders_at_different_commits(factory: Contr
     )
     assert not orchestrator(path).promote(y).ok  # fleet fails; onFailure: stop
     assert folder_commits(factory) == {"edge": y, "large": y, "small": x}
+    status = CliRunner().invoke(cli, ["status", "--control-plane", str(path), "--output", "json"])
+    qa = json.loads(status.output)["environments"][1]
+    assert qa["state"] == "failure" and qa["deployedMainCommit"] == y
+    assert [(w["name"], w["mainCommits"]) for w in qa["waves"]] == [
+        ("canary", {"edge": y}),
+        ("fleet", {"large": y}),
+        ("rest", {"small": x}),
+    ]
     factory.commit("qa", {"env.yaml": QA_TYPES.replace("REGION: here", "REGION: there")}, "new values")
     refs = factory.refs()
     for extra in ([], ["--waves"]):
