@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks import wave_gap
 from benchmarks.generate import SIZES, change_one_cluster_type, fill_platform, generate
 from benchmarks.report import check, final_line, github_line, table
 
@@ -147,12 +148,17 @@ def run(names: list[str], work: Path, args: argparse.Namespace) -> int:
             raise SystemExit(f"size {name}: " + "; ".join(problems))
         results.append(result)
     github = child("github", work / "github", work / "github" / "cache")
+    gap = child("wave-gap", work / "wave-gap", work / "wave-gap" / "cache")
     print(f"load average after: {_load()}")
     if args.json:
-        figures = {"machine": machine(), "results": results, "github": github}
+        figures = {"machine": machine(), "results": results, "github": github, "waveGap": gap}
         Path(args.json).write_text(json.dumps(figures, indent=2))
     print(table(results))
     print(github_line(github))
+    print(wave_gap.line(gap))
+    late = [k for k in ("local", "github") if gap[f"{k}_s"] >= gap[f"{k}_limit_s"]]
+    if late:
+        raise SystemExit(f"the gap between waves is over its limit on {', '.join(late)}")
     print(final_line(results[-1]))
     return 0
 

@@ -9,13 +9,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from benchmarks import floor, github_requests, scenarios
+from benchmarks import floor, github_requests, scenarios, wave_gap
 
 
 def measure(kind: str, root: Path) -> dict[str, Any]:
     control_plane = root / "control-plane"
     if kind == "github":
         return github_requests.measure(root)
+    if kind == "wave-gap":
+        return wave_gap.measure(root)
     if kind == "floor":
         return floor.measure_control_plane(control_plane, "dev", root / "floor.git")
     if kind == "full":

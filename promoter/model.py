@@ -94,6 +94,27 @@ class GateSpec:
     source: Source
 
 
+#: The name of the wave that holds the cluster types no wave of an environment names.
+REST_WAVE = "rest"
+
+
+@dataclass(frozen=True)
+class Wave:
+    """One step of an environment's progressive rollout: the cluster types named in
+    ``cluster_types`` and those ``selector`` matches, landed and gated together."""
+
+    name: str
+    cluster_types: tuple[str, ...]
+    selector: Selector | None
+    gates: tuple[GateSpec, ...] | None  # None: the environment's gates
+    bake: float  # seconds to wait after its gates passed
+    timeout: float | None  # None: the environment's
+    source: Source
+
+    def selects(self, name: str, labels: dict[str, str]) -> bool:
+        return name in self.cluster_types or (self.selector is not None and self.selector.matches(labels))
+
+
 @dataclass(frozen=True)
 class Environment:
     name: str
@@ -105,6 +126,7 @@ class Environment:
     gates: tuple[GateSpec, ...]
     source: Source
     on_failure: FailurePolicy = "stop"
+    waves: tuple[Wave, ...] = ()  # empty: the whole environment at once
 
 
 @dataclass(frozen=True)

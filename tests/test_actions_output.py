@@ -109,6 +109,7 @@ def test_report_outputs() -> None:
         "promotionSha": None,
         "files": 3,
         "duration": 1.235,
+        "waves": {},  # no waves in qa
     }
     assert json.loads(out["report"])["environments"][0]["environment"] == "dev"
 

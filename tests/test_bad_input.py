@@ -806,6 +806,105 @@ CASES = [
         "unknown field 'minimum'",
         main={P: dev_env("gates:", "  - soak: {minimum: 5m}")},
     ),
+    # ------------------------------------------------------------ waves
+    Case(
+        "waves-name-twice",
+        P,
+        10,
+        "spec.environments[0].waves[1].name: wave 'a' is listed twice (also at line 9)",
+        main={
+            P: dev_env("waves:", "  - {name: a, clusterTypes: [small]}", "  - {name: a, clusterTypes: [big]}")
+        },
+    ),
+    Case(
+        "waves-cluster-type-in-two-waves",
+        P,
+        10,
+        "cluster type 'small' is already in wave 'a' (line 9); a cluster type belongs to one wave",
+        main={
+            P: dev_env(
+                "waves:", "  - {name: a, clusterTypes: [small]}", "  - {name: b, clusterTypes: [small]}"
+            )
+        },
+    ),
+    Case(
+        "waves-cluster-type-twice-in-one-wave",
+        P,
+        9,
+        "waves[0].clusterTypes: cluster type 'small' is listed twice",
+        main={P: dev_env("waves:", "  - {name: a, clusterTypes: [small, small]}")},
+    ),
+    Case("waves-empty", P, 8, "waves: needs at least one wave", main={P: dev_env("waves: []")}),
+    Case("waves-not-a-list", P, 8, "waves: must be a list", main={P: dev_env("waves: {name: a}")}),
+    Case(
+        "wave-without-cluster-types",
+        P,
+        9,
+        "waves[0]: needs clusterTypes or a selector (or both)",
+        main={P: dev_env("waves:", "  - {name: a, bake: 5m}")},
+    ),
+    Case(
+        "wave-empty-selector",
+        P,
+        9,
+        "waves[0].selector: an empty selector would take every cluster type",
+        main={P: dev_env("waves:", "  - {name: a, selector: {}}")},
+    ),
+    Case(
+        "wave-named-rest",
+        P,
+        9,
+        "waves[0].name: 'rest' names the implicit last wave",
+        main={P: dev_env("waves:", "  - {name: rest, clusterTypes: [small]}")},
+    ),
+    Case(
+        "wave-unknown-field",
+        P,
+        9,
+        "unknown field 'spec.environments[0].waves[0].clusters'",
+        main={P: dev_env("waves:", "  - {name: a, clusters: [small]}")},
+    ),
+    Case(
+        "wave-bake-not-a-duration",
+        P,
+        9,
+        "waves[0].bake: expected a duration",
+        main={P: dev_env("waves:", "  - {name: a, clusterTypes: [small], bake: a while}")},
+    ),
+    Case(
+        "wave-gate-unknown",
+        P,
+        9,
+        "unknown gate 'datadog'",
+        main={P: dev_env("waves:", "  - {name: a, clusterTypes: [small], gates: [{datadog: {}}]}")},
+    ),
+    Case(
+        "wave-names-a-missing-cluster-type",
+        P,
+        9,
+        "environment 'dev', wave 'a': cluster type 'huge' does not exist on branch dev at ",
+        main={P: dev_env("waves:", "  - {name: a, clusterTypes: [huge]}")},
+    ),
+    Case(
+        "wave-selects-nothing",
+        P,
+        9,
+        "environment 'dev', wave 'a': selects no cluster type on branch dev at ",
+        main={P: dev_env("waves:", "  - {name: a, selector: {matchLabels: {size: huge}}}")},
+    ),
+    Case(
+        "wave-selectors-overlap",
+        P,
+        10,
+        "wave 'b': cluster type 'small' is also in wave 'a' (line 9); a cluster type belongs to one wave",
+        main={
+            P: dev_env(
+                "waves:",
+                "  - {name: a, clusterTypes: [small]}",
+                "  - {name: b, selector: {matchExpressions: [{key: size, operator: Exists}]}}",
+            )
+        },
+    ),
     # ------------------------------------------------------------ selectors
     Case(
         "match-expression-bad-operator",

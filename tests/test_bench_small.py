@@ -15,6 +15,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from benchmarks import wave_gap
 from benchmarks.floor import measure_control_plane
 from benchmarks.generate import SIZES, Generated, change_one_cluster_type, fill_platform, generate
 from benchmarks.scenarios import count_files, refs, run_flow
@@ -408,3 +409,11 @@ def test_shallow_never_says_so_of_a_deep_file(shape: str) -> None:
         assert depth >= levels
         assert not _shallow(text, depth - 1), (shape, levels, text)  # the bound only grows with the limit
     assert _shallow(nested(shape, 3), 100)
+
+
+def test_the_gap_between_waves_is_measured(tmp_path: Path) -> None:
+    """The benchmark of the gap between waves runs; its limit is checked by the benchmark."""
+    gap = wave_gap.measure(tmp_path / "gap")
+    assert gap["local_s"] > 0 and gap["github_s"] > 0
+    assert (gap["local_limit_s"], gap["github_limit_s"]) == (3.0, 7.0)
+    assert wave_gap.line(gap).startswith("gap between waves (gates passed -> next PR opened): local ")

@@ -55,23 +55,38 @@ def test_whole_sample_promotion_through_the_cli(tmp_path: Path) -> None:
         ],
     )
     assert result.exit_code == 0, result.output
+    # prod rolls out in two waves: the edge canary first, then the fleet
+    assert "prod: 2 waves: canary (edge), fleet (east-large, west-small)" in result.output
+    assert (
+        "prod: wave canary (1/2): rendered 3 files for 4 assignments on 1 cluster types (+3 ~0 -0)"
+        in result.output
+    )
+    assert (
+        "prod: wave fleet (2/2): rendered 9 files for 4 assignments on 2 cluster types (+9 ~0 -0)"
+        in result.output
+    )
+    assert "prod: wave canary (1/2): passed; baking 2.0s before the next wave" in result.output
     for env in ("dev", "qa", "prod"):
-        assert f"{env}: rendered 12 files for 4 assignments on 3 cluster types (+12 ~0 -0)" in result.output
+        if env != "prod":
+            assert (
+                f"{env}: rendered 12 files for 4 assignments on 3 cluster types (+12 ~0 -0)" in result.output
+            )
+        fleet = "prod: wave fleet (2/2)" if env == "prod" else env
         assert (
-            f"{env}: gate command promoter check-platform: success (ok: 17 manifests in 4 folders"
+            f"{fleet}: gate command promoter check-platform: success (ok: 17 manifests in 4 folders"
             in result.output
         )
         prov = yaml.safe_load(Git(platform).out("show", f"{env}:.promoter/promotion.yaml"))
         assert prov["mainCommit"] == x and prov["environment"] == env
         assert prov["environmentCommit"] == Git(control_plane).out("rev-parse", env)
         assert Git(platform).out("show", f"{env}:README.md").startswith("Rendered by promoter")  # kept
-        assert len(_merges(platform, env)) == 1
+        assert len(_merges(platform, env)) == (2 if env == "prod" else 1)
     assert _statuses(control_plane) == {"dev": "success", "qa": "success", "prod": "success"}
     # the statuses are git notes of the control plane: readable with git alone
     notes = Git(control_plane).out("notes", "--ref=promoter", "show", x)
     assert [json.loads(line)["context"] for line in notes.splitlines() if line][-1] == "promoter/prod"
     # the summary table
-    assert result.output.splitlines()[-4].split() == [
+    assert result.output.splitlines()[-6].split() == [
         "environment",
         "result",
         "files",
@@ -80,7 +95,9 @@ def test_whole_sample_promotion_through_the_cli(tmp_path: Path) -> None:
         "commit",
         "gates",
     ]
-    assert result.output.splitlines()[-1].startswith("prod          success          12  +12 ~0 -0")
+    assert result.output.splitlines()[-3].startswith("prod          success          12  +12 ~0 -0")
+    assert result.output.splitlines()[-2].startswith("  canary      success              +3 ~0 -0 ")
+    assert result.output.splitlines()[-1].startswith("  fleet       success              +9 ~0 -0 ")
 
 
 def test_rerun_is_a_noop_and_new_commit_without_render_changes_makes_no_pr(

@@ -24,7 +24,7 @@ from promoter.clock import format_duration
 from promoter.console import Console
 from promoter.errors import InputError, PromoterError
 from promoter.masking import mask, secrets
-from promoter.promotion.report import EnvResult, Report
+from promoter.promotion.report import EnvResult, Report, WaveResult
 
 # GitHub's limit for one step's outputs is 1 MiB in all; a diff is cut well below it.
 MAX_OUTPUT_VALUE = 256 * 1024
@@ -142,6 +142,7 @@ def _result_json(r: EnvResult) -> dict[str, object]:
         "promotionSha": r.promotion_sha,
         "files": r.files,
         "duration": round(r.duration, 3),
+        "waves": {w.name: w.state for w in r.waves},
     }
 
 
@@ -190,6 +191,17 @@ def _gates_cell(r: EnvResult) -> str:
     return "<br>".join(cell(f"{g.gate}: {g.state}") for g in r.gates) or "-"
 
 
+def _wave_row(environment: str, w: WaveResult) -> str:
+    """A row under its environment's: ``↳ prod wave canary (edge)``."""
+    merge = f"`{w.merge_sha[:12]}`" if w.merge_sha else "-"
+    gates = "<br>".join(cell(f"{g.gate}: {g.state}") for g in w.gates) or "-"
+    name = cell(f"↳ {environment} wave {w.name} ({', '.join(w.cluster_types)})")
+    return (
+        f"| {name} | {_ICON.get(w.state, '')} {cell(w.state)} | {_pr_cell(w.pr_url)} "
+        f"| {merge} | {gates} | {format_duration(w.duration)} |"
+    )
+
+
 def mermaid_label(text: str) -> str:
     return text.replace('"', "#quot;").replace("\n", " ")
 
@@ -205,9 +217,13 @@ def mermaid(report: Report, environments: Sequence[str]) -> str:
     for i, name in enumerate(names):
         r = results.get(name)
         state = r.state if r else "not run"
-        lines.append(f'  env{i}["{mermaid_label(name)}<br>{mermaid_label(state)}"]')
-        lines.append(f"  {previous} --> env{i}")
-        lines.append(f"  class env{i} {_mermaid_class(state)}")
+        if r is not None and r.waves:
+            lines += _mermaid_waves(f"env{i}", r)
+            lines.append(f"  {previous} --> env{i}")
+        else:
+            lines.append(f'  env{i}["{mermaid_label(name)}<br>{mermaid_label(state)}"]')
+            lines.append(f"  {previous} --> env{i}")
+            lines.append(f"  class env{i} {_mermaid_class(state)}")
         previous = f"env{i}"
     lines += [
         "  classDef ok fill:#dafbe1,stroke:#1a7f37,color:#1f2328",
@@ -216,6 +232,22 @@ def mermaid(report: Report, environments: Sequence[str]) -> str:
         "```",
     ]
     return "\n".join(lines)
+
+
+def _mermaid_waves(node: str, r: EnvResult) -> list[str]:
+    """An environment rolled out in waves: a box of its waves, in order, each coloured."""
+    lines = [
+        f'  subgraph {node}["{mermaid_label(r.environment)}: {mermaid_label(r.state)}"]',
+        "    direction LR",
+    ]
+    for j, w in enumerate(r.waves):
+        types = mermaid_label(", ".join(w.cluster_types))
+        lines.append(f'    {node}w{j}["{mermaid_label(w.name)}: {types}<br>{mermaid_label(w.state)}"]')
+        if j:
+            lines.append(f"    {node}w{j - 1} --> {node}w{j}")
+    lines.append("  end")
+    lines += [f"  class {node}w{j} {_mermaid_class(w.state)}" for j, w in enumerate(r.waves)]
+    return lines
 
 
 def _mermaid_class(state: str) -> str:
@@ -238,8 +270,9 @@ def summary_markdown(report: Report, environments: Sequence[str] = ()) -> str:
         merge = f"`{r.merge_sha[:12]}`" if r.merge_sha else "-"
         lines.append(
             f"| {cell(r.environment)} | {_ICON.get(r.state, '')} {cell(r.state)} | {_pr_cell(r.pr_url)} "
-            f"| {merge} | {_gates_cell(r)} | {format_duration(r.duration)} |"
+            f"| {merge} | {_gates_cell(r) if not r.waves else '-'} | {format_duration(r.duration)} |"
         )
+        lines += [_wave_row(r.environment, w) for w in r.waves]
     notes = [r for r in report.results if r.message and not r.ok]
     if notes:
         lines.append("")

@@ -95,6 +95,11 @@ def selector(f: Fields | None, with_workspace: bool) -> Selector:
     f.done()
     if ls is None:
         return Selector(workspace=workspace)
+    return label_selector(ls, workspace)
+
+
+def label_selector(ls: Fields, workspace: str | None = None) -> Selector:
+    """A Kubernetes label selector: ``matchLabels`` and ``matchExpressions``."""
     match_labels = ls.labels("matchLabels")
     requirements = []
     for path, line, item in ls.items("matchExpressions"):

@@ -8,20 +8,23 @@ from typing import Any
 from promoter.clock import parse_duration
 from promoter.controlplane.documents import (
     ObjectDoc,
+    label_selector,
 )
-from promoter.controlplane.fields import Fields, check_relative_path
+from promoter.controlplane.fields import Fields, check_name, check_relative_path
 from promoter.controlplane.yamlfile import plain
 from promoter.errors import ConfigError
 from promoter.gates.registry import GATES, validate_gate
 from promoter.gitcmd import valid_branch
 from promoter.model import BRANCH_PREFIX as RESERVED_PREFIX
 from promoter.model import (
+    REST_WAVE,
     Environment,
     FailurePolicy,
     GateSpec,
     MergePolicy,
     Pipeline,
     Source,
+    Wave,
 )
 from promoter.urls import scheme_of, url_problem
 
@@ -112,10 +115,20 @@ def environment_from(f: Fields) -> Environment:
     )
     timeout = _timeout(f)
     gates = _gates(f)
+    waves = _waves(f)
     f.done()
     policy: MergePolicy = "manual" if merge == "manual" else "direct" if merge == "direct" else "auto"
     return Environment(
-        name, branch, gitops_branch, gitops_path, policy, timeout, gates, Source(f.file, f.line), on_failure
+        name,
+        branch,
+        gitops_branch,
+        gitops_path,
+        policy,
+        timeout,
+        gates,
+        Source(f.file, f.line),
+        on_failure,
+        waves,
     )
 
 
@@ -162,3 +175,57 @@ def _gates(f: Fields) -> tuple[GateSpec, ...]:
 def check_branch(value: str, fail: Any) -> None:
     if len(value) > 255 or not valid_branch(value):
         fail(f"invalid branch name {value!r} (git check-ref-format refuses it)")
+
+
+def _waves(f: Fields) -> tuple[Wave, ...]:
+    """``waves``: the environment's rollout in steps of cluster types. Names are unique and a
+    cluster type is named by at most one wave; selectors are matched (and their overlaps and
+    empty waves found) when the environment branch is read."""
+    if f.get("waves", list) == []:
+        f.fail("needs at least one wave (or no waves field: the whole environment at once)", "waves")
+    waves: list[Wave] = []
+    named: dict[str, Wave] = {}
+    for path, line, item in f.items("waves"):
+        wave = _wave(Fields(item, f.file, path, line))
+        for other in waves:
+            if other.name == wave.name:
+                raise ConfigError(
+                    f"{path}.name: wave {wave.name!r} is listed twice (also at line {other.source.line})",
+                    file=f.file,
+                    line=wave.source.line,
+                )
+        for cluster_type in wave.cluster_types:
+            if cluster_type in named:
+                first = named[cluster_type]
+                raise ConfigError(
+                    f"{path}.clusterTypes: cluster type {cluster_type!r} is already in wave {first.name!r} "
+                    f"(line {first.source.line}); a cluster type belongs to one wave",
+                    file=f.file,
+                    line=wave.source.line,
+                )
+            named[cluster_type] = wave
+        waves.append(wave)
+    return tuple(waves)
+
+
+def _wave(w: Fields) -> Wave:
+    name = w.name("name")
+    if name == REST_WAVE:
+        w.fail(f"{REST_WAVE!r} names the implicit last wave (the cluster types no wave names)", "name")
+    types = w.strings("clusterTypes") or []
+    for cluster_type in types:
+        check_name(cluster_type, lambda m: w.fail(m, "clusterTypes"))
+    if len(set(types)) != len(types):
+        twice = next(t for t in types if types.count(t) > 1)
+        w.fail(f"cluster type {twice!r} is listed twice", "clusterTypes")
+    found = w.fields("selector")
+    selector = label_selector(found) if found is not None else None
+    gates = _gates(w) if w.get("gates") is not None else None
+    bake = w.duration("bake", "0s", positive=False)
+    timeout = w.duration("timeout", "30m") if w.get("timeout") is not None else None
+    w.done()
+    if not types and selector is None:
+        w.fail("needs clusterTypes or a selector (or both)")
+    if selector is not None and not selector.match_labels and not selector.match_expressions:
+        w.fail("an empty selector would take every cluster type; name them or match labels", "selector")
+    return Wave(name, tuple(types), selector, gates, bake, timeout, Source(w.file, w.line))

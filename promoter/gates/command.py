@@ -1,8 +1,8 @@
 """The ``command`` gate: a command that exits 0 (``kubectl wait ...``, a smoke test).
 
 No shell unless ``shell: true``; the command gets PROMOTER_ENV, PROMOTER_COMMIT,
-PROMOTER_PLATFORM_SHA, PROMOTER_PLATFORM_REPO, PROMOTER_PLATFORM_BRANCH and
-PROMOTER_PLATFORM_PATH, and the promoter's own bin directory first on PATH so that
+PROMOTER_PLATFORM_SHA, PROMOTER_PLATFORM_REPO, PROMOTER_PLATFORM_BRANCH,
+PROMOTER_PLATFORM_PATH and PROMOTER_CLUSTER_TYPES (a wave's, space-separated), and the promoter's own bin directory first on PATH so that
 ``promoter ...`` runs the same install. Each attempt runs in its own process group, ended
 whole when the attempt times out.
 """
@@ -103,6 +103,7 @@ class CommandGate(Gate):
             PROMOTER_PLATFORM_REPO=ctx.platform_url,
             PROMOTER_PLATFORM_BRANCH=ctx.platform_branch,
             PROMOTER_PLATFORM_PATH=ctx.platform_path or ".",
+            PROMOTER_CLUSTER_TYPES=" ".join(ctx.cluster_types),  # a wave's; empty: all of them
         )
         return env
 

@@ -169,9 +169,13 @@ class Planner:
         cluster_types: tuple[str, ...],
         provenance: Provenance,
         previous: Provenance | None,
+        only: tuple[str, ...] | None = None,
     ) -> TreePlan:
+        """With ``only`` (a wave), just those cluster-type folders are replaced by the render."""
         top = self.reader.top(base, root)
         managed = set(cluster_types) | set(previous.cluster_types if previous else ())
+        if only is not None:
+            managed = set(only)
         new = self._new_folders(files, top)
         explicit, trees = _kept(top, managed, new)
         explicit.update(self.reader.promoter_folder(top))

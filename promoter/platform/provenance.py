@@ -1,10 +1,16 @@
 """The provenance file, ``.promoter/promotion.yaml``: which control-plane commits a platform
 tree was rendered from. Written with every render, read by the guard, resume, supersede,
-rollback, ``status`` and ``check-platform``."""
+rollback, ``status`` and ``check-platform``.
+
+An environment that rolls out in waves (DESIGN section 11) holds several main commits at once
+while a promotion is under way: its provenance also says, per cluster-type folder, which main
+commit and environment commit the folder was rendered from and which wave landed it. The
+top-level ``mainCommit`` is then the newest main commit in the tree (the one rolling out)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import yaml
@@ -15,6 +21,18 @@ from promoter.rendering.tree import Rendered
 PROVENANCE = ".promoter/promotion.yaml"
 _SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the same, faster
 _HEADER = "# Written by promoter: the control-plane commits this tree was rendered from.\n"
+
+
+@dataclass(frozen=True)
+class FolderProvenance:
+    """What one cluster-type folder holds: rendered from these commits, landed by this wave."""
+
+    main_commit: str | None
+    env_commit: str | None
+    wave: str = ""  # '' : with the whole environment at once
+
+    def text(self) -> dict[str, Any]:
+        return {"mainCommit": self.main_commit, "environmentCommit": self.env_commit, "wave": self.wave}
 
 
 @dataclass(frozen=True)
@@ -29,6 +47,42 @@ class Provenance:
     env_commit: str | None = None
     cluster_types: tuple[str, ...] = ()
     files: int = 0
+    wave: str = ""  # the wave whose landing wrote this tree ('' : the whole environment)
+    folders: Mapping[str, FolderProvenance] = field(default_factory=dict)  # waved environments only
+
+    def folder(self, cluster_type: str) -> FolderProvenance | None:
+        """What the folder of ``cluster_type`` holds; a tree written without per-folder
+        provenance holds the top-level commits in every folder."""
+        if cluster_type in self.folders:
+            return self.folders[cluster_type]
+        if cluster_type in self.cluster_types and not self.folders:
+            return FolderProvenance(self.main_commit, self.env_commit)
+        return None
+
+    def main_commits(self, cluster_types: tuple[str, ...]) -> set[str | None]:
+        """The main commits the folders of these cluster types hold (None: no folder yet)."""
+        return {f.main_commit if (f := self.folder(ct)) else None for ct in cluster_types}
+
+    def landed(
+        self,
+        previous: Provenance | None,
+        wave: str,
+        cluster_types: tuple[str, ...],
+        *,
+        last: bool,
+    ) -> Provenance:
+        """This render landed on the folders of ``cluster_types`` only (one wave), the other
+        folders holding what ``previous`` says. Before the last wave, folders of cluster types
+        that no longer exist are still there, and still listed."""
+        all_types = set(self.cluster_types)
+        if not last and previous is not None:
+            all_types |= set(previous.cluster_types)
+        mine = FolderProvenance(self.main_commit, self.env_commit, wave)
+        folders = {}
+        for ct in sorted(all_types):
+            held = previous.folder(ct) if previous is not None else None
+            folders[ct] = mine if ct in cluster_types else held or FolderProvenance(None, None)
+        return replace(self, cluster_types=tuple(sorted(all_types)), wave=wave, folders=folders)
 
     @classmethod
     def of(
@@ -46,7 +100,7 @@ class Provenance:
         )
 
     def text(self) -> bytes:
-        body = {
+        body: dict[str, Any] = {
             "apiVersion": "promoter.dev/v1alpha1",
             "kind": "Promotion",
             "pipeline": self.pipeline,
@@ -57,6 +111,9 @@ class Provenance:
             "clusterTypes": list(self.cluster_types),
             "files": self.files,
         }
+        if self.wave or self.folders:
+            body["wave"] = self.wave
+            body["folders"] = {ct: f.text() for ct, f in sorted(self.folders.items())}
         return (_HEADER + yaml.safe_dump(body, sort_keys=False)).encode()
 
     @classmethod
@@ -79,7 +136,23 @@ class Provenance:
             env_commit=_text(value.get("environmentCommit")) or None,
             cluster_types=tuple(c for c in listed if isinstance(c, str)) if isinstance(listed, list) else (),
             files=_count(value.get("files")),
+            wave=_text(value.get("wave")),
+            folders=_folders(value.get("folders")),
         )
+
+
+def _folders(value: object) -> dict[str, FolderProvenance]:
+    if not isinstance(value, dict):
+        return {}
+    out = {}
+    for name, entry in value.items():
+        if isinstance(name, str) and isinstance(entry, dict):
+            out[name] = FolderProvenance(
+                _text(entry.get("mainCommit")) or None,
+                _text(entry.get("environmentCommit")) or None,
+                _text(entry.get("wave")),
+            )
+    return out
 
 
 def _count(value: object) -> int:

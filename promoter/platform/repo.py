@@ -190,11 +190,13 @@ class PlatformRepo:
         files: Mapping[str, bytes],
         cluster_types: tuple[str, ...],
         provenance: Provenance,
+        only: tuple[str, ...] | None = None,
     ) -> TreePlan:
-        """The new tree under ``root`` on ``base`` (see ``platform.plan``)."""
+        """The new tree under ``root`` on ``base`` (see ``platform.plan``); with ``only``, the
+        render replaces just those cluster-type folders (a wave)."""
         previous = self.provenance(base, root) if base else None
         return Planner(self.reader, FolderMemo.default()).plan(
-            base, root, files, cluster_types, provenance, previous
+            base, root, files, cluster_types, provenance, previous, only
         )
 
     def commit(self, plan: TreePlan, root: str, parents: list[str], message: str) -> str:

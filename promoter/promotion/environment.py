@@ -1,113 +1,78 @@
-"""One environment of a promotion: plan -> push -> land -> gates (DESIGN section 6).
+"""One environment of a promotion (DESIGN section 6): guard, then each step (the whole
+environment, or its waves in order, section 11) planned, pushed, landed and gated, then the
+environment's status.
 
 State lives in the repos, so a run killed anywhere continues here: the ``promoter/<env>``
-status on the main commit says how far it got, the platform branch's provenance says what is
-deployed, and the promotion branch says what waits to be merged. The platform branch moving
-under a promotion means planning again onto its new head.
+status on the main commit says how far it got (and, while pending, in which wave), the
+platform branch's provenance says which main commit each cluster-type folder holds, and the
+promotion branch says what waits to be merged.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
-from promoter.clock import Clock, format_duration
-from promoter.console import Console
-from promoter.controlplane.repo import ControlPlane
+from promoter.clock import format_duration
 from promoter.errors import GateFailed, PromotionFailed, Superseded
-from promoter.forges.base import Forge, PullRequest
 from promoter.gates.runner import GateOutcome
-from promoter.model import Environment, EnvironmentObjects, MainObjects, Status, promotion_branch
-from promoter.platform.plan import TreePlan
-from promoter.platform.provenance import Provenance
-from promoter.platform.repo import PlatformRepo
-from promoter.promotion.gating import Gating
-from promoter.promotion.landing import BaseMoved, Landing
-from promoter.promotion.options import Options
-from promoter.promotion.report import EnvResult, change_summary, pr_body, pr_title
-from promoter.promotion.rollback import Rollbacks, deployed_main
-from promoter.promotion.statuses import Statuses
+from promoter.model import Environment, EnvironmentObjects, MainObjects, Status
+from promoter.platform.objects import Change
+from promoter.promotion.attempt import PASSED_BEFORE, Attempts
+from promoter.promotion.report import EnvResult, EnvState, WaveResult
+from promoter.promotion.waves import Step, passed_description, resolve, whole
 from promoter.rendering.tree import Rendered, render_environment
 
-MAX_REPLANS = 5
-Step = Callable[[], "EnvResult"]
+Run = Callable[[], EnvResult]
 
 
-@dataclass(frozen=True)
-class Planned:
-    """What one attempt found and rendered: the branches as they are now, and the new tree."""
-
-    objects: EnvironmentObjects
-    rendered: Rendered
-    base: str | None
-    existing: str | None  # the promotion branch
-    deployed: str | None  # the main commit the platform branch holds
-    plan: TreePlan
-
-
-class EnvironmentRun:
-    """The collaborators of one run, and the promotion of one main commit to one environment."""
-
-    def __init__(
-        self,
-        control_plane: ControlPlane,
-        platform: PlatformRepo,
-        forge: Forge,
-        clock: Clock,
-        console: Console,
-        options: Options,
-    ) -> None:
-        self.cp = control_plane
-        self.platform = platform
-        self.forge = forge
-        self.clock = clock
-        self.out = console
-        self.opts = options
-        self.statuses = Statuses(forge)
-        self.landing = Landing(platform, forge, clock, console, options.pacing)
-        self.rollbacks = Rollbacks(
-            control_plane, platform, self.statuses, self.landing, console, clock, options
-        )
-        self.gating = Gating(platform, forge, clock, console, options, self.rollbacks)
-        self.passed: set[str] = set()  # environments this run saw succeed (a dry run posts nothing)
-        self._start = 0.0  # when the environment under way started: its deadline counts from here
-        self._partial = EnvResult("", "failure")  # what it has done so far, for a failure's report
-        self._prs: dict[str, PullRequest] = {}
-        self._prepared: dict[tuple[str, str], tuple[EnvironmentObjects, Rendered]] = {}
+class EnvironmentRun(Attempts):
+    """The promotion of one main commit to one environment, step by step."""
 
     def promote(self, main: MainObjects, env: Environment) -> EnvResult:
         """Take ``main`` to ``env`` unless it is there already, failed there, or the environment
         before has not passed it."""
         return self._timed(main, env, lambda: self._promote(main, env, self._current(main, env)))
 
-    def schedule(self, main: MainObjects, env: Environment) -> EnvResult:
-        """Render ``env`` again with ``main`` (the commit it runs): new environment values."""
+    def schedule(self, main: MainObjects, env: Environment, *, waves: bool = False) -> EnvResult:
+        """Render ``env`` again with ``main`` (the commit it runs): new environment values; the
+        whole environment at once unless ``waves``."""
+        steps = self.steps_of(main, env, waves=waves)
         return self._timed(
-            main, env, lambda: self._attempts(main, env, self._current(main, env), trust_current=True)
+            main, env, lambda: self._steps_of(main, env, steps, self._current(main, env), trust_current=True)
         )
+
+    def prepare(self, main: MainObjects, env: Environment) -> tuple[EnvironmentObjects, Rendered]:
+        """Load, render and resolve the waves of an environment once per run (bad input fails
+        here: exit 2, before anything is pushed)."""
+        key = (main.commit, env.name)
+        if key not in self._prepared:
+            objects = self.cp.environment(env)
+            rendered = render_environment(main, objects, env.name)
+            self._prepared[key] = (objects, rendered, resolve(env, objects))
+        objects, rendered, _ = self._prepared[key]
+        return objects, rendered
+
+    def steps_of(self, main: MainObjects, env: Environment, *, waves: bool = True) -> tuple[Step, ...]:
+        """The environment's steps: its waves, or with ``waves`` False the whole at once."""
+        _, rendered = self.prepare(main, env)
+        return self._prepared[(main.commit, env.name)][2] if waves else whole(env, rendered.cluster_types)
 
     def _current(self, main: MainObjects, env: Environment) -> Status | None:
         """The environment's status on the main commit, as this run starts it (counted in its
         requests)."""
         return self.statuses.of(main.commit).get(self.statuses.context_of(env))
 
-    def prepare(self, main: MainObjects, env: Environment) -> tuple[EnvironmentObjects, Rendered]:
-        """Load and render an environment once per run (bad input fails here: exit 2)."""
-        key = (main.commit, env.name)
-        if key not in self._prepared:
-            objects = self.cp.environment(env)
-            self._prepared[key] = (objects, render_environment(main, objects, env.name))
-        return self._prepared[key]
-
-    def _timed(self, main: MainObjects, env: Environment, run: Step) -> EnvResult:
+    def _timed(self, main: MainObjects, env: Environment, run: Run) -> EnvResult:
         start, requests = self.clock.now(), self.forge.request_count()
-        self._start, self._partial = start, EnvResult(env.name, "failure")
+        self._start, self._env_start = start, start
+        self._partial, self._done, self._step = EnvResult(env.name, "failure"), [], None
         result = self._outcome(main, env, run)
         result.duration = self.clock.now() - start
         result.requests = self.forge.request_count() - requests
         return result
 
-    def _outcome(self, main: MainObjects, env: Environment, run: Step) -> EnvResult:
+    def _outcome(self, main: MainObjects, env: Environment, run: Run) -> EnvResult:
         context = self.statuses.context_of(env)
         try:
             return run()
@@ -115,18 +80,32 @@ class EnvironmentRun:
             if not self.opts.dry_run:
                 self.statuses.post(main.commit, context, "error", f"superseded: {err}", self.opts.run_url)
             self.out.say(f"{env.name}: superseded: {err}")
-            return replace(self._partial, state="superseded", message=str(err))
+            return self._ended(env, "superseded", str(err))
         except _Held as err:
             self.out.say(f"{env.name}: FAILED: {str(err).removeprefix(env.name + ': ')}")
-            return replace(self._partial, state="held", message=str(err))
+            return self._ended(env, "held", str(err))
         except PromotionFailed as err:
+            detail = str(err).removeprefix(env.name + ": ")
+            message = f"{self._step.label}: {detail}" if self._step and self._step.name else str(err)
             if not self.opts.dry_run:
-                self.statuses.post(main.commit, context, "failure", str(err), self.opts.run_url)
-            self.out.say(f"{env.name}: FAILED: {str(err).removeprefix(env.name + ': ')}")
-            gates = self._partial.gates
+                self.statuses.post(main.commit, context, "failure", message, self.opts.run_url)
+            self.out.say(f"{env.name}: FAILED: {message.removeprefix(env.name + ': ')}")
+            gates = None
             if isinstance(err, GateFailed):
                 gates = [o for o in err.outcomes if isinstance(o, GateOutcome)]
-            return replace(self._partial, state="failure", message=str(err), gates=gates)
+            return self._ended(env, "failure", message, gates)
+
+    def _ended(
+        self, env: Environment, state: EnvState, message: str, gates: list[GateOutcome] | None = None
+    ) -> EnvResult:
+        """The environment's result when a step did not go through: how far it got."""
+        result = replace(
+            self._partial, state=state, message=message, gates=self._partial.gates if gates is None else gates
+        )
+        if self._step is not None and not self._step.whole:
+            wave = _wave_result(self._step, result, self.clock.now() - self._start)
+            result = replace(result, waves=[*self._done, wave])
+        return result
 
     def _promote(self, main: MainObjects, env: Environment, current: Status | None) -> EnvResult:
         if current and current.state == "success" and not self.opts.force:
@@ -137,24 +116,7 @@ class EnvironmentRun:
                 f"{env.name}: {main.commit[:12]} failed here before ({current.description}); held, use --force to retry"
             )
         self._guard(main, env)
-        return self._attempts(main, env, current, trust_current=False)
-
-    def _attempts(
-        self, main: MainObjects, env: Environment, current: Status | None, *, trust_current: bool
-    ) -> EnvResult:
-        """Attempts until one is not overtaken by a push to the platform branch. With
-        ``trust_current`` (the scheduling flow), an unchanged tree of the main commit that
-        already succeeded here is success at once."""
-        for _ in range(MAX_REPLANS):
-            try:
-                return self._attempt(main, env, current, trust_current)
-            except BaseMoved as moved:
-                self.out.say(
-                    f"{env.name}: {env.gitops_branch} moved to {moved.sha[:12]}; rendering onto it again"
-                )
-        raise PromotionFailed(
-            f"{env.name}: {env.gitops_branch} kept moving under the promotion; try again later"
-        )
+        return self._steps_of(main, env, self.steps_of(main, env), current, trust_current=False)
 
     def _guard(self, main: MainObjects, env: Environment) -> None:
         i = main.pipeline.index(env.name)
@@ -168,220 +130,123 @@ class EnvironmentRun:
                 f"{env.name}: guard: {main.commit[:12]} has not succeeded in {previous.name} yet (use --force to skip)"
             )
 
-    def _attempt(
-        self, main: MainObjects, env: Environment, current: Status | None, trust_current: bool
-    ) -> EnvResult:
-        """Plan onto the platform branch as it is now, push, land, gate. BaseMoved: plan again."""
-        planned = self._plan(main, env)
-        result = self._progress(
-            EnvResult(env.name, "failure", files=len(planned.rendered.files), changes=planned.plan.changes)
-        )
-        if not planned.plan.changed and planned.base is not None:
-            return self._unchanged(main, env, planned, result, current, trust_current)
-        if self.opts.dry_run:
-            self.out.say(
-                f"{env.name}: dry run: would push {promotion_branch(env.name)} and merge into {env.gitops_branch} ({env.merge})"
-            )
-            return replace(
-                result,
-                state="dry-run",
-                message=f"would push {promotion_branch(env.name)} and merge into {env.gitops_branch} ({env.merge})",
-            )
-        promotion_sha, superseded = self._promotion_commit(main, env, planned)
-        result = self._progress(replace(result, promotion_sha=promotion_sha))
-        if superseded:
-            self.statuses.post(
-                superseded,
-                self.statuses.context_of(env),
-                "error",
-                f"superseded by {main.commit[:12]}",
-                self.opts.run_url,
-            )
-            self.out.say(f"{env.name}: supersedes the pending promotion of {superseded[:12]}")
-        merge_sha, pr_url = self._land(main, env, planned, promotion_sha, superseded)
-        landed = self._progress(replace(result, merge_sha=merge_sha, pr_url=pr_url))
-        return self._gates(main, env, merge_sha, landed)
-
-    def _progress(self, result: EnvResult) -> EnvResult:
-        """Remember how far this environment got: a failure later reports it (PR, merge commit)."""
-        self._partial = result
-        return result
-
-    def _plan(self, main: MainObjects, env: Environment) -> Planned:
-        objects, rendered = self.prepare(main, env)
-        heads = self.platform.fetch([env.gitops_branch, promotion_branch(env.name)])
-        base, existing = heads[env.gitops_branch], heads[promotion_branch(env.name)]
-        deployed = deployed_main(self.platform, env, base) if base else None
-        if deployed and deployed != main.commit and self.cp.git.is_ancestor(main.commit, deployed):
-            raise Superseded(
-                f"{env.gitops_branch} already has the newer main commit {deployed[:12]}; not going back"
-            )
-        provenance = Provenance.of(main, env, objects, rendered)
-        plan = self.platform.plan(base, env.gitops_path, rendered.files, rendered.cluster_types, provenance)
-        self.out.say(
-            f"{env.name}: rendered {len(rendered.files)} files for {len(rendered.assignments)} assignments "
-            f"on {len(rendered.cluster_types)} cluster types ({change_summary(plan.changes)}) "
-            f"from main {main.commit[:7]}, {env.branch}@{objects.commit[:7]}"
-        )
-        return Planned(objects, rendered, base, existing, deployed, plan)
-
-    def _unchanged(
+    def _steps_of(
         self,
         main: MainObjects,
         env: Environment,
-        planned: Planned,
-        result: EnvResult,
+        steps: tuple[Step, ...],
         current: Status | None,
+        *,
         trust_current: bool,
     ) -> EnvResult:
-        """The platform branch already holds this tree: done, or (a rerun after a merge) gated."""
-        base, there = planned.base, planned.deployed
-        assert base is not None
-        proven = there is not None and there != main.commit and self.statuses.succeeded(there, env)
-        if proven or (trust_current and there == main.commit and current and current.state == "success"):
-            if not self.opts.dry_run:
-                self.statuses.post(
-                    main.commit,
-                    self.statuses.context_of(env),
-                    "success",
-                    f"no changes ({env.gitops_branch} already has this content)",
-                    self.opts.run_url,
-                )
-            self.out.say(f"{env.name}: no changes; {env.gitops_branch} is already at this content")
-            return replace(result, state="noop", merge_sha=base, message="no changes to the platform branch")
-        if self.opts.dry_run:
-            message = f"would check the gates of {base[:12]}, which already has this content"
-            self.out.say(f"{env.name}: dry run: {message}")
-            return replace(result, state="dry-run", merge_sha=base, message=message)
-        self.out.say(
-            f"{env.name}: {env.gitops_branch} already has this content at {base[:12]}; checking gates"
-        )
-        pr = self.forge.find_pr(env, promotion_branch(env.name))
-        pr_url = None
-        if pr is not None and pr.state == "merged":  # report the gates where the merge was
-            self._prs[env.name] = pr
-            pr_url = pr.url
-        return self._gates(main, env, base, self._progress(replace(result, merge_sha=base, pr_url=pr_url)))
-
-    def _promotion_commit(
-        self, main: MainObjects, env: Environment, planned: Planned
-    ) -> tuple[str, str | None]:
-        """Push the promotion branch (reusing it when a rerun finds it already right); its sha
-        and the main commit whose pending promotion it supersedes."""
-        superseded = None
-        existing, base = planned.existing, planned.base
-        if existing:
-            theirs = self.platform.provenance(existing, env.gitops_path)
-            parents = self.platform.git.out("rev-list", "--parents", "-n", "1", operands=[existing]).split()[
-                1:
-            ]
-            if (
-                theirs is not None
-                and theirs.main_commit == main.commit
-                and theirs.env_commit == planned.objects.commit
-                and parents[:1] == ([base] if base else [])
-            ):
-                self.out.say(
-                    f"{env.name}: {promotion_branch(env.name)} is already at this promotion ({existing[:12]})"
-                )
-                return existing, None
-            old = theirs.main_commit if theirs else None
-            if (
-                old is not None
-                and old != main.commit
-                and self.statuses.state_of(old, self.statuses.context_of(env)) == "pending"
-            ):
-                superseded = old
-        title = pr_title(env.name, main.commit, self._subject(main.commit))
-        message = f"{title}\n\n{self._body(main, env, planned, superseded)}"
-        sha = self.platform.commit(planned.plan, env.gitops_path, [base] if base else [], message)
-        self.landing.push_branch(promotion_branch(env.name), existing, sha)
-        self.out.say(f"{env.name}: pushed {promotion_branch(env.name)} at {sha[:12]}")
-        return sha, superseded
-
-    def _land(
-        self, main: MainObjects, env: Environment, planned: Planned, sha: str, superseded: str | None
-    ) -> tuple[str, str | None]:
-        """Merge by the environment's policy; the merge commit and the PR's URL."""
-        context = self.statuses.context_of(env)
-        title = pr_title(env.name, main.commit, self._subject(main.commit))
-
-        def opened(pr: PullRequest) -> None:
-            self._prs[env.name] = pr
-            self._progress(replace(self._partial, pr_url=pr.url))
-            self.statuses.post(main.commit, context, "pending", f"PR open: {pr.url}", pr.url)
-            self.out.say(f"{env.name}: PR {pr.url} ({env.merge} merge)")
-            if env.merge == "manual":
-                self.out.say(
-                    f"{env.name}: waiting for someone to merge {pr.head_branch} into {pr.base_branch}"
-                )
-
-        landed = self.landing.land(
-            env,
-            branch=promotion_branch(env.name),
-            base=planned.base,
-            sha=sha,
-            title=title,
-            body=self._body(main, env, planned, superseded),
-            deadline=self._start + env.timeout,
-            on_open=opened,
-        )
-        assert landed.merge_sha is not None  # it waited for the merge
-        if landed.pr is None:
+        """Each step in order, each gated (and baked) before the next starts; the environment is
+        done when its last step is."""
+        self._steps = steps
+        if len(steps) > 1:
+            names = ", ".join(f"{s.name} ({', '.join(s.cluster_types)})" for s in steps)
+            self.out.say(f"{env.name}: {len(steps)} waves: {names}")
+        result = EnvResult(env.name, "noop")
+        for step in steps:
+            self._step, self._start = step, self.clock.now()
+            result = self._attempts(main, env, step, current, trust_current=trust_current)
+            if not step.whole:
+                self._done.append(_wave_result(step, result, self.clock.now() - self._start))
+            if result.state == "dry-run":
+                if not step.last:
+                    self.out.say(f"{step.prefix(env.name)}: dry run: the waves after it wait for it to pass")
+                break
+            self._after(main, env, step, result)
+        final = _combined(result, self._done, self.prepare(main, env)[1])
+        if not self.opts.dry_run and final.state != "dry-run":
             self.statuses.post(
                 main.commit,
-                context,
-                "pending",
-                f"pushed to {env.gitops_branch}; waiting for gates",
+                self.statuses.context_of(env),
+                "success",
+                _success_description(env, final),
                 self.opts.run_url,
             )
-            self.out.say(f"{env.name}: pushed {sha[:12]} straight to {env.gitops_branch} (merge: direct)")
-            return landed.merge_sha, None
-        self.statuses.post(
-            main.commit,
-            context,
-            "pending",
-            f"merged {landed.merge_sha[:12]}; waiting for gates",
-            landed.pr.url,
-        )
-        self.out.say(f"{env.name}: merged {landed.merge_sha[:12]} into {env.gitops_branch}")
-        return landed.merge_sha, landed.pr.url
+        if final.state == "success":
+            self.out.say(f"{env.name}: success in {format_duration(self.clock.now() - self._env_start)}")
+        return final
 
-    def _body(self, main: MainObjects, env: Environment, planned: Planned, superseded: str | None) -> str:
-        i = main.pipeline.index(env.name)
-        previous = None
-        if i > 0:
-            prev = main.pipeline.environments[i - 1]
-            state = self.statuses.state_of(main.commit, self.statuses.context_of(prev))
-            previous = f"{prev.name}: {state or 'not promoted'}"
-        return pr_body(
-            environment=env.name,
-            main_commit=main.commit,
-            main_subject=self._subject(main.commit),
-            env_branch=env.branch,
-            env_commit=planned.objects.commit,
-            previous=previous,
-            changes=planned.plan.changes,
-            run_url=self.opts.run_url,
-            superseded=superseded,
-        )
+    def _after(self, main: MainObjects, env: Environment, step: Step, result: EnvResult) -> None:
+        """A step passed: say so on the environment's status, and bake before going on."""
+        if result.state != "success" or result.message == PASSED_BEFORE:
+            return
+        if not step.last:
+            following = self._steps[step.index]
+            assert result.merge_sha is not None
+            self.statuses.post(
+                main.commit,
+                self.statuses.context_of(env),
+                "pending",
+                passed_description(step, following, result.merge_sha, result.message),
+                self.opts.run_url,
+            )
+        if step.bake > 0:
+            self._bake(env, step)
 
-    def _gates(self, main: MainObjects, env: Environment, merge_sha: str, result: EnvResult) -> EnvResult:
-        deadline = self._start + env.timeout
-        outcomes = self.gating.check(main, env, merge_sha, deadline, self._prs.get(env.name))
-        summary = "; ".join(f"{o.gate}: {o.state}" for o in outcomes) or "no gates"
-        self.statuses.post(
-            main.commit,
-            self.statuses.context_of(env),
-            "success",
-            f"healthy at {merge_sha[:12]} ({summary})",
-            self.opts.run_url,
-        )
-        self.out.say(f"{env.name}: success in {format_duration(self.clock.now() - self._start)}")
-        return replace(result, state="success", message=summary, gates=outcomes)
+    def _bake(self, env: Environment, step: Step) -> None:
+        """Wait ``bake`` after a wave passed: its clusters run the change before more do."""
+        then = "the next wave" if not step.last else "the environment is done"
+        self.out.say(f"{step.prefix(env.name)}: passed; baking {format_duration(step.bake)} before {then}")
+        end = self.clock.now() + step.bake
+        next_progress = self.clock.now() + self.opts.progress_interval
+        while (now := self.clock.now()) < end:
+            if now >= next_progress:
+                self.out.say(f"{step.prefix(env.name)}: baking, {format_duration(end - now)} to go")
+                next_progress = now + self.opts.progress_interval
+            self.clock.sleep(min(end - now, self.opts.progress_interval))
 
-    def _subject(self, commit: str) -> str:
-        return self.cp.git.out("log", "-1", "--format=%s", operands=[commit])
+
+def _wave_result(step: Step, result: EnvResult, duration: float) -> WaveResult:
+    return WaveResult(
+        step.name,
+        list(step.cluster_types),
+        result.state,
+        result.message,
+        result.pr_url,
+        result.merge_sha,
+        dict(result.changes),
+        list(result.gates),
+        duration,
+    )
+
+
+def _combined(last: EnvResult, waves: list[WaveResult], rendered: Rendered) -> EnvResult:
+    """The environment's result: its one step's, or its waves' together."""
+    if not waves:
+        return last
+    landed = [w for w in waves if w.merge_sha]
+    state: EnvState = "dry-run" if last.state == "dry-run" else "noop"
+    if state != "dry-run" and any(w.state == "success" for w in waves):
+        state = "success"
+    changes: dict[str, Change] = {}
+    for w in waves:
+        changes.update({k: v for k, v in w.changes.items() if k != ".promoter"})
+    with_pr = [w for w in waves if w.pr_url]
+    return replace(
+        last,
+        state=state,
+        message="; ".join(f"{w.name}: {w.state}" for w in waves),
+        files=len(rendered.files),
+        changes=changes,
+        pr_url=with_pr[-1].pr_url if with_pr else None,
+        merge_sha=landed[-1].merge_sha if landed else last.merge_sha,
+        gates=[g for w in waves for g in w.gates],
+        waves=list(waves),
+    )
+
+
+def _success_description(env: Environment, result: EnvResult) -> str:
+    if result.state == "noop":
+        return f"no changes ({env.gitops_branch} already has this content)"
+    if result.waves:
+        done = ", ".join(f"{w.name} {w.state}" for w in result.waves)
+        at = f" at {result.merge_sha[:12]}" if result.merge_sha else ""
+        return f"{len(result.waves)} waves healthy{at} ({done})"
+    assert result.merge_sha is not None
+    return f"healthy at {result.merge_sha[:12]} ({result.message})"
 
 
 class _Held(PromotionFailed):

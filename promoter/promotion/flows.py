@@ -9,7 +9,7 @@ from promoter.console import Console
 from promoter.controlplane.repo import ControlPlane
 from promoter.errors import PromotionFailed, UsageError
 from promoter.forges.base import Forge
-from promoter.model import MainObjects
+from promoter.model import Environment, MainObjects
 from promoter.platform.repo import PlatformRepo
 from promoter.promotion.environment import EnvironmentRun
 from promoter.promotion.options import Options
@@ -74,7 +74,27 @@ class Orchestrator:
         self.out.say(
             f"scheduling {environment} with main {commit[:12]}" + ("" if chosen else " (last promoted there)")
         )
-        return Report("scheduling", commit, [self.run.schedule(main, env)])
+        if env.waves and not chosen:
+            self._check_one_commit(env, commit)
+        return Report("scheduling", commit, [self.run.schedule(main, env, waves=self.opts.waves)])
+
+    def _check_one_commit(self, env: Environment, commit: str) -> None:
+        """The scheduling flow renders every cluster type with one main commit: not while the
+        folders hold different ones (a promotion under way, or stopped in a wave), which would
+        take a commit to the waves it has not passed."""
+        base = self.platform.fetch([env.gitops_branch])[env.gitops_branch]
+        held = self.platform.provenance(base, env.gitops_path) if base else None
+        if held is None:
+            return
+        commits = {f.main_commit for ct in held.cluster_types if (f := held.folder(ct)) and f.main_commit}
+        others = sorted(c[:12] for c in commits if c != commit)
+        if others:
+            raise PromotionFailed(
+                f"{env.name}: its cluster types hold different main commits ({', '.join(others)} besides "
+                f"{commit[:12]}): a promotion in waves is under way or stopped in a wave, and rendering "
+                "them with one commit would skip its waves. Promote a main commit through the waves "
+                "first, or pass --commit to choose the one main commit for every cluster type"
+            )
 
     def rollback(self, environment: str, to: str | None = None) -> GoodState:
         """``promoter rollback``: restore an environment to a known-good state by hand and hold

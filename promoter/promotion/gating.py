@@ -3,6 +3,7 @@ out, reported on the promotion PR; a failure rolls the environment back where it
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from promoter.clock import Clock
@@ -17,6 +18,7 @@ from promoter.platform.repo import PlatformRepo
 from promoter.promotion.options import Options
 from promoter.promotion.report import gate_report
 from promoter.promotion.rollback import Rollbacks
+from promoter.promotion.waves import Step
 
 
 class Gating:
@@ -37,23 +39,32 @@ class Gating:
         self.rollbacks = rollbacks
 
     def check(
-        self, main: MainObjects, env: Environment, merge_sha: str, deadline: float, pr: PullRequest | None
+        self,
+        main: MainObjects,
+        env: Environment,
+        step: Step,
+        merge_sha: str,
+        deadline: float,
+        pr: PullRequest | None,
     ) -> list[GateOutcome]:
-        """Every gate's outcome once all passed; GateFailed (rolled back where asked) if not."""
-        gates = [build_gate(spec) for spec in env.gates]
+        """Every gate's outcome once all passed; GateFailed (rolled back where asked) if not.
+        A wave's gates judge its cluster types only, and a failed wave rolls back its folders."""
+        gates = [build_gate(spec) for spec in step.gates]
         if not gates:
             return []
-        self.out.say(f"{env.name}: gates on {merge_sha[:12]}: {', '.join(g.describe() for g in gates)}")
-        outcomes = self._run(main, env, merge_sha, gates, deadline, pr)
+        prefix = step.prefix(env.name)
+        self.out.say(f"{prefix}: gates on {merge_sha[:12]}: {', '.join(g.describe() for g in gates)}")
+        outcomes = self._run(main, env, step, merge_sha, gates, deadline, pr)
         for outcome in outcomes:
-            self.out.say(f"{env.name}: gate {outcome}")
-        self._report(pr, env, merge_sha, outcomes, "all gates passed")
+            self.out.say(f"{prefix}: gate {outcome}")
+        self._report(pr, env, step, merge_sha, outcomes, "all gates passed")
         return outcomes
 
     def _run(
         self,
         main: MainObjects,
         env: Environment,
+        step: Step,
         merge_sha: str,
         gates: list[Gate],
         deadline: float,
@@ -69,18 +80,40 @@ class Gating:
             env.gitops_path,
             self.forge,
             platform=self.platform,
+            cluster_types=() if step.whole else step.cluster_types,
         )
         try:
-            return run_gates(gates, ctx, deadline, self.out.progress, self.opts.progress_interval)
+            return run_gates(gates, ctx, deadline, self._say(env, step), self.opts.progress_interval)
         except GateFailed as err:
-            self._report(pr, env, merge_sha, err.outcomes, str(err))
+            self._report(pr, env, step, merge_sha, err.outcomes, str(err))
             if env.on_failure == "rollback":
-                restored = self.rollbacks.after_failure(main, env, merge_sha)
+                folders = None if step.whole else step.cluster_types
+                restored = self.rollbacks.after_failure(main, env, merge_sha, folders)
                 raise type(err)(f"{err}; {restored}", err.outcomes) from err
             raise
 
+    def _say(self, env: Environment, step: Step) -> Callable[[str], None]:
+        """Progress lines; a wave's name it: ``prod: wave canary (1/2): waiting ...``."""
+        if step.whole:
+            return self.out.progress
+        prefix = f"{env.name}: "
+
+        def say(line: str) -> None:
+            self.out.progress(
+                line.replace(prefix, f"{step.prefix(env.name)}: ", 1) if line.startswith(prefix) else line
+            )
+
+        return say
+
     def _report(
-        self, pr: PullRequest | None, env: Environment, merge_sha: str, outcomes: list[Any], verdict: str
+        self,
+        pr: PullRequest | None,
+        env: Environment,
+        step: Step,
+        merge_sha: str,
+        outcomes: list[Any],
+        verdict: str,
     ) -> None:
         if pr is not None:
-            self.forge.comment(pr, gate_report(env.name, merge_sha, outcomes, verdict))
+            where = f"{env.name}, {step.label}" if step.name else env.name
+            self.forge.comment(pr, gate_report(where, merge_sha, outcomes, verdict))

@@ -65,8 +65,11 @@ class Landing:
         deadline: float,
         on_open: Callable[[PullRequest], None] = lambda pr: None,
         wait_for_human: bool = True,
+        who: str = "",
     ) -> Landed:
-        """Land ``sha`` (already pushed to ``branch``, the PR's head) on ``env``'s branch."""
+        """Land ``sha`` (already pushed to ``branch``, the PR's head) on ``env``'s branch;
+        ``who`` starts the progress lines (``prod: wave canary (1/2)``; the environment's name
+        by default)."""
         if env.merge == "direct":
             self.push_onto(env, base, sha)
             return Landed(sha, None)
@@ -74,7 +77,7 @@ class Landing:
         on_open(pr)
         if env.merge == "manual" and not wait_for_human:
             return Landed(None, pr)
-        return Landed(self.wait_merge(env, pr, sha, deadline, title, base), pr)
+        return Landed(self.wait_merge(env, pr, sha, deadline, title, base, who), pr)
 
     def push_onto(self, env: Environment, base: str | None, sha: str) -> None:
         """Push straight to the platform branch if it is still at ``base``; BaseMoved if not."""
@@ -102,6 +105,7 @@ class Landing:
         deadline: float,
         title: str,
         base: str | None = None,
+        who: str = "",
     ) -> str:
         """Until ``pr`` is merged: merge it (auto) or wait for a human (manual). With ``base``, an
         auto merge happens only onto that base: merging a render onto content it was not
@@ -124,8 +128,8 @@ class Landing:
                 )
             if now >= next_progress:
                 self.out.progress(
-                    f"{env.name}: waiting {format_duration(now - started)} ({format_duration(deadline - now)} "
-                    f"left), merge ({env.merge}): {last}"
+                    f"{who or env.name}: waiting {format_duration(now - started)} "
+                    f"({format_duration(deadline - now)} left), merge ({env.merge}): {last}"
                 )
                 next_progress = now + self.pacing.progress_interval
             self.clock.sleep(min(self.pacing.poll_interval, max(deadline - now, 0.05)))

@@ -14,6 +14,7 @@ class Options:
     poll_interval: float = 5.0
     progress_interval: float = 10.0
     run_url: str | None = None  # the CI run promoting, linked from statuses and PRs
+    waves: bool = False  # the scheduling flow lands wave by wave (the promotion flow always does)
 
     @property
     def pacing(self) -> Pacing:

@@ -16,6 +16,38 @@ Flow = Literal["promotion", "scheduling"]
 
 
 @dataclass
+class WaveResult:
+    """How one wave of an environment ended (an environment without waves has none)."""
+
+    name: str
+    cluster_types: list[str]
+    state: EnvState
+    message: str = ""
+    pr_url: str | None = None
+    merge_sha: str | None = None
+    changes: dict[str, Change] = field(default_factory=dict)
+    gates: list[GateOutcome] = field(default_factory=list)
+    duration: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.state in OK_STATES
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "clusterTypes": self.cluster_types,
+            "state": self.state,
+            "message": self.message,
+            "prUrl": self.pr_url,
+            "mergeSha": self.merge_sha,
+            "changes": {k: asdict(c) for k, c in sorted(self.changes.items())},
+            "gates": [asdict(g) for g in self.gates],
+            "duration": self.duration,
+        }
+
+
+@dataclass
 class EnvResult:
     environment: str
     state: EnvState
@@ -28,6 +60,7 @@ class EnvResult:
     gates: list[GateOutcome] = field(default_factory=list)
     duration: float = 0.0
     requests: int = 0
+    waves: list[WaveResult] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -51,9 +84,10 @@ class Report:
             "ok": self.ok,
             "environments": [
                 {
-                    **{_camel(k): v for k, v in asdict(r).items() if k not in ("changes", "gates")},
+                    **{_camel(k): v for k, v in asdict(r).items() if k not in ("changes", "gates", "waves")},
                     "changes": {k: asdict(c) for k, c in sorted(r.changes.items())},
                     "gates": [asdict(g) for g in r.gates],
+                    "waves": [w.to_json() for w in r.waves],
                 }
                 for r in self.results
             ],
@@ -75,8 +109,10 @@ def change_summary(changes: dict[str, Change]) -> str:
     return f"+{added} ~{changed} -{removed}"
 
 
-def pr_title(environment: str, main_commit: str, subject: str) -> str:
-    return f"Promote {main_commit[:7]} to {environment}: {subject}"[:200]
+def pr_title(environment: str, main_commit: str, subject: str, wave: str = "") -> str:
+    """``Promote abc1234 to prod: subject``; a wave's: ``... to prod, wave canary (1/2): ...``."""
+    where = f"{environment}, {wave}" if wave else environment
+    return f"Promote {main_commit[:7]} to {where}: {subject}"[:200]
 
 
 def pr_body(
@@ -90,6 +126,7 @@ def pr_body(
     changes: dict[str, Change],
     run_url: str | None = None,
     superseded: str | None = None,
+    waves: list[str] | None = None,
 ) -> str:
     """The promotion PR's body: provenance, the previous environment's result, and the diff."""
     lines = [
@@ -104,6 +141,8 @@ def pr_body(
         lines.append(f"- supersedes the promotion of `{superseded[:12]}`")
     if run_url:
         lines.append(f"- run: {run_url}")
+    if waves:
+        lines += ["", "| wave | cluster types | state | gates |", "| --- | --- | --- | --- |", *waves]
     lines += ["", "| cluster type | added | changed | removed |", "| --- | ---: | ---: | ---: |"]
     for group in sorted(changes):
         if group == ".promoter":
@@ -127,3 +166,18 @@ def gate_report(environment: str, merge_sha: str, outcomes: list[Any], verdict: 
         message = str(getattr(o, "message", "")).replace("|", "\\|")
         lines.append(f"| {getattr(o, 'gate', o)} | {getattr(o, 'state', '')} | {message} |")
     return "\n".join(lines) + "\n"
+
+
+def wave_rows(results: list[WaveResult], coming: list[tuple[str, tuple[str, ...], str]]) -> list[str]:
+    """The rows of a PR body's wave table: the waves done, then this one and those to come."""
+    rows = []
+    for w in results:
+        gates = "<br>".join(f"{g.gate}: {g.state}" for g in w.gates) or "-"
+        rows.append(f"| {w.name} | {', '.join(w.cluster_types)} | {w.state} | {_cell(gates)} |")
+    for name, types, state in coming:
+        rows.append(f"| {name} | {', '.join(types)} | {state} | - |")
+    return rows
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")

@@ -9,7 +9,7 @@ whose main commit succeeded there.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from promoter.clock import Clock
 from promoter.console import Console
@@ -17,7 +17,9 @@ from promoter.controlplane.repo import ControlPlane
 from promoter.errors import PromoterError, PromotionFailed, UsageError
 from promoter.gitcmd import require_revision
 from promoter.model import Environment, MainObjects, rollback_branch
+from promoter.platform.objects import blob_id
 from promoter.platform.plan import TreePlan
+from promoter.platform.provenance import PROVENANCE
 from promoter.platform.repo import PlatformRepo
 from promoter.promotion.landing import Landing
 from promoter.promotion.options import Options
@@ -81,6 +83,37 @@ class RollbackPlan:
     files: list[str]
 
 
+def restore_folders(
+    platform: PlatformRepo,
+    env: Environment,
+    head: str,
+    good: GoodState,
+    folders: tuple[str, ...],
+    message: str,
+) -> str:
+    """A commit on top of ``head`` whose cluster-type ``folders`` are exactly as at ``good``
+    (a failed wave's), everything else as at ``head``; the provenance says so per folder."""
+    now = platform.listing(head, env.gitops_path)
+    then = platform.listing(good.platform_sha, env.gitops_path)
+    mine = set(folders)
+
+    def inside(path: str) -> bool:
+        return path.split("/", 1)[0] in mine
+
+    entries = {p: e for p, e in now.items() if not inside(p)}
+    entries.update({p: e for p, e in then.items() if inside(p)})
+    inline = {}
+    held = platform.provenance(head, env.gitops_path)
+    if held is not None:
+        before = platform.provenance(good.platform_sha, env.gitops_path)
+        back = {ct: f for ct in folders if before is not None and (f := before.folder(ct)) is not None}
+        kept = {ct: f for ct in held.cluster_types if (f := held.folder(ct)) is not None}
+        text = replace(held, folders={**kept, **back}).text()
+        inline[PROVENANCE] = text
+        entries[PROVENANCE] = ("100644", blob_id(text))
+    return platform.commit(TreePlan(entries, inline), env.gitops_path, [head], message)
+
+
 class Rollbacks:
     """Restoring an environment to its last healthy promotion, landed by its own merge policy."""
 
@@ -102,9 +135,12 @@ class Rollbacks:
         self.clock = clock
         self.opts = options
 
-    def after_failure(self, main: MainObjects, env: Environment, failed_sha: str) -> str:
-        """After failed gates: restore the last good state (onFailure: rollback). A sentence
-        for the failure message; never raises, since the gate failure is what matters."""
+    def after_failure(
+        self, main: MainObjects, env: Environment, failed_sha: str, folders: tuple[str, ...] | None = None
+    ) -> str:
+        """After failed gates: restore the last good state (onFailure: rollback), of the whole
+        environment or (a failed wave) of ``folders`` only. A sentence for the failure message;
+        never raises, since the gate failure is what matters."""
         try:
             head = self.platform.fetch([env.gitops_branch])[env.gitops_branch] or failed_sha
             good = last_good(
@@ -112,7 +148,7 @@ class Rollbacks:
             )
             if good is None:
                 return "nothing to roll back to (no earlier healthy promotion)"
-            return self._restore(env, head, good, f"{main.commit[:12]} failed its gates")
+            return self._restore(env, head, good, f"{main.commit[:12]} failed its gates", folders)
         except PromoterError as err:
             return f"rollback failed: {err}"
 
@@ -172,16 +208,18 @@ class Rollbacks:
             )
         return good
 
-    def _restore(self, env: Environment, head: str, good: GoodState, why: str) -> str:
-        """Write and land (by the environment's policy) the commit that restores ``good``."""
-        title = f"Roll back {env.name} to {good.main_commit[:7]}: {why}"
-        sha = restore_commit(
-            self.platform,
-            env,
-            head,
-            good,
-            f"{title}\n\nRestores {env.gitops_branch} as of {good.platform_sha}.\n",
-        )
+    def _restore(
+        self, env: Environment, head: str, good: GoodState, why: str, folders: tuple[str, ...] | None = None
+    ) -> str:
+        """Write and land (by the environment's policy) the commit that restores ``good`` (the
+        whole environment folder, or only the cluster-type ``folders`` of a wave)."""
+        what = f" {', '.join(folders)}" if folders else ""
+        title = f"Roll back {env.name}{what} to {good.main_commit[:7]}: {why}"
+        message = f"{title}\n\nRestores {env.gitops_branch}{what} as of {good.platform_sha}.\n"
+        if folders:
+            sha = restore_folders(self.platform, env, head, good, folders, message)
+        else:
+            sha = restore_commit(self.platform, env, head, good, message)
         branch = rollback_branch(env.name)
         if env.merge != "direct":
             self.landing.push_branch(branch, self.platform.fetch([branch])[branch], sha)
@@ -191,7 +229,7 @@ class Rollbacks:
             base=head if env.merge == "direct" else None,
             sha=sha,
             title=title,
-            body=f"{title}.\n\nRestores `{env.gitops_branch}` as of `{good.platform_sha}`.\n",
+            body=f"{title}.\n\nRestores `{env.gitops_branch}`{what} as of `{good.platform_sha}`.\n",
             deadline=self.clock.now() + env.timeout,
             wait_for_human=False,
         )

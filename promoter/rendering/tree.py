@@ -5,7 +5,7 @@ it make it fast)."""
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -171,3 +171,45 @@ class _Assignments(Sequence[Assignment]):
 
     def __getitem__(self, index: Any) -> Any:
         return self._list()[index]
+
+
+class FolderSubset(RenderedFolders):
+    """The rendered files of some cluster-type folders only: what one wave of an environment
+    lands. A folder's bytes are still rendered only if someone reads them."""
+
+    def __init__(self, files: Mapping[str, bytes], folders: Iterable[str]) -> None:
+        self._files = files
+        self._keep = set(folders)
+
+    def _in(self, path: str) -> bool:
+        head, sep, _ = path.partition("/")
+        return bool(sep) and head in self._keep
+
+    def folders(self) -> list[str]:
+        if isinstance(self._files, RenderedFolders):
+            return [f for f in self._files.folders() if f in self._keep]
+        return list(dict.fromkeys(p.split("/", 1)[0] for p in self._files if self._in(p)))
+
+    def digest(self, folder: str) -> str | None:
+        return self._files.digest(folder) if isinstance(self._files, RenderedFolders) else None
+
+    def known_tree(self, folder: str) -> str | None:
+        return self._files.known_tree(folder) if isinstance(self._files, RenderedFolders) else None
+
+    def folder_files(self, folder: str) -> dict[str, bytes]:
+        if folder not in self._keep:
+            return {}
+        if isinstance(self._files, RenderedFolders):
+            return self._files.folder_files(folder)
+        return {p: d for p, d in self._files.items() if p.startswith(folder + "/")}
+
+    def __getitem__(self, path: str) -> bytes:
+        if not self._in(path):
+            raise KeyError(path)
+        return self._files[path]
+
+    def __iter__(self) -> Iterator[str]:
+        return (p for p in self._files if self._in(p))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)

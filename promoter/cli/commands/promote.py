@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from promoter import (
     clock as clocks,  # clocks.RealClock is looked up at run time: tests put a fake in its place
@@ -102,6 +103,12 @@ Examples:
     help="The scheduling flow: re-render this environment alone, with the main commit deployed there.",
 )
 @click.option("--env", "old_env", default=None, hidden=True, callback=lambda c, p, v: _deprecated_env(v))
+@click.option(
+    "--waves",
+    is_flag=True,
+    envvar="PROMOTER_WAVES",
+    help="Scheduling flow: land the environment wave by wave, each gated (default: all at once).",
+)
 @click.option("--dry-run", is_flag=True, help="Render and report; push, merge and post nothing.")
 @click.option(
     "--force",
@@ -124,6 +131,7 @@ def promote(
     to: str | None,
     env_name: str | None,
     old_env: str | None,
+    waves: bool,
     dry_run: bool,
     force: bool,
     poll_interval: str,
@@ -135,10 +143,7 @@ def promote(
     """Promote a main commit dev -> qa -> prod, or (--schedule) re-render one environment."""
 
     env_name = env_name or old_env
-    if to and env_name:
-        raise UsageError(
-            "--to and --schedule exclude each other: --schedule runs the scheduling flow for one environment"
-        )
+    _check_flows(to, env_name, waves)
     cp = control_plane_at(control_plane, main_branch)
     sha = cp.resolve(commit)
     pipeline = cp.main(cp.resolve(None) if env_name and not commit else sha).pipeline
@@ -153,6 +158,7 @@ def promote(
             poll_interval=parse_duration(poll_interval),
             progress_interval=parse_duration(progress_interval),
             run_url=actions_output.run_url(),
+            waves=waves,
         )
     except ValueError as err:
         raise UsageError(str(err)) from err
@@ -181,6 +187,18 @@ def _deprecated_env(value: str | None) -> str | None:
     return value
 
 
+def _check_flows(to: str | None, env_name: str | None, waves: bool) -> None:
+    if to and env_name:
+        raise UsageError(
+            "--to and --schedule exclude each other: --schedule runs the scheduling flow for one environment"
+        )
+    explicit = click.get_current_context().get_parameter_source("waves") == ParameterSource.COMMANDLINE
+    if waves and explicit and not env_name:  # PROMOTER_WAVES is for every run of a workflow
+        raise UsageError(
+            "--waves is for the scheduling flow (--schedule); the promotion flow always lands in waves"
+        )
+
+
 def print_summary(report: Any) -> None:
 
     # The forge's API requests per environment, where it counts them (GitHub).
@@ -192,8 +210,14 @@ def print_summary(report: Any) -> None:
         + "gates"
     )
     for r in report.results:
-        gates = ", ".join(f"{g.gate}: {g.state}" for g in r.gates) or "-"
+        gates = "by wave:" if r.waves else ", ".join(f"{g.gate}: {g.state}" for g in r.gates) or "-"
         requests = f"{r.requests:>8}  " if counted else ""
         click.echo(
             f"{r.environment:<14}{r.state:<12}{r.files:>7}  {change_summary(r.changes):<16}{(r.merge_sha or '-')[:12]:<14}{requests}{gates}"
         )
+        for w in r.waves:  # an environment rolled out in waves: a row per wave
+            gates = ", ".join(f"{g.gate}: {g.state}" for g in w.gates) or "-"
+            click.echo(
+                f"{'  ' + w.name:<14.14}{w.state:<12}{'':>7}  {change_summary(w.changes):<16}"
+                f"{(w.merge_sha or '-')[:12]:<14}{' ' * 10 if counted else ''}{gates}"
+            )

@@ -11,6 +11,10 @@ from promoter.cli.commands.common import control_plane as control_plane_at
 from promoter.cli.commands.promote import github_options
 from promoter.cli.output import OUTPUT, emit
 from promoter.console import Console
+from promoter.controlplane.repo import ControlPlane
+from promoter.model import Environment
+from promoter.platform.provenance import Provenance
+from promoter.promotion.waves import resolve
 from promoter.runtime import build_runtime
 
 
@@ -50,6 +54,7 @@ def status(control_plane: str | None, commit: str | None, output: str, main_bran
                 "platformBranch": env.gitops_branch,
                 "platformCommit": head,
                 "deployedMainCommit": prov.main_commit if prov else None,
+                "waves": _waves(cp, env, prov),
             }
         )
     if output != "text":
@@ -62,3 +67,26 @@ def status(control_plane: str | None, commit: str | None, output: str, main_bran
         click.echo(
             f"  {row['environment']:<10} {row['state']:<9} {row['description']}  [{row['platformBranch']} has {there}]"
         )
+        for wave in row["waves"]:
+            held = ", ".join(
+                f"{ct} at {'this commit' if m == sha else (m or 'nothing')[:12]}"
+                for ct, m in wave["mainCommits"].items()
+            )
+            click.echo(f"    wave {wave['name']}: {held}")
+
+
+def _waves(cp: ControlPlane, env: Environment, prov: Provenance | None) -> list[dict[str, Any]]:
+    """An environment's waves, and the main commit each of their cluster-type folders holds."""
+    if not env.waves:
+        return []
+    steps = resolve(env, cp.environment(env))
+    return [
+        {
+            "name": step.name,
+            "clusterTypes": list(step.cluster_types),
+            "mainCommits": {
+                ct: (f.main_commit if prov and (f := prov.folder(ct)) else None) for ct in step.cluster_types
+            },
+        }
+        for step in steps
+    ]

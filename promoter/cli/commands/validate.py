@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from promoter.cli.commands.common import (
@@ -17,6 +19,7 @@ from promoter.cli.commands.common import control_plane as control_plane_at
 from promoter.cli.commands.kalypso import validate_kalypso
 from promoter.cli.output import OUTPUT, emit, snapshot_of
 from promoter.kalypso.control import open_kalypso
+from promoter.promotion.waves import resolve
 from promoter.rendering.builtins import all_templates
 from promoter.rendering.render import Renderer
 from promoter.rendering.tree import render_environment
@@ -57,25 +60,42 @@ def validate(
     Renderer(all_templates(main)).compile_all()
     envs = []
     for env in main.pipeline.environments:
-        rendered = render_environment(main, cp.environment(env), env.name)
-        envs.append(
-            {"environment": env.name, "assignments": len(rendered.assignments), "files": len(rendered.files)}
-        )
+        objects = cp.environment(env)
+        rendered = render_environment(main, objects, env.name)
+        waves = (
+            [w.name for w in resolve(env, objects)] if env.waves else []
+        )  # over the branch's cluster types
+        envs.append(_env_data(env.name, rendered, waves))
         if output == "text":
+            rollout = f", waves {' -> '.join(waves)}" if waves else ""
             click.echo(
-                f"{env.name}: ok, {len(rendered.assignments)} assignments, {len(rendered.files)} files"
+                f"{env.name}: ok, {len(rendered.assignments)} assignments, {len(rendered.files)} files{rollout}"
             )
     if output != "text":
-        emit(
-            {
-                "valid": True,
-                "mainCommit": sha,
-                "workloads": len(main.workloads),
-                "templates": len(main.templates),
-                "environments": envs,
-                "uncommitted": snapshot_of(cp),
-            },
-            output,
-        )
+        emit(_data(cp, sha, main, envs), output)
         return
     click.echo(f"valid: main {sha[:12]}, {len(main.workloads)} workloads, {len(main.templates)} templates")
+
+
+def _data(cp: Any, sha: str, main: Any, envs: list[dict[str, Any]]) -> dict[str, Any]:
+    """What ``validate -o json|yaml`` prints (docs/cli.md)."""
+    return {
+        "valid": True,
+        "mainCommit": sha,
+        "workloads": len(main.workloads),
+        "templates": len(main.templates),
+        "environments": envs,
+        "uncommitted": snapshot_of(cp),
+    }
+
+
+def _env_data(name: str, rendered: Any, waves: list[str]) -> dict[str, Any]:
+    """One environment of ``validate -o json|yaml``."""
+    data: dict[str, Any] = {
+        "environment": name,
+        "assignments": len(rendered.assignments),
+        "files": len(rendered.files),
+    }
+    if waves:
+        data["waves"] = waves
+    return data

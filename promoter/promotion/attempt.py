@@ -1,0 +1,349 @@
+"""One step of an environment's promotion (the whole environment, or one wave): plan onto the
+platform branch as it is now -> push the promotion branch -> land by the merge policy -> gates.
+
+A push to the platform branch under a step means planning again onto its new head. What a rerun
+finds tells it how far an earlier run got: a step whose folders already hold the main commit
+is gated again (or, when a later wave holds it too, was gated before).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, replace
+
+from promoter.clock import Clock
+from promoter.console import Console
+from promoter.controlplane.repo import ControlPlane
+from promoter.errors import PromotionFailed, Superseded
+from promoter.forges.base import Forge, PullRequest
+from promoter.model import Environment, EnvironmentObjects, MainObjects, Status, promotion_branch
+from promoter.platform.plan import TreePlan
+from promoter.platform.provenance import Provenance
+from promoter.platform.repo import PlatformRepo
+from promoter.promotion.gating import Gating
+from promoter.promotion.landing import BaseMoved, Landing
+from promoter.promotion.options import Options
+from promoter.promotion.report import EnvResult, WaveResult, change_summary, pr_body, pr_title, wave_rows
+from promoter.promotion.rollback import Rollbacks
+from promoter.promotion.statuses import Statuses
+from promoter.promotion.waves import Step, pending_description
+from promoter.rendering.tree import FolderSubset, Rendered
+
+MAX_REPLANS = 5
+#: A wave found landed with a later wave landed too: its gates passed in an earlier run.
+PASSED_BEFORE = "gates passed before (a later wave holds this commit)"
+
+
+@dataclass(frozen=True)
+class Planned:
+    """What one attempt found and rendered: the branches as they are now, and the new tree."""
+
+    objects: EnvironmentObjects
+    rendered: Rendered
+    base: str | None
+    existing: str | None  # the promotion branch
+    deployed: str | None  # the newest main commit the platform branch holds
+    there: str | None  # the main commit the step's folders hold, if they agree
+    previous: Provenance | None  # the platform branch's provenance
+    plan: TreePlan
+
+
+class Attempts(ABC):
+    """The collaborators of a run, and one step of one environment at a time."""
+
+    def __init__(
+        self,
+        control_plane: ControlPlane,
+        platform: PlatformRepo,
+        forge: Forge,
+        clock: Clock,
+        console: Console,
+        options: Options,
+    ) -> None:
+        self.cp = control_plane
+        self.platform = platform
+        self.forge = forge
+        self.clock = clock
+        self.out = console
+        self.opts = options
+        self.statuses = Statuses(forge)
+        self.landing = Landing(platform, forge, clock, console, options.pacing)
+        self.rollbacks = Rollbacks(
+            control_plane, platform, self.statuses, self.landing, console, clock, options
+        )
+        self.gating = Gating(platform, forge, clock, console, options, self.rollbacks)
+        self.passed: set[str] = set()  # environments this run saw succeed (a dry run posts nothing)
+        self._env_start = 0.0  # when the environment under way started
+        self._start = 0.0  # when the step under way started: its deadline counts from here
+        self._step: Step | None = None
+        self._partial = EnvResult("", "failure")  # what the step has done so far, for a failure's report
+        self._prs: dict[str, PullRequest] = {}
+        self._steps: tuple[Step, ...] = ()  # the environment's steps in this run
+        self._done: list[WaveResult] = []  # its waves done so far
+        # per (main commit, environment): its objects, render and steps, once per run
+        self._prepared: dict[tuple[str, str], tuple[EnvironmentObjects, Rendered, tuple[Step, ...]]] = {}
+
+    @abstractmethod
+    def prepare(self, main: MainObjects, env: Environment) -> tuple[EnvironmentObjects, Rendered]:
+        """The environment's objects and render, once per run (``EnvironmentRun``)."""
+
+    @abstractmethod
+    def steps_of(self, main: MainObjects, env: Environment, *, waves: bool = True) -> tuple[Step, ...]:
+        """The environment's steps: its waves, or with ``waves`` False the whole at once."""
+
+    def _attempts(
+        self, main: MainObjects, env: Environment, step: Step, current: Status | None, *, trust_current: bool
+    ) -> EnvResult:
+        """Attempts until one is not overtaken by a push to the platform branch. With
+        ``trust_current`` (the scheduling flow), an unchanged tree of the main commit that
+        already succeeded here is done at once."""
+        for _ in range(MAX_REPLANS):
+            try:
+                return self._attempt(main, env, step, current, trust_current)
+            except BaseMoved as moved:
+                self.out.say(
+                    f"{step.prefix(env.name)}: {env.gitops_branch} moved to {moved.sha[:12]}; rendering onto it again"
+                )
+        raise PromotionFailed(
+            f"{env.name}: {env.gitops_branch} kept moving under the promotion; try again later"
+        )
+
+    def _attempt(
+        self, main: MainObjects, env: Environment, step: Step, current: Status | None, trust_current: bool
+    ) -> EnvResult:
+        """Plan onto the platform branch as it is now, push, land, gate. BaseMoved: plan again."""
+        planned = self._plan(main, env, step)
+        result = self._progress(
+            EnvResult(env.name, "failure", files=_file_count(planned, step), changes=planned.plan.changes)
+        )
+        if not planned.plan.changed and planned.base is not None:
+            return self._unchanged(main, env, step, planned, result, current, trust_current)
+        where = f"{promotion_branch(env.name)} and merge into {env.gitops_branch} ({env.merge})"
+        if self.opts.dry_run:
+            self.out.say(f"{step.prefix(env.name)}: dry run: would push {where}")
+            return replace(result, state="dry-run", message=f"would push {where}")
+        promotion_sha, superseded = self._promotion_commit(main, env, step, planned)
+        result = self._progress(replace(result, promotion_sha=promotion_sha))
+        if superseded:
+            self.statuses.post(
+                superseded,
+                self.statuses.context_of(env),
+                "error",
+                f"superseded by {main.commit[:12]}",
+                self.opts.run_url,
+            )
+            self.out.say(f"{env.name}: supersedes the pending promotion of {superseded[:12]}")
+        merge_sha, pr_url = self._land(main, env, step, planned, promotion_sha, superseded)
+        landed = self._progress(replace(result, merge_sha=merge_sha, pr_url=pr_url))
+        return self._gates(main, env, step, merge_sha, landed)
+
+    def _progress(self, result: EnvResult) -> EnvResult:
+        """Remember how far this step got: a failure later reports it (PR, merge commit)."""
+        self._partial = result
+        return result
+
+    def _plan(self, main: MainObjects, env: Environment, step: Step) -> Planned:
+        objects, rendered = self.prepare(main, env)
+        heads = self.platform.fetch([env.gitops_branch, promotion_branch(env.name)])
+        base, existing = heads[env.gitops_branch], heads[promotion_branch(env.name)]
+        previous = self.platform.provenance(base, env.gitops_path) if base else None
+        deployed = previous.main_commit if previous else None
+        if deployed and deployed != main.commit and self.cp.git.is_ancestor(main.commit, deployed):
+            raise Superseded(
+                f"{env.gitops_branch} already has the newer main commit {deployed[:12]}; not going back"
+            )
+        provenance = Provenance.of(main, env, objects, rendered)
+        files = rendered.files
+        only = None
+        there = deployed
+        if env.waves:
+            provenance = provenance.landed(previous, step.name, step.cluster_types, last=step.last)
+        if not step.whole:
+            files = FolderSubset(rendered.files, step.cluster_types)
+            only = _managed(step, rendered, previous)
+            held = previous.main_commits(step.cluster_types) if previous else {None}
+            if len(held) > 1:  # a cluster type with no folder (no assignment, or new) holds nothing
+                held.discard(None)
+            there = next(iter(held)) if len(held) == 1 else None
+        plan = self.platform.plan(base, env.gitops_path, files, rendered.cluster_types, provenance, only)
+        kinds = len(step.cluster_types)
+        self.out.say(
+            f"{step.prefix(env.name)}: rendered {len(files)} files for {len(rendered.assignments)} assignments "
+            f"on {kinds} cluster types ({change_summary(plan.changes)}) "
+            f"from main {main.commit[:7]}, {env.branch}@{objects.commit[:7]}"
+        )
+        return Planned(objects, rendered, base, existing, deployed, there, previous, plan)
+
+    def _unchanged(
+        self,
+        main: MainObjects,
+        env: Environment,
+        step: Step,
+        planned: Planned,
+        result: EnvResult,
+        current: Status | None,
+        trust_current: bool,
+    ) -> EnvResult:
+        """The platform branch already holds this tree: done, or (a rerun after a merge) gated."""
+        base, there, prefix = planned.base, planned.there, step.prefix(env.name)
+        assert base is not None
+        proven = there is not None and there != main.commit and self.statuses.succeeded(there, env)
+        if proven or (trust_current and there == main.commit and current and current.state == "success"):
+            self.out.say(f"{prefix}: no changes; {env.gitops_branch} is already at this content")
+            return replace(result, state="noop", merge_sha=base, message="no changes to the platform branch")
+        if there == main.commit and self._later_landed(main, step, planned.previous):
+            self.out.say(f"{prefix}: {PASSED_BEFORE}")
+            return replace(result, state="success", merge_sha=base, message=PASSED_BEFORE)
+        if self.opts.dry_run:
+            message = f"would check the gates of {base[:12]}, which already has this content"
+            self.out.say(f"{prefix}: dry run: {message}")
+            return replace(result, state="dry-run", merge_sha=base, message=message)
+        self.out.say(f"{prefix}: {env.gitops_branch} already has this content at {base[:12]}; checking gates")
+        pr = self.forge.find_pr(env, promotion_branch(env.name))
+        pr_url = None
+        if pr is not None and pr.state == "merged":  # report the gates where the merge was
+            self._prs[env.name] = pr
+            pr_url = pr.url
+        return self._gates(
+            main, env, step, base, self._progress(replace(result, merge_sha=base, pr_url=pr_url))
+        )
+
+    def _later_landed(self, main: MainObjects, step: Step, previous: Provenance | None) -> bool:
+        """Whether a later wave's folders hold ``main`` already (this wave passed its gates)."""
+        later = self._steps[step.index :]
+        return previous is not None and any(
+            main.commit in previous.main_commits(s.cluster_types) for s in later
+        )
+
+    def _promotion_commit(
+        self, main: MainObjects, env: Environment, step: Step, planned: Planned
+    ) -> tuple[str, str | None]:
+        """Push the promotion branch (reusing it when a rerun finds it already right); its sha
+        and the main commit whose pending promotion it supersedes."""
+        superseded = None
+        existing, base = planned.existing, planned.base
+        if existing:
+            theirs = self.platform.provenance(existing, env.gitops_path)
+            parents = self.platform.git.out("rev-list", "--parents", "-n", "1", operands=[existing]).split()[
+                1:
+            ]
+            if (
+                theirs is not None
+                and theirs.main_commit == main.commit
+                and theirs.env_commit == planned.objects.commit
+                and theirs.wave == step.name
+                and parents[:1] == ([base] if base else [])
+            ):
+                self.out.say(
+                    f"{step.prefix(env.name)}: {promotion_branch(env.name)} is already at this promotion ({existing[:12]})"
+                )
+                return existing, None
+            old = theirs.main_commit if theirs else None
+            if (
+                old is not None
+                and old != main.commit
+                and self.statuses.state_of(old, self.statuses.context_of(env)) == "pending"
+            ):
+                superseded = old
+        title = pr_title(env.name, main.commit, self._subject(main.commit), step.label)
+        message = f"{title}\n\n{self._body(main, env, step, planned, superseded)}"
+        sha = self.platform.commit(planned.plan, env.gitops_path, [base] if base else [], message)
+        self.landing.push_branch(promotion_branch(env.name), existing, sha)
+        self.out.say(f"{step.prefix(env.name)}: pushed {promotion_branch(env.name)} at {sha[:12]}")
+        return sha, superseded
+
+    def _land(
+        self,
+        main: MainObjects,
+        env: Environment,
+        step: Step,
+        planned: Planned,
+        sha: str,
+        superseded: str | None,
+    ) -> tuple[str, str | None]:
+        """Merge by the environment's policy; the merge commit and the PR's URL."""
+        context, prefix = self.statuses.context_of(env), step.prefix(env.name)
+        title = pr_title(env.name, main.commit, self._subject(main.commit), step.label)
+
+        def opened(pr: PullRequest) -> None:
+            self._prs[env.name] = pr
+            self._progress(replace(self._partial, pr_url=pr.url))
+            self.statuses.post(
+                main.commit, context, "pending", pending_description(step, f"PR open: {pr.url}"), pr.url
+            )
+            self.out.say(f"{prefix}: PR {pr.url} ({env.merge} merge)")
+            if env.merge == "manual":
+                self.out.say(f"{prefix}: waiting for someone to merge {pr.head_branch} into {pr.base_branch}")
+
+        landed = self.landing.land(
+            env,
+            branch=promotion_branch(env.name),
+            base=planned.base,
+            sha=sha,
+            title=title,
+            body=self._body(main, env, step, planned, superseded),
+            deadline=self._start + step.timeout,
+            on_open=opened,
+            who=prefix,
+        )
+        assert landed.merge_sha is not None  # it waited for the merge
+        if landed.pr is None:
+            what = f"pushed to {env.gitops_branch}; waiting for gates"
+            self.statuses.post(
+                main.commit, context, "pending", pending_description(step, what), self.opts.run_url
+            )
+            self.out.say(f"{prefix}: pushed {sha[:12]} straight to {env.gitops_branch} (merge: direct)")
+            return landed.merge_sha, None
+        what = f"merged {landed.merge_sha[:12]}; waiting for gates"
+        self.statuses.post(main.commit, context, "pending", pending_description(step, what), landed.pr.url)
+        self.out.say(f"{prefix}: merged {landed.merge_sha[:12]} into {env.gitops_branch}")
+        return landed.merge_sha, landed.pr.url
+
+    def _body(
+        self, main: MainObjects, env: Environment, step: Step, planned: Planned, superseded: str | None
+    ) -> str:
+        i = main.pipeline.index(env.name)
+        previous = None
+        if i > 0:
+            prev = main.pipeline.environments[i - 1]
+            state = self.statuses.state_of(main.commit, self.statuses.context_of(prev))
+            previous = f"{prev.name}: {state or 'not promoted'}"
+        waves = None
+        if not step.whole:
+            coming = [(s.name, s.cluster_types, "this PR" if s is step else "waiting") for s in self._steps]
+            waves = wave_rows(self._done, coming[len(self._done) :])
+        return pr_body(
+            environment=env.name,
+            main_commit=main.commit,
+            main_subject=self._subject(main.commit),
+            env_branch=env.branch,
+            env_commit=planned.objects.commit,
+            previous=previous,
+            changes=planned.plan.changes,
+            run_url=self.opts.run_url,
+            superseded=superseded,
+            waves=waves,
+        )
+
+    def _gates(
+        self, main: MainObjects, env: Environment, step: Step, merge_sha: str, result: EnvResult
+    ) -> EnvResult:
+        deadline = self._start + step.timeout
+        outcomes = self.gating.check(main, env, step, merge_sha, deadline, self._prs.get(env.name))
+        summary = "; ".join(f"{o.gate}: {o.state}" for o in outcomes) or "no gates"
+        return replace(result, state="success", message=summary, gates=outcomes)
+
+    def _subject(self, commit: str) -> str:
+        return self.cp.git.out("log", "-1", "--format=%s", operands=[commit])
+
+
+def _managed(step: Step, rendered: Rendered, previous: Provenance | None) -> tuple[str, ...]:
+    """The folders a wave replaces: its own; the last wave also removes the folders of cluster
+    types that no longer exist."""
+    gone = set(previous.cluster_types) - set(rendered.cluster_types) if previous and step.last else set()
+    return tuple(sorted(set(step.cluster_types) | gone))
+
+
+def _file_count(planned: Planned, step: Step) -> int:
+    files = planned.rendered.files
+    return len(files) if step.whole else len(FolderSubset(files, step.cluster_types))
