@@ -127,6 +127,7 @@ class Environment:
     source: Source
     on_failure: FailurePolicy = "stop"
     waves: tuple[Wave, ...] = ()  # empty: the whole environment at once
+    platform_url: str | None = None  # gitops.repo: this environment's own platform repo
 
 
 @dataclass(frozen=True)
@@ -139,6 +140,10 @@ class Pipeline:
 
     def environment(self, name: str) -> Environment | None:
         return next((e for e in self.environments if e.name == name), None)
+
+    def platform_of(self, env: Environment) -> str:
+        """The platform repo ``env`` renders to: its ``gitops.repo``, else ``platformRepo.url``."""
+        return env.platform_url or self.platform_url
 
     def index(self, name: str) -> int:
         return [e.name for e in self.environments].index(name)

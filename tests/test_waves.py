@@ -132,7 +132,7 @@ def test_a_gate_failing_in_wave_two_rolls_back_that_wave_only(factory: ControlPl
     assert [r.state for r in report.results] == ["noop", "failure"]
     qa = report.results[1]
     assert [(w.name, w.state) for w in qa.waves] == [("canary", "success"), ("fleet", "failure")]
-    assert qa.message.startswith("wave fleet (2/3): qa: gate command")
+    assert qa.message.startswith("wave fleet (2/3): gate command")
     assert f"rolled back to {x[:12]} with " in qa.message
     # wave 1 keeps y, wave 2 is back at x, the implicit last wave never moved
     assert folder_commits(factory) == {"edge": y, "large": x, "small": x}

@@ -126,4 +126,4 @@ def test_a_failed_wave_rolls_back_its_folders_with_a_pr(
     assert factory.refs()["platform.git:refs/heads/prod"] == prod
     latest = world.fake.latest_statuses("org/control-plane", y)
     assert latest["promoter/qa"]["state"] == "failure" and "promoter/prod" not in latest
-    assert latest["promoter/qa"]["description"].startswith("wave fleet (2/3): qa: gate command")
+    assert latest["promoter/qa"]["description"].startswith("wave fleet (2/3): gate command")

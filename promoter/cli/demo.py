@@ -66,7 +66,9 @@ def _promote(cp: ControlPlane, console: Console, progress_interval: float) -> Re
     head = cp.resolve(None)
     runtime = build_runtime(cp, cp.main(head).pipeline, console)
     options = Options(poll_interval=0.2, progress_interval=progress_interval)
-    orchestrator = Orchestrator(cp, runtime.platform, runtime.forge, RealClock(), console, options)
+    orchestrator = Orchestrator(
+        cp, runtime.platform, runtime.forge, RealClock(), console, options, runtime.routes
+    )
     return orchestrator.promote(head)
 
 

@@ -38,13 +38,14 @@ def pipeline_from(obj: ObjectDoc) -> Pipeline:
     if forge is not None and forge not in ("local", "github"):
         repo.fail(f"must be local or github, got {forge!r}", "forge")
     assert url is not None
-    problem = url_problem(url, forge or ("local" if scheme_of(url) in ("path", "file") else "github"))
+    kind = forge or ("local" if scheme_of(url) in ("path", "file") else "github")
+    problem = url_problem(url, kind)
     if problem:
         repo.fail(problem, "url")
     repo.done()
     environments: list[Environment] = []
     for path, line, item in spec.items("environments", required=True):
-        environments.append(environment_from(Fields(item, obj.file, path, line)))
+        environments.append(environment_from(Fields(item, obj.file, path, line), kind))
     if not environments:
         spec.fail("needs at least one environment", "environments")
     seen: dict[str, Environment] = {}
@@ -56,18 +57,19 @@ def pipeline_from(obj: ObjectDoc) -> Pipeline:
                 line=env.source.line,
             )
         seen[env.name] = env
-    _check_platform_branches(environments, obj.file)
+    _check_platform_branches(environments, obj.file, url)
     spec.done()
     obj.top.done()
     assert url is not None
     return Pipeline(obj.name, url, forge, tuple(environments), obj.source)
 
 
-def _check_platform_branches(environments: list[Environment], file: str) -> None:
+def _check_platform_branches(environments: list[Environment], file: str, url: str = "") -> None:
     """Each environment's rendered tree has a place of its own on the platform repo: no branch in
     the promoter's own namespace (promotion and rollback branches), no two environments on
     overlapping folders of one branch, no branch that is a folder of another (git cannot hold
-    both ``a`` and ``a/b``)."""
+    both ``a`` and ``a/b``); between environments of one platform repo (``url`` unless their own
+    ``gitops.repo``)."""
     for i, env in enumerate(environments):
         branch = env.gitops_branch
         if branch == RESERVED_PREFIX or branch.startswith(RESERVED_PREFIX + "/"):
@@ -78,7 +80,8 @@ def _check_platform_branches(environments: list[Environment], file: str) -> None
                 line=env.source.line,
             )
         for other in environments[:i]:
-            clash = _clash(other, env)
+            same_repo = (other.platform_url or url) == (env.platform_url or url)
+            clash = _clash(other, env) if same_repo else None
             if clash:
                 raise ConfigError(
                     f"spec.environments[{i}].gitops: {clash} of environment {other.name!r} (line {other.source.line})",
@@ -103,12 +106,14 @@ def _nested(a: str, b: str) -> bool:
     return not a or not b or a == b or a.startswith(b + "/") or b.startswith(a + "/")
 
 
-def environment_from(f: Fields) -> Environment:
+def environment_from(f: Fields, kind: str = "local") -> Environment:
+    """One environment of the Pipeline; ``kind`` is the forge of ``platformRepo`` (local or
+    github), which a ``gitops.repo`` must share."""
     name = f.name("name")
     branch = f.str("branch", default=name)
     assert branch is not None
     check_branch(branch, lambda m: f.fail(m, "branch"))
-    gitops_branch, gitops_path = _gitops(f, name)
+    gitops_branch, gitops_path, platform_url = _gitops(f, name, kind)
     merge = f.choice("merge", ("auto", "manual", "direct"), default="auto")
     on_failure: FailurePolicy = (
         "rollback" if f.choice("onFailure", ("stop", "rollback"), default="stop") == "rollback" else "stop"
@@ -129,19 +134,26 @@ def environment_from(f: Fields) -> Environment:
         Source(f.file, f.line),
         on_failure,
         waves,
+        platform_url,
     )
 
 
-def _gitops(f: Fields, name: str) -> tuple[str, str]:
-    """Where the environment renders to: (platform branch, folder), by default (name, root)."""
+def _gitops(f: Fields, name: str, kind: str) -> tuple[str, str, str | None]:
+    """Where the environment renders to: (platform branch, folder, platform repo), by default
+    (name, root, ``platformRepo``)."""
     gitops = f.fields("gitops")
     if gitops is None:
-        return name, ""
+        return name, "", None
     branch = gitops.str("branch", default=name) or name
     check_branch(branch, lambda m: gitops.fail(m, "branch"))
     path = check_relative_path(gitops.str("path", default=".") or ".", lambda m: gitops.fail(m, "path"))
+    url = gitops.str("repo")
+    if url is not None:
+        problem = url_problem(url, kind)
+        if problem:
+            gitops.fail(f"{problem} (the forge of platformRepo, {kind}, serves every environment)", "repo")
     gitops.done()
-    return branch, path
+    return branch, path, url
 
 
 def _timeout(f: Fields) -> float:

@@ -4,6 +4,8 @@ it runs. Both are handed their collaborators and keep all state in them."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from promoter.clock import Clock
 from promoter.console import Console
 from promoter.controlplane.repo import ControlPlane
@@ -26,7 +28,10 @@ class Orchestrator:
         clock: Clock,
         console: Console,
         options: Options | None = None,
+        routes: Mapping[str, tuple[PlatformRepo, Forge]] | None = None,
     ) -> None:
+        """``routes``: the environments with a platform repo of their own (``gitops.repo``), by
+        name, with that repo and its forge; the others use ``platform`` and ``forge``."""
         self.cp = control_plane
         self.platform = platform
         self.forge = forge
@@ -34,6 +39,21 @@ class Orchestrator:
         self.out = console
         self.opts = options or Options()
         self.run = EnvironmentRun(control_plane, platform, forge, clock, console, self.opts)
+        self._routes = dict(routes or {})
+        self._runs: dict[int, EnvironmentRun] = {id(platform): self.run}
+        for route_platform, route_forge in self._routes.values():
+            if id(route_platform) not in self._runs:
+                run = EnvironmentRun(control_plane, route_platform, route_forge, clock, console, self.opts)
+                run.passed = self.run.passed  # one run: an environment passed is passed for all
+                self._runs[id(route_platform)] = run
+
+    def run_for(self, env: Environment | str) -> EnvironmentRun:
+        """The run of the platform repo ``env`` renders to."""
+        name = env if isinstance(env, str) else env.name
+        return self._runs[id(self._routes[name][0])] if name in self._routes else self.run
+
+    def _platform(self, env: Environment) -> PlatformRepo:
+        return self.run_for(env).platform
 
     def promote(self, commit: str, to: str | None = None) -> Report:
         """The promotion flow: take main commit ``commit`` through the environments in order."""
@@ -47,9 +67,9 @@ class Orchestrator:
         subject = self.cp.git.out("log", "-1", "--format=%s", operands=[commit])
         self.out.say(f'promoting main {commit[:12]} "{subject}" to {", ".join(e.name for e in envs)}')
         for env in envs:  # all input is checked before anything is pushed
-            self.run.prepare(main, env)
+            self.run_for(env).prepare(main, env)
         for env in envs:
-            result = self.run.promote(main, env)
+            result = self.run_for(env).promote(main, env)
             report.results.append(result)
             if result.ok:
                 self.run.passed.add(env.name)
@@ -76,14 +96,15 @@ class Orchestrator:
         )
         if env.waves and not chosen:
             self._check_one_commit(env, commit)
-        return Report("scheduling", commit, [self.run.schedule(main, env, waves=self.opts.waves)])
+        return Report("scheduling", commit, [self.run_for(env).schedule(main, env, waves=self.opts.waves)])
 
     def _check_one_commit(self, env: Environment, commit: str) -> None:
         """The scheduling flow renders every cluster type with one main commit: not while the
         folders hold different ones (a promotion under way, or stopped in a wave), which would
         take a commit to the waves it has not passed."""
-        base = self.platform.fetch([env.gitops_branch])[env.gitops_branch]
-        held = self.platform.provenance(base, env.gitops_path) if base else None
+        platform = self._platform(env)
+        base = platform.fetch([env.gitops_branch])[env.gitops_branch]
+        held = platform.provenance(base, env.gitops_path) if base else None
         if held is None:
             return
         commits = {f.main_commit for ct in held.cluster_types if (f := held.folder(ct)) and f.main_commit}
@@ -99,15 +120,16 @@ class Orchestrator:
     def rollback(self, environment: str, to: str | None = None) -> GoodState:
         """``promoter rollback``: restore an environment to a known-good state by hand and hold
         the main commit that was there."""
-        return self.run.rollbacks.by_hand(environment, to)
+        return self.run_for(environment).rollbacks.by_hand(environment, to)
 
     def _deployed(self, environment: str) -> str:
         """The main commit the environment's platform branch holds."""
         env = self.cp.main(self.cp.resolve(None)).pipeline.environment(environment)
         if env is None:
             raise UsageError(f"--schedule {environment}: the Pipeline on main has no such environment")
-        base = self.platform.fetch([env.gitops_branch])[env.gitops_branch]
-        found = deployed_main(self.platform, env, base) if base else None
+        platform = self._platform(env)
+        base = platform.fetch([env.gitops_branch])[env.gitops_branch]
+        found = deployed_main(platform, env, base) if base else None
         if found is None:
             raise PromotionFailed(
                 f"{environment}: nothing has been promoted there yet; run the promotion flow first"

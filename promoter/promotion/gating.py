@@ -12,6 +12,7 @@ from promoter.errors import GateFailed
 from promoter.forges.base import Forge, PullRequest
 from promoter.gates import GateContext, build_gate
 from promoter.gates.base import Gate
+from promoter.gates.hubapi import record_merge
 from promoter.gates.runner import GateOutcome, run_gates
 from promoter.model import Environment, MainObjects
 from promoter.platform.repo import PlatformRepo
@@ -49,6 +50,7 @@ class Gating:
     ) -> list[GateOutcome]:
         """Every gate's outcome once all passed; GateFailed (rolled back where asked) if not.
         A wave's gates judge its cluster types only, and a failed wave rolls back its folders."""
+        self._record(main, env, merge_sha)
         gates = [build_gate(spec) for spec in step.gates]
         if not gates:
             return []
@@ -59,6 +61,16 @@ class Gating:
             self.out.say(f"{prefix}: gate {outcome}")
         self._report(pr, env, step, merge_sha, outcomes, "all gates passed")
         return outcomes
+
+    def _record(self, main: MainObjects, env: Environment, merge_sha: str) -> None:
+        """The landed commit, at the hub named by PROMOTER_HUB_URL (docs/hub.md): what every
+        cluster should now run. A hub that does not answer is a warning, never a failure."""
+        order = tuple(e.name for e in main.pipeline.environments)
+        problem = record_merge(
+            self.platform, merge_sha, env.gitops_path, env.name, env.gitops_branch, main.commit, order
+        )
+        if problem:
+            self.out.say(f"{env.name}: warning: {problem}")
 
     def _run(
         self,

@@ -116,7 +116,7 @@ def folder_digests(
         (
             code_digest(),
             environment,
-            main.pipeline.platform_url,
+            main.pipeline.platform_of(where) if where else main.pipeline.platform_url,
             (where.gitops_branch, where.gitops_path) if where else None,
             [(s.name, s.labels, s.schema) for s in sorted(main.schemas.values(), key=lambda s: s.name)],
             [(cm.name, cm.labels, cm.data) for cm in general],

@@ -322,12 +322,12 @@ def _diffs(
 
     Renderer(all_templates(main)).compile_all()
     runtime = build_runtime(cp, main.pipeline, Console(quiet=True), github=github)
-    platform = runtime.platform
-    heads = platform.fetch(list(dict.fromkeys(e.gitops_branch for e in envs)))
+    heads = runtime.heads(envs)
     pinned = _commit(cp, env_commit) if env_commit else None
     out = []
     for env in envs:
-        base = heads[env.gitops_branch]
+        platform = runtime.platform_for(env)
+        base = heads[env.name]
         env_main = main
         if deployed and base:
             there = platform.provenance(base, env.gitops_path)

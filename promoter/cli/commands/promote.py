@@ -162,8 +162,8 @@ def promote(
         )
     except ValueError as err:
         raise UsageError(str(err)) from err
-    orchestrator = Orchestrator(cp, runtime.platform, runtime.forge, clock, console, options)
-    with runtime.platform.locked(console.say):
+    orchestrator = Orchestrator(cp, runtime.platform, runtime.forge, clock, console, options, runtime.routes)
+    with runtime.locked(console.say):
         report = (
             orchestrator.schedule(env_name, commit and sha) if env_name else orchestrator.promote(sha, to)
         )

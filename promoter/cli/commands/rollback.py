@@ -77,12 +77,14 @@ def rollback(
         options = Options(poll_interval=parse_duration(poll_interval), run_url=actions_output.run_url())
     except ValueError as err:
         raise UsageError(f"--poll-interval: {err}") from err
-    orchestrator = Orchestrator(cp, runtime.platform, runtime.forge, clocks.RealClock(), console, options)
-    with runtime.platform.locked(console.say):
+    orchestrator = Orchestrator(
+        cp, runtime.platform, runtime.forge, clocks.RealClock(), console, options, runtime.routes
+    )
+    with runtime.locked(console.say):
         if not dry_run:
             orchestrator.rollback(env_name, to)
             return
-        plan = orchestrator.run.rollbacks.plan(env_name, to)
+        plan = orchestrator.run_for(env_name).rollbacks.plan(env_name, to)
     if output != "text":
         emit(plan_data(plan), output)
         return

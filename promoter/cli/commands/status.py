@@ -38,13 +38,12 @@ def status(control_plane: str | None, commit: str | None, output: str, main_bran
     main = cp.main(sha)
     runtime = build_runtime(cp, main.pipeline, Console(quiet=True), github=github)
     statuses = runtime.forge.get_statuses(sha)
-    branches = [e.gitops_branch for e in main.pipeline.environments]
-    heads = runtime.platform.fetch(list(dict.fromkeys(branches)))
+    heads = runtime.heads(main.pipeline.environments)
     rows = []
     for env in main.pipeline.environments:
         st = statuses.get(runtime.forge.status_context(env.name))
-        head = heads.get(env.gitops_branch)
-        prov = runtime.platform.provenance(head, env.gitops_path) if head else None
+        head = heads[env.name]
+        prov = runtime.platform_for(env).provenance(head, env.gitops_path) if head else None
         rows.append(
             {
                 "environment": env.name,
