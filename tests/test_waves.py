@@ -238,7 +238,7 @@ def test_the_scheduling_flow_refuses_folders_at_different_commits(factory: Contr
     factory.commit("qa", {"env.yaml": QA_TYPES.replace("REGION: here", "REGION: there")}, "new values")
     refs = factory.refs()
     for extra in ([], ["--waves"]):
-        result = CliRunner().invoke(cli, ["promote", "--control-plane", str(path), "--env", "qa", *extra])
+        result = CliRunner().invoke(cli, ["promote", "--control-plane", str(path), "--schedule", "qa", *extra])
         assert result.exit_code == 1, result.output
         assert (
             f"qa: its cluster types hold different main commits ({x[:12]} besides {y[:12]})" in result.output
@@ -267,13 +267,13 @@ def test_waves_flag_is_for_the_scheduling_flow(factory: ControlPlaneFactory) -> 
     refs = factory.refs()
     result = CliRunner().invoke(cli, ["promote", "--control-plane", str(path), "--waves"])
     assert result.exit_code == 2
-    assert "--waves is for the scheduling flow (--env)" in result.output and factory.refs() == refs
+    assert "--waves is for the scheduling flow (--schedule)" in result.output and factory.refs() == refs
     # set for every run of a workflow, the variable leaves the promotion flow as it is
     args = ["promote", "--control-plane", str(path), "--poll-interval", "0.1s"]
     result = CliRunner(env={"PROMOTER_WAVES": "true"}).invoke(cli, args)
     assert result.exit_code == 0, result.output
     factory.commit("qa", {"env.yaml": QA_TYPES.replace("REGION: here", "REGION: there")}, "new values")
-    result = CliRunner(env={"PROMOTER_WAVES": "true"}).invoke(cli, [*args, "--env", "qa"])
+    result = CliRunner(env={"PROMOTER_WAVES": "true"}).invoke(cli, [*args, "--schedule", "qa"])
     assert result.exit_code == 0, result.output
     assert "qa: wave fleet (2/3): merged " in result.output  # landed wave by wave
 

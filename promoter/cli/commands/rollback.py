@@ -77,9 +77,8 @@ def rollback(
         options = Options(poll_interval=parse_duration(poll_interval), run_url=actions_output.run_url())
     except ValueError as err:
         raise UsageError(f"--poll-interval: {err}") from err
-    orchestrator = Orchestrator(
-        cp, runtime.platform, runtime.forge, clocks.RealClock(), console, options, runtime.routes
-    )
+    clock = clocks.RealClock()
+    orchestrator = Orchestrator(cp, runtime.platform, runtime.forge, clock, console, options, runtime.routes)
     with runtime.locked(console.say):
         if not dry_run:
             orchestrator.rollback(env_name, to)
