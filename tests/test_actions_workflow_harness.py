@@ -249,15 +249,16 @@ class JobRun:
 class Workflows:
     """Runs a caller workflow of the examples and the reusable workflow it calls."""
 
-    def __init__(self, runner: Runner, github: dict[str, Any]) -> None:
+    def __init__(self, runner: Runner, github: dict[str, Any], promoter: str = "your-org/promoter") -> None:
         self.runner, self.github = runner, github
+        self.promoter = promoter  # the caller's copy of the promoter (`uses:`), as `promoter init` names it
         self.jobs: list[JobRun] = []
 
     def call(self, caller: Path, inputs: dict[str, Any] | None = None) -> dict[str, Any]:
         doc = yaml.safe_load(caller.read_text())
         context = {"github": self.github, "inputs": inputs or {}, "secrets": {}, "env": {}}
         (job,) = doc["jobs"].values()
-        assert str(job["uses"]).startswith("your-org/promoter/.github/workflows/promote.yml@")
+        assert str(job["uses"]).startswith(f"{self.promoter}/.github/workflows/promote.yml@")
         given = {k: evaluate(v, context) for k, v in job.get("with", {}).items()}
         secrets = {k: text(evaluate(v, context)) for k, v in job.get("secrets", {}).items()}
         return self.reusable(given, secrets)
@@ -313,7 +314,7 @@ class Workflows:
             if run.failed or not condition(step.get("if"), context):
                 run.steps.append((step.get("name", uses), None))
                 continue
-            action = re.match(r"(?:\./\.promoter|your-org/promoter)/actions/(\w+)(?:@|$)", uses)
+            action = re.match(rf"(?:\./\.promoter|{re.escape(self.promoter)})/actions/(\w+)(?:@|$)", uses)
             if action:  # the reusable workflow's checkout, or a caller's pinned copy
                 given = {k: text(evaluate(v, context)) for k, v in step.get("with", {}).items()}
                 if action.group(1) == "promote":
