@@ -216,7 +216,7 @@ def test_the_working_tree_gets_its_branchs_files(tmp_path: Path, monkeypatch: py
         f".github/workflows/{n}" for n in ("promote-by-hand.yml", "promote.yml", "render.yml")
     ]
     again = f"promoter init --promoter-repo acme/promoter --ref {SHA} --tag v0.1.0 --environments dev,qa,prod"
-    assert f"on each other branch (dev, qa, prod): git checkout <branch> && {again}" in result.stdout
+    assert f"check out each other branch (dev, qa, prod) in turn and run: {again}" in result.stdout
 
     _git(repo, "checkout", "-q", "-b", "qa")
     result = init(*BASE)

@@ -230,11 +230,13 @@ def _write(root: Path, files: dict[str, str], force: bool) -> list[tuple[str, st
     return states
 
 
+PERMISSIONS = (
+    "on the platform repo Contents and Pull requests read and write, Commit statuses read; "
+    "on this repo Contents read, Commit statuses read and write"
+)
 SECRETS = {
-    "app": "PROMOTER_GITHUB_APP_ID and PROMOTER_GITHUB_APP_PRIVATE_KEY (a GitHub App installed on the "
-    "platform repo and this one: Contents and Pull requests read and write, Commit statuses read and write)",
-    "token": "PROMOTER_GITHUB_TOKEN (a fine-grained token on the platform repo and this one: Contents "
-    "and Pull requests read and write, Commit statuses read and write)",
+    "app": f"PROMOTER_GITHUB_APP_ID and PROMOTER_GITHUB_APP_PRIVATE_KEY (a GitHub App installed on both: {PERMISSIONS})",
+    "token": f"PROMOTER_GITHUB_TOKEN (a fine-grained token: {PERMISSIONS})",
 }
 
 
@@ -265,7 +267,7 @@ def _next_steps(
         steps.append(f"commit these files to {branch} (through a pull request)")
         rest = [b for b in (main, *setup.environments) if b != branch]
         again = _again(setup, skeleton, platform_repo)
-        steps.append(f"on each other branch ({', '.join(rest)}): git checkout <branch> && {again}")
+        steps.append(f"check out each other branch ({', '.join(rest)}) in turn and run: {again}")
     steps.append(
         f"in the control-plane repo's Settings → Secrets and variables → Actions: {SECRETS[setup.auth]}"
     )
