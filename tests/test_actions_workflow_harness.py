@@ -183,8 +183,9 @@ class Expression:
                 if self._peek() == ",":
                     self._take()
             self._take(")")
-            return FUNCTIONS[token](*args)
-        value = self.context.get(token)
+            value = FUNCTIONS[token](*args)  # then any property or index, as on a context
+        else:
+            value = self.context.get(token)
         while self._peek() in (".", "["):
             if self._take()[1] == ".":
                 key: Any = self._take()[1]
@@ -228,6 +229,7 @@ def test_the_expression_language() -> None:
     assert evaluate("${{ inputs.to == 'QA' }}", ctx) is True  # strings compare case-insensitively
     assert evaluate("${{ n == 3 }}", ctx) is True  # other kinds as numbers
     assert evaluate("${{ inputs.force && 'it''s' }}", ctx) == "it's"
+    assert evaluate("${{ fromJSON('{\"a/b\":\"x\"}')[inputs.to == 'qa' && 'a/b' || 'c'] }}", ctx) == "x"
 
 
 # ------------------------------------------------------------ the workflow runner

@@ -20,13 +20,28 @@ from click.testing import CliRunner, Result
 
 from promoter.cli.main import cli
 from tests.helpers import ENV, ControlPlaneFactory
-from tests.test_actions_workflow_harness import Workflows, action_root, head, promotions, toolchain, workflows
+from tests.test_actions_workflow_harness import (
+    Workflows,
+    action_root,
+    evaluate,
+    head,
+    promotions,
+    toolchain,
+    workflows,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 SHA = "5e1f4c2a9b7d3e8f6a0c1b2d4e6f8a0b1c3d5e7f"
 BASE = ["init", "--promoter-repo", "acme/promoter", "--ref", SHA, "--tag", "v0.1.0"]
 __all__ = ["action_root", "toolchain", "workflows"]  # the harness's fixtures, shared
+
+
+@pytest.fixture(autouse=True)
+def _elsewhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Outside any git repo, unless a test goes into one: no Pipeline is read by chance."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
 
 
 def init(*args: str) -> Result:
@@ -64,7 +79,7 @@ def test_the_output_says_what_was_written_and_what_to_do_next(tmp_path: Path) ->
     assert "wrote     prod/.github/workflows/schedule.yml" in lines
     steps = result.stdout.partition("next steps:\n")[2]
     assert (
-        f"commit {tmp_path}/main/ to main and {tmp_path}/<env>/ to each environment branch (dev, qa, prod)"
+        f"commit {tmp_path}/main/ to main and {tmp_path}/<branch>/ to each environment branch (dev, qa, prod)"
         in steps
     )
     assert "PROMOTER_GITHUB_TOKEN" in steps and "PROMOTER_GITHUB_APP_ID" not in steps
@@ -102,6 +117,12 @@ def test_the_workflows_pass_actionlint_zizmor_and_the_schema(variant: str, tmp_p
     assert init(*BASE, "--out", str(tmp_path), *VARIANTS[variant]).exit_code == 0
     files = sorted(str(p) for p in tmp_path.rglob("*.yml"))
     assert len(files) == 3 + 2 * 3
+    lint(files)
+
+
+def lint(files: list[str]) -> None:
+    """actionlint (with ShellCheck on every run:), zizmor and GitHub's workflow schema, as
+    ``make extra-lint`` runs them over the repo's own workflows."""
     for argv in (
         [BIN / "actionlint", "-shellcheck=shellcheck", "-pyflakes=", *files],
         [BIN / "zizmor", "--offline", "--quiet", *files],
@@ -168,13 +189,13 @@ BAD = [
     (["--environments", "dev,Prod"], "error: --environments: 'Prod' is not an environment name"),
     (["--environments", "dev,on"], "error: --environments: 'on' is not an environment name"),
     (["--environments", "dev,dev"], "error: --environments 'dev,dev': an environment is named twice"),
-    (["--main-branch", "dev"], "error: --main-branch 'dev': not a plain branch name"),
+    (["--main-branch", "dev"], "error: --main-branch 'dev': an environment's branch too"),
     (["--main-branch", "a'b"], "error: --main-branch \"a'b\": not a plain branch name"),
     (["--auth", "ssh"], "error: Invalid value for '--auth': 'ssh' is not one of 'app', 'token'."),
     (["--skeleton"], "error: --skeleton needs --platform-repo URL"),
     (["--platform-repo", "https://github.com/acme/platform"], "error: --platform-repo 'https://github.com/acme/platform': goes with --skeleton"),
     (["--skeleton", "--platform-repo", "../platform.git"], "error: --platform-repo '../platform.git': the github forge needs"),
-    (["--branch", "feature"], "error: --branch 'feature': neither main nor an environment (dev, qa, prod)"),
+    (["--branch", "feature"], "error: --branch 'feature': neither main nor an environment's (dev, qa, prod)"),
 ]  # fmt: skip
 
 
@@ -228,7 +249,7 @@ def test_the_working_tree_gets_its_branchs_files(tmp_path: Path, monkeypatch: py
     result = init(*BASE)
     assert result.exit_code == 2
     assert result.stderr == (
-        "error: the checked-out branch 'feature' is neither main nor an environment (dev, qa, prod): "
+        "error: the checked-out branch 'feature' is neither main nor an environment's (dev, qa, prod): "
         "check one out, or give --branch or --out\n"
     )
 
@@ -281,3 +302,55 @@ def test_the_skeleton_validates_and_renders(tmp_path: Path) -> None:
     report = json.loads(valid.stdout)
     assert [(e["environment"], e["assignments"]) for e in report["environments"]] == [
         ("dev", 1), ("staging", 1), ("prod", 1)]  # fmt: skip
+
+
+PIPELINE = """\
+apiVersion: promoter.dev/v1alpha1
+kind: Pipeline
+metadata: {name: platform}
+spec:
+  platformRepo: {url: https://github.com/acme/platform}
+  environments:
+    - {name: dev, branch: env/dev}
+    - {name: staging}
+    - {name: prod, branch: env/prod}
+"""
+
+
+def test_the_environments_and_their_branches_come_from_the_pipeline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = tmp_path / "cp"
+    _git(tmp_path, "init", "-q", "-b", "main", str(repo))
+    (repo / "promoter.yaml").write_text(PIPELINE)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "pipeline")
+    monkeypatch.chdir(repo)
+    out = tmp_path / "out"
+    result = init(*BASE, "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert result.stderr.startswith("environments from main:promoter.yaml at ")
+    assert result.stderr.endswith(": dev, staging, prod\n")
+    assert sorted({p.split("/.github/")[0] for p in written(out)}) == [
+        "env/dev",
+        "env/prod",
+        "main",
+        "staging",
+    ]
+    by_hand = yaml.safe_load((out / "main/.github/workflows/promote-by-hand.yml").read_text())
+    assert by_hand[True]["workflow_dispatch"]["inputs"]["to"]["options"] == ["dev", "staging", "prod"]
+    schedule = yaml.safe_load((out / "env/prod/.github/workflows/schedule.yml").read_text())
+    assert schedule[True]["push"]["branches"] == ["env/dev", "staging", "env/prod"]
+    given = schedule["jobs"]["schedule"]["with"]["schedule"]
+    for branch, env in (("env/dev", "dev"), ("staging", "staging"), ("env/prod", "prod")):
+        assert evaluate(given, {"github": {"ref_name": branch}}) == env
+    render = yaml.safe_load((out / "staging/.github/workflows/render.yml").read_text())
+    assert render[True]["pull_request"]["branches"] == ["main", "env/dev", "staging", "env/prod"]
+    if shutil.which("shellcheck") is not None:
+        lint([str(p) for p in out.rglob("*.yml")])
+    # on an environment branch, the Pipeline is still main's; the re-run needs no --environments
+    _git(repo, "checkout", "-q", "-b", "env/dev")
+    here = init(*BASE)
+    assert here.exit_code == 0, here.output
+    assert (repo / ".github/workflows/schedule.yml").exists()
+    assert f"and run: promoter init --promoter-repo acme/promoter --ref {SHA} --tag v0.1.0\n" in here.stdout

@@ -21,10 +21,18 @@ class Setup:
     promoter_repo: str  # owner/name of the team's copy
     ref: str  # a full commit SHA (or a tag)
     tag: str | None  # the tag of that SHA, written as a comment after each pin
-    environments: tuple[str, ...]  # in promotion order; each is also its branch's name
+    environments: tuple[str, ...]  # in promotion order
     main_branch: str = "main"
     auth: str = "app"  # app | token
     private_promoter: bool = False
+    env_branches: tuple[str, ...] = ()  # each environment's control-plane branch (default: its name)
+
+    @property
+    def branches(self) -> tuple[str, ...]:
+        return self.env_branches or self.environments
+
+    def environment_of(self, branch: str) -> str:
+        return self.environments[self.branches.index(branch)]
 
     def pin(self, path: str) -> str:
         comment = f" # {self.tag}" if self.tag else ""
@@ -117,14 +125,22 @@ def promote_by_hand(s: Setup) -> str:
 
 
 def schedule(s: Setup) -> str:
+    if s.branches == s.environments:
+        same, which = "the branch names are the\n# environment names", "${{ github.ref_name }}"
+    else:  # the pushed branch's environment, from a map written here (names checked: no quotes)
+        pairs = ",".join(f'"{b}":"{e}"' for b, e in zip(s.branches, s.environments, strict=True))
+        same, which = (
+            "each branch maps to\n# its environment",
+            f"${{{{ fromJSON('{{{pairs}}}')[github.ref_name] }}}}",
+        )
     return (
         "# A push to an environment branch re-renders that environment alone, with the main commit\n"
         "# deployed there (the scheduling flow). GitHub runs the workflows of the pushed commit, so this\n"
-        "# file lives on every environment branch (the same file on each: the branch names are the\n"
-        "# environment names), and not on main, where a push to an environment branch never looks.\n"
+        f"# file lives on every environment branch (the same file on each: {same}), and not on main,"
+        " where a push to an environment branch never looks.\n"
         + _hosting(s)
-        + f"name: schedule\n\non:\n  push:\n    branches: {_flow(s.environments)}\n\npermissions: {{}}\n"
-        + _call(s, "schedule", ["schedule: ${{ github.ref_name }}"])
+        + f"name: schedule\n\non:\n  push:\n    branches: {_flow(s.branches)}\n\npermissions: {{}}\n"
+        + _call(s, "schedule", [f"schedule: {which}"])
     )
 
 
@@ -166,7 +182,7 @@ def render(s: Setup) -> str:
         "# platform branches; the diff is posted on the pull request. Nothing is pushed. GitHub runs the\n"
         "# workflows of the pull request's merge commit: this file is on main and, the same, on every\n"
         "# environment branch.\n" + _hosting(s) + "name: render\n\non:\n  pull_request:\n"
-        f"    branches: {_flow((main, *s.environments))}\n\npermissions: {{}}\n\n"
+        f"    branches: {_flow((main, *s.branches))}\n\npermissions: {{}}\n\n"
         "jobs:\n  render:\n    runs-on: ubuntu-latest\n    permissions:\n"
         "      contents: read # check out the control plane\n"
         "      pull-requests: write # post the rendered diff as a comment\n"

@@ -12,6 +12,8 @@ import yaml
 
 from promoter.cli import init_skeleton, init_workflows
 from promoter.cli.init_workflows import Setup
+from promoter.controlplane.documents import PIPELINE_FILE
+from promoter.controlplane.repo import ControlPlane
 from promoter.errors import UsageError
 from promoter.gitcmd import Git, valid_branch
 from promoter.urls import url_problem
@@ -53,10 +55,10 @@ Examples:
 )
 @click.option(
     "--environments",
-    default="dev,qa,prod",
-    show_default=True,
+    default=None,
     metavar="A,B,...",
-    help="The environments in promotion order; each is also its control-plane branch's name.",
+    help="The environments in promotion order, each kept on the branch of its name "
+    "(default: the Pipeline's on the main branch of the working directory's repo, else dev,qa,prod).",
 )
 @click.option("--main-branch", default="main", show_default=True, help="The control plane's promoted branch.")
 @click.option("--private-promoter", is_flag=True, help="The promoter's copy is a private repository.")
@@ -79,7 +81,7 @@ def init(
     ref: str,
     tag: str | None,
     auth: str,
-    environments: str,
+    environments: str | None,
     main_branch: str,
     private_promoter: bool,
     skeleton: bool,
@@ -117,7 +119,7 @@ def init(
 
 
 def _setup(
-    repo: str, ref: str, tag: str | None, auth: str, environments: str, main: str, private: bool
+    repo: str, ref: str, tag: str | None, auth: str, environments: str | None, main: str, private: bool
 ) -> Setup:
     if not REPO.fullmatch(repo) or repo.split("/")[1] in (".", ".."):
         raise UsageError(f"--promoter-repo {repo!r}: not a GitHub repository OWNER/NAME")
@@ -139,7 +141,24 @@ def _setup(
         )
     if tag is not None and not _tag_like(tag):
         raise UsageError(f"--tag {tag!r}: not a version tag (such as v0.1.0)")
-    names = tuple(n.strip() for n in environments.split(","))
+    if not valid_branch(main) or not _plain(main):
+        raise UsageError(
+            f"--main-branch {main!r}: not a plain branch name (letters, digits, '.', '_', '/', '-')"
+        )
+    names, branches = _environments(environments, main)
+    if main in branches:
+        raise UsageError(f"--main-branch {main!r}: an environment's branch too")
+    return Setup(repo, ref, tag, names, main, auth, private, branches if branches != names else ())
+
+
+def _environments(flag: str | None, main: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The environments' names and branches: from ``--environments``, else the Pipeline, else
+    dev, qa and prod."""
+    if flag is None:
+        found = _pipeline(main)
+        if found is not None:
+            return found
+    names = tuple(n.strip() for n in (flag or "dev,qa,prod").split(","))
     for name in names:
         if not ENV_NAME.fullmatch(name) or yaml.safe_load(name) != name:
             raise UsageError(
@@ -147,13 +166,35 @@ def _setup(
                 "at most 63, and not a word YAML reads as a boolean or number"
             )
     if len(set(names)) != len(names):
-        raise UsageError(f"--environments {environments!r}: an environment is named twice")
-    if not valid_branch(main) or not re.fullmatch(r"[A-Za-z0-9._/-]+", main) or main in names:
+        raise UsageError(f"--environments {flag!r}: an environment is named twice")
+    return names, names
+
+
+def _pipeline(main: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """The environments of the Pipeline at the head of ``main`` (local, else origin's; nothing is
+    fetched) in the working directory's repo, or None without one."""
+    git = Git(".")
+    if not git.ok("rev-parse", "--git-dir"):
+        return None
+    head = git.commit_of(f"refs/heads/{main}") or git.commit_of(f"refs/remotes/origin/{main}")
+    if head is None or git.read_file(head, PIPELINE_FILE) is None:
+        return None
+    pipeline = ControlPlane(".", main, label="the working directory").main(head).pipeline
+    names = tuple(env.name for env in pipeline.environments)
+    branches = tuple(env.branch for env in pipeline.environments)
+    odd = [b for b in branches if not _plain(b)]
+    if odd:
         raise UsageError(
-            f"--main-branch {main!r}: not a plain branch name (letters, digits, '.', '_', '/', '-') "
-            "apart from the environments"
+            f"{PIPELINE_FILE}: branch {odd[0]!r}: the workflows take plain branch names "
+            "(letters, digits, '.', '_', '/', '-'); give --environments to choose"
         )
-    return Setup(repo, ref, tag, names, main, auth, private)
+    click.echo(f"environments from {main}:{PIPELINE_FILE} at {head[:12]}: {', '.join(names)}", err=True)
+    return names, branches
+
+
+def _plain(branch: str) -> bool:
+    """A branch name that is the same text in YAML, in a flow list and in an expression string."""
+    return bool(re.fullmatch(r"[A-Za-z0-9._/-]+", branch)) and yaml.safe_load(branch) == branch
 
 
 def _tag_like(name: str) -> bool:
@@ -162,10 +203,10 @@ def _tag_like(name: str) -> bool:
 
 def _target(out: str | None, branch: str | None, setup: Setup) -> tuple[Path, list[str]]:
     """The folder to write into, and the branches whose files go there."""
-    every = [setup.main_branch, *setup.environments]
+    every = [setup.main_branch, *setup.branches]
     if branch is not None and branch not in every:
         raise UsageError(
-            f"--branch {branch!r}: neither {setup.main_branch} nor an environment ({', '.join(setup.environments)})"
+            f"--branch {branch!r}: neither {setup.main_branch} nor an environment's ({', '.join(setup.branches)})"
         )
     if out is not None:
         return Path(out), [branch] if branch else every
@@ -180,7 +221,7 @@ def _target(out: str | None, branch: str | None, setup: Setup) -> tuple[Path, li
         if head not in every:
             raise UsageError(
                 f"the checked-out branch {head or '(detached HEAD)'!r} is neither {setup.main_branch} nor an "
-                f"environment ({', '.join(setup.environments)}): check one out, or give --branch or --out"
+                f"environment's ({', '.join(setup.branches)}): check one out, or give --branch or --out"
             )
         branch = head
     return Path(top.stdout.decode().strip()), [branch]
@@ -198,7 +239,7 @@ def _files(
         else:
             mine = init_workflows.for_environment(setup)
             if skeleton:
-                mine |= init_skeleton.for_environment(branch)
+                mine |= init_skeleton.for_environment(setup.environment_of(branch))
         files |= {(f"{branch}/{path}" if nested else path): text for path, text in mine.items()}
     return files
 
@@ -245,7 +286,8 @@ def _again(setup: Setup, skeleton: bool, platform_repo: str | None) -> str:
     args = ["promoter", "init", "--promoter-repo", setup.promoter_repo, "--ref", setup.ref]
     args += ["--tag", setup.tag] if setup.tag else []
     args += ["--auth", setup.auth] if setup.auth != "app" else []
-    args += ["--environments", ",".join(setup.environments)]
+    # environments kept on branches of other names come from the Pipeline, read again there
+    args += ["--environments", ",".join(setup.environments)] if setup.branches == setup.environments else []
     args += ["--main-branch", setup.main_branch] if setup.main_branch != "main" else []
     args += ["--private-promoter"] if setup.private_promoter else []
     args += ["--skeleton", "--platform-repo", platform_repo] if skeleton and platform_repo else []
@@ -255,17 +297,17 @@ def _again(setup: Setup, skeleton: bool, platform_repo: str | None) -> str:
 def _next_steps(
     setup: Setup, root: Path, branches: list[str], out: str | None, skeleton: bool, platform_repo: str | None
 ) -> None:
-    main, envs = setup.main_branch, ", ".join(setup.environments)
+    main, envs, on = setup.main_branch, ", ".join(setup.environments), ", ".join(setup.branches)
     steps = []
     if out is not None and len(branches) > 1:
         steps.append(
-            f"commit {root / main}/ to {main} and {root}/<env>/ to each environment branch ({envs}), "
+            f"commit {root / main}/ to {main} and {root}/<branch>/ to each environment branch ({on}), "
             "through pull requests"
         )
     else:
         (branch,) = branches
         steps.append(f"commit these files to {branch} (through a pull request)")
-        rest = [b for b in (main, *setup.environments) if b != branch]
+        rest = [b for b in (main, *setup.branches) if b != branch]
         again = _again(setup, skeleton, platform_repo)
         steps.append(f"check out each other branch ({', '.join(rest)}) in turn and run: {again}")
     steps.append(
@@ -274,7 +316,7 @@ def _next_steps(
     steps.append(
         f"Settings → Environments: create {envs} (required reviewers and wait timers are the approvals)"
     )
-    steps.append(f"branch protection: require the render check on {main} and on {envs}")
+    steps.append(f"branch protection: require the render check on {main} and on {on}")
     steps.append(
         f"let this repo use {setup.promoter_repo}'s workflows: Settings → Actions → General "
         "(docs/github-actions.md#hosting-the-promoter)"
