@@ -274,6 +274,16 @@ def test_nothing_is_overwritten_without_force(tmp_path: Path) -> None:
     ) == {"unchanged"}
 
 
+def test_a_folder_that_cannot_be_written_leaves_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "qa").write_text("a file where qa's folder goes\n")
+    result = init(*BASE, "--out", str(out))
+    assert result.exit_code == 2
+    assert result.stderr == f"error: {out}/qa/.github/workflows: cannot write (Not a directory); nothing written\n"
+    assert list(written(out)) == ["qa"]  # main's and dev's files, written first, are gone too
+
+
 def test_the_skeleton_validates_and_renders(tmp_path: Path) -> None:
     out = tmp_path / "out"
     args = [

@@ -26,13 +26,15 @@ ENV_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 EXAMPLES = """
 \b
 Examples:
-  # on main, in your control-plane clone: main's workflows
+  # in your control-plane clone, on main: main's workflows, pinned to your copy's v0.1.0
   promoter init --promoter-repo acme/promoter --ref 5e1f4c2a9b7d3e8f6a0c1b2d4e6f8a0b1c3d5e7f --tag v0.1.0
-  # then on each environment branch: its workflows (the same flags)
-  git checkout dev && promoter init --promoter-repo acme/promoter --ref 5e1f4c2a9b7d3e8f6a0c1b2d4e6f8a0b1c3d5e7f
-  # every branch's files in one folder each, with a starter control plane and token auth
-  promoter init --promoter-repo acme/promoter --ref v0.1.0 --out /tmp/cp --skeleton \\
-      --platform-repo https://github.com/acme/platform --auth token --environments dev,staging,prod
+  # then on each environment branch, the same command: that branch's workflows
+  git checkout dev
+  promoter init --promoter-repo acme/promoter --ref 5e1f4c2a9b7d3e8f6a0c1b2d4e6f8a0b1c3d5e7f --tag v0.1.0
+  # a new control plane: every branch's files in a folder each, a starter Pipeline, token auth
+  promoter init --promoter-repo acme/promoter --ref 5e1f4c2a9b7d3e8f6a0c1b2d4e6f8a0b1c3d5e7f \\
+      --out /tmp/cp --skeleton --platform-repo https://github.com/acme/platform \\
+      --auth token --environments dev,staging,prod
 """
 
 
@@ -60,7 +62,13 @@ Examples:
     help="The environments in promotion order, each kept on the branch of its name "
     "(default: the Pipeline's on the main branch of the working directory's repo, else dev,qa,prod).",
 )
-@click.option("--main-branch", default="main", show_default=True, help="The control plane's promoted branch.")
+@click.option(
+    "--main-branch",
+    default="main",
+    show_default=True,
+    metavar="NAME",
+    help="The control plane's promoted branch.",
+)
 @click.option("--private-promoter", is_flag=True, help="The promoter's copy is a private repository.")
 @click.option(
     "--skeleton", is_flag=True, help="Also write a starter Pipeline, Workload and environment files."
@@ -74,7 +82,12 @@ Examples:
     type=click.Path(file_okay=False),
     help="Write into this folder, one subfolder per branch (default: the working tree, its branch's files).",
 )
-@click.option("--branch", default=None, help="Write only this branch's files, at the top of the target.")
+@click.option(
+    "--branch",
+    default=None,
+    metavar="BRANCH",
+    help="Write only this branch's files, at the top of the target.",
+)
 @click.option("--force", is_flag=True, help="Overwrite files that exist with other content.")
 def init(
     promoter_repo: str,
@@ -264,11 +277,27 @@ def _write(root: Path, files: dict[str, str], force: bool) -> list[tuple[str, st
             f"{root / clash[0]} exists with other content ({len(clash)} file{'s' if len(clash) > 1 else ''}); "
             "nothing written: --force replaces them"
         )
-    for path, state in states:
-        if state != "unchanged":
-            (root / path).parent.mkdir(parents=True, exist_ok=True)
-            (root / path).write_text(files[path])
+    _commit(root, {p: files[p] for p, state in states if state != "unchanged"})
     return states
+
+
+def _commit(root: Path, files: dict[str, str]) -> None:
+    """Write every file beside its place first, then move them all in: a folder that cannot be
+    written leaves nothing behind but the folders made."""
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for path, text in files.items():
+            target = root / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            temp = target.with_name(f".{target.name}.promoter-init")
+            staged.append((temp, target))
+            temp.write_text(text)
+    except OSError as err:
+        for temp, _ in staged:
+            temp.unlink(missing_ok=True)
+        raise UsageError(f"{err.filename or root}: cannot write ({err.strerror}); nothing written") from err
+    for temp, target in staged:
+        temp.replace(target)
 
 
 PERMISSIONS = (
