@@ -84,7 +84,7 @@ def test_the_output_says_what_was_written_and_what_to_do_next(tmp_path: Path) ->
     )
     assert "PROMOTER_GITHUB_TOKEN" in steps and "PROMOTER_GITHUB_APP_ID" not in steps
     assert "Settings → Environments: create dev, qa, prod" in steps
-    assert "in acme/promoter, Access: accessible from your organization" in steps
+    assert "in acme/promoter, Access: accessible from your organization; let the token read it" in steps
     text = (tmp_path / "main/.github/workflows/promote.yml").read_text()
     assert (
         "private-promoter: true" in text
@@ -280,7 +280,10 @@ def test_a_folder_that_cannot_be_written_leaves_nothing(tmp_path: Path) -> None:
     (out / "qa").write_text("a file where qa's folder goes\n")
     result = init(*BASE, "--out", str(out))
     assert result.exit_code == 2
-    assert result.stderr == f"error: {out}/qa/.github/workflows: cannot write (Not a directory); nothing written\n"
+    assert (
+        result.stderr
+        == f"error: {out}/qa/.github/workflows: cannot write (Not a directory); nothing written\n"
+    )
     assert list(written(out)) == ["qa"]  # main's and dev's files, written first, are gone too
 
 

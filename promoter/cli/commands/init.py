@@ -350,7 +350,8 @@ def _next_steps(
         f"let this repo use {setup.promoter_repo}'s workflows: Settings → Actions → General "
         "(docs/github-actions.md#hosting-the-promoter)"
         + (
-            f"; in {setup.promoter_repo}, Access: accessible from your organization"
+            f"; in {setup.promoter_repo}, Access: accessible from your organization; "
+            + ("install the App on it too, Contents read" if setup.auth == "app" else "let the token read it")
             if setup.private_promoter
             else ""
         )
