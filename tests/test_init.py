@@ -367,3 +367,19 @@ def test_the_environments_and_their_branches_come_from_the_pipeline(
     assert here.exit_code == 0, here.output
     assert (repo / ".github/workflows/schedule.yml").exists()
     assert f"and run: promoter init --promoter-repo acme/promoter --ref {SHA} --tag v0.1.0\n" in here.stdout
+
+
+def test_the_skeleton_names_the_forge_for_github_enterprise_server(tmp_path: Path) -> None:
+    url = "https://ghe.example.com/acme/platform"
+    result = init(*BASE, "--out", str(tmp_path), "--branch", "main", "--skeleton", "--platform-repo", url)
+    assert result.exit_code == 0, result.output
+    pipeline = yaml.safe_load((tmp_path / "promoter.yaml").read_text())
+    assert pipeline["spec"]["platformRepo"] == {"url": url, "forge": "github"}
+    assert sorted(written(tmp_path)) == [
+        ".github/workflows/promote-by-hand.yml",
+        ".github/workflows/promote.yml",
+        ".github/workflows/render.yml",
+        "config-schema.yaml",
+        "promoter.yaml",
+        "workloads/hello-world.yaml",
+    ]

@@ -6,7 +6,10 @@ repo URL the github forge accepts)."""
 
 from __future__ import annotations
 
+import json
 from urllib.parse import urlsplit
+
+import yaml
 
 HEADER = "apiVersion: promoter.dev/v1alpha1\n"
 
@@ -33,11 +36,21 @@ def pipeline(environments: tuple[str, ...], platform_repo: str) -> str:
         "# Prometheus, the hub) as docs/health-gates.md describes.\n"
         + HEADER
         + "kind: Pipeline\nmetadata:\n  name: platform\nspec:\n  platformRepo:\n"
-        + f"    url: {platform_repo}\n"
+        + f"    url: {_scalar(platform_repo)}\n"
         + forge
         + "  environments:\n"
         + "".join(lines)
     )
+
+
+def _scalar(text: str) -> str:
+    """``text`` as a YAML scalar that reads back as itself: plain when it does, else quoted."""
+    plain = " #" not in text and not text.endswith(":")
+    try:
+        plain = plain and yaml.safe_load(f"k: {text}") == {"k": text}
+    except yaml.YAMLError:
+        plain = False
+    return text if plain else json.dumps(text)
 
 
 def workload(environments: tuple[str, ...]) -> str:
