@@ -183,8 +183,9 @@ class Expression:
                 if self._peek() == ",":
                     self._take()
             self._take(")")
-            return FUNCTIONS[token](*args)
-        value = self.context.get(token)
+            value = FUNCTIONS[token](*args)  # then any property or index, as on a context
+        else:
+            value = self.context.get(token)
         while self._peek() in (".", "["):
             if self._take()[1] == ".":
                 key: Any = self._take()[1]
@@ -228,6 +229,7 @@ def test_the_expression_language() -> None:
     assert evaluate("${{ inputs.to == 'QA' }}", ctx) is True  # strings compare case-insensitively
     assert evaluate("${{ n == 3 }}", ctx) is True  # other kinds as numbers
     assert evaluate("${{ inputs.force && 'it''s' }}", ctx) == "it's"
+    assert evaluate("${{ fromJSON('{\"a/b\":\"x\"}')[inputs.to == 'qa' && 'a/b' || 'c'] }}", ctx) == "x"
 
 
 # ------------------------------------------------------------ the workflow runner
@@ -249,15 +251,16 @@ class JobRun:
 class Workflows:
     """Runs a caller workflow of the examples and the reusable workflow it calls."""
 
-    def __init__(self, runner: Runner, github: dict[str, Any]) -> None:
+    def __init__(self, runner: Runner, github: dict[str, Any], promoter: str = "your-org/promoter") -> None:
         self.runner, self.github = runner, github
+        self.promoter = promoter  # the caller's copy of the promoter (`uses:`), as `promoter init` names it
         self.jobs: list[JobRun] = []
 
     def call(self, caller: Path, inputs: dict[str, Any] | None = None) -> dict[str, Any]:
         doc = yaml.safe_load(caller.read_text())
         context = {"github": self.github, "inputs": inputs or {}, "secrets": {}, "env": {}}
         (job,) = doc["jobs"].values()
-        assert str(job["uses"]).startswith("your-org/promoter/.github/workflows/promote.yml@")
+        assert str(job["uses"]).startswith(f"{self.promoter}/.github/workflows/promote.yml@")
         given = {k: evaluate(v, context) for k, v in job.get("with", {}).items()}
         secrets = {k: text(evaluate(v, context)) for k, v in job.get("secrets", {}).items()}
         return self.reusable(given, secrets)
@@ -313,7 +316,7 @@ class Workflows:
             if run.failed or not condition(step.get("if"), context):
                 run.steps.append((step.get("name", uses), None))
                 continue
-            action = re.match(r"(?:\./\.promoter|your-org/promoter)/actions/(\w+)(?:@|$)", uses)
+            action = re.match(rf"(?:\./\.promoter|{re.escape(self.promoter)})/actions/(\w+)(?:@|$)", uses)
             if action:  # the reusable workflow's checkout, or a caller's pinned copy
                 given = {k: text(evaluate(v, context)) for k, v in step.get("with", {}).items()}
                 if action.group(1) == "promote":

@@ -1,0 +1,363 @@
+"""``promoter init``: scaffold a control-plane repo's workflows (on main and on every environment
+branch) and, with ``--skeleton``, a starter control plane (docs/github-actions.md)."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import click
+import yaml
+
+from promoter.cli import init_skeleton, init_workflows
+from promoter.cli.init_workflows import Setup
+from promoter.controlplane.documents import PIPELINE_FILE
+from promoter.controlplane.repo import ControlPlane
+from promoter.errors import UsageError
+from promoter.gitcmd import Git, valid_branch
+from promoter.urls import url_problem
+
+REPO = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}")
+SHA = re.compile(r"[0-9a-f]{40}")
+TAG = re.compile(r"v?[0-9][0-9A-Za-z._+-]{0,100}")
+ENV_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+
+EXAMPLES = """
+\b
+Examples:
+  # in your control-plane clone, on main: main's workflows, pinned to your copy's v0.1.0
+  promoter init --promoter-repo acme/promoter --ref 5e1f4c2a9b7d3e8f6a0c1b2d4e6f8a0b1c3d5e7f --tag v0.1.0
+  # then on each environment branch, the same command: that branch's workflows
+  git checkout dev
+  promoter init --promoter-repo acme/promoter --ref 5e1f4c2a9b7d3e8f6a0c1b2d4e6f8a0b1c3d5e7f --tag v0.1.0
+  # a new control plane: every branch's files in a folder each, a starter Pipeline, token auth
+  promoter init --promoter-repo acme/promoter --ref 5e1f4c2a9b7d3e8f6a0c1b2d4e6f8a0b1c3d5e7f \\
+      --out /tmp/cp --skeleton --platform-repo https://github.com/acme/platform \\
+      --auth token --environments dev,staging,prod
+"""
+
+
+@click.command("init", epilog=EXAMPLES)
+@click.option(
+    "--promoter-repo", required=True, metavar="OWNER/NAME", help="Your team's copy of the promoter."
+)
+@click.option(
+    "--ref", required=True, metavar="SHA|TAG", help="The promoter commit to pin (a full SHA; a tag warns)."
+)
+@click.option(
+    "--tag", default=None, metavar="TAG", help="The tag of that SHA, written after each pin as a comment."
+)
+@click.option(
+    "--auth",
+    type=click.Choice(["app", "token"]),
+    default="app",
+    show_default=True,
+    help="A GitHub App (PROMOTER_GITHUB_APP_ID and _PRIVATE_KEY) or a token (PROMOTER_GITHUB_TOKEN).",
+)
+@click.option(
+    "--environments",
+    default=None,
+    metavar="A,B,...",
+    help="The environments in promotion order, each kept on the branch of its name "
+    "(default: the Pipeline's on the main branch of the working directory's repo, else dev,qa,prod).",
+)
+@click.option(
+    "--main-branch",
+    default="main",
+    show_default=True,
+    metavar="NAME",
+    help="The control plane's promoted branch.",
+)
+@click.option("--private-promoter", is_flag=True, help="The promoter's copy is a private repository.")
+@click.option(
+    "--skeleton", is_flag=True, help="Also write a starter Pipeline, Workload and environment files."
+)
+@click.option(
+    "--platform-repo", default=None, metavar="URL", help="The platform GitOps repo (with --skeleton)."
+)
+@click.option(
+    "--out",
+    default=None,
+    type=click.Path(file_okay=False),
+    help="Write into this folder, one subfolder per branch (default: the working tree, its branch's files).",
+)
+@click.option(
+    "--branch",
+    default=None,
+    metavar="BRANCH",
+    help="Write only this branch's files, at the top of the target.",
+)
+@click.option("--force", is_flag=True, help="Overwrite files that exist with other content.")
+def init(
+    promoter_repo: str,
+    ref: str,
+    tag: str | None,
+    auth: str,
+    environments: str | None,
+    main_branch: str,
+    private_promoter: bool,
+    skeleton: bool,
+    platform_repo: str | None,
+    out: str | None,
+    branch: str | None,
+    force: bool,
+) -> None:
+    """Write the GitHub Actions workflows of a control-plane repo, for main and for every
+    environment branch, pinned to your copy of the promoter; with --skeleton, a starter control
+    plane too. Nothing existing is overwritten without --force."""
+    setup = _setup(promoter_repo, ref, tag, auth, environments, main_branch, private_promoter)
+    if skeleton and not platform_repo:
+        raise UsageError(
+            "--skeleton needs --platform-repo URL: the platform GitOps repo the Pipeline renders to"
+        )
+    if platform_repo is not None:
+        problem = url_problem(platform_repo, "github")
+        if not skeleton or problem:
+            raise UsageError(
+                f"--platform-repo {platform_repo!r}: {problem or 'goes with --skeleton (it is written in the Pipeline)'}"
+            )
+    root, branches = _target(out, branch, setup)
+    files = _files(
+        setup,
+        branches,
+        skeleton,
+        platform_repo or "",
+        nested=out is not None and branch is None,
+    )
+    written = _write(root, files, force)
+    for path, state in written:
+        click.echo(f"{state:9} {path}")
+    _next_steps(setup, root, branches, out, skeleton, platform_repo)
+
+
+def _setup(
+    repo: str, ref: str, tag: str | None, auth: str, environments: str | None, main: str, private: bool
+) -> Setup:
+    if not REPO.fullmatch(repo) or repo.split("/")[1] in (".", ".."):
+        raise UsageError(f"--promoter-repo {repo!r}: not a GitHub repository OWNER/NAME")
+    ref = ref.lower() if SHA.fullmatch(ref.lower()) else ref
+    if not SHA.fullmatch(ref):
+        if re.fullmatch(r"[0-9a-fA-F]{7,39}", ref):
+            raise UsageError(f"--ref {ref}: a short SHA; give the commit's full 40-character SHA")
+        if not _tag_like(ref):
+            raise UsageError(
+                f"--ref {ref!r}: not a full commit SHA or a version tag (a branch moves): "
+                "git rev-parse 'v0.1.0^{commit}' in your copy gives the SHA to pin"
+            )
+        if tag is not None:
+            raise UsageError("--tag goes with a SHA in --ref: it names the tag of that commit")
+        click.echo(
+            f"warning: --ref {ref} is a tag, and a tag can move: pin the commit's full SHA "
+            "(zizmor's unpinned-uses flags a tag), with --tag naming the tag",
+            err=True,
+        )
+    if tag is not None and not _tag_like(tag):
+        raise UsageError(f"--tag {tag!r}: not a version tag (such as v0.1.0)")
+    if not valid_branch(main) or not _plain(main):
+        raise UsageError(
+            f"--main-branch {main!r}: not a plain branch name (letters, digits, '.', '_', '/', '-')"
+        )
+    names, branches = _environments(environments, main)
+    if main in branches:
+        raise UsageError(f"--main-branch {main!r}: an environment's branch too")
+    return Setup(repo, ref, tag, names, main, auth, private, branches if branches != names else ())
+
+
+def _environments(flag: str | None, main: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The environments' names and branches: from ``--environments``, else the Pipeline, else
+    dev, qa and prod."""
+    if flag is None:
+        found = _pipeline(main)
+        if found is not None:
+            return found
+    names = tuple(n.strip() for n in (flag or "dev,qa,prod").split(","))
+    for name in names:
+        if not ENV_NAME.fullmatch(name) or yaml.safe_load(name) != name:
+            raise UsageError(
+                f"--environments: {name!r} is not an environment name: lowercase letters, digits and '-', "
+                "at most 63, and not a word YAML reads as a boolean or number"
+            )
+    if len(set(names)) != len(names):
+        raise UsageError(f"--environments {flag!r}: an environment is named twice")
+    return names, names
+
+
+def _pipeline(main: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """The environments of the Pipeline at the head of ``main`` (local, else origin's; nothing is
+    fetched) in the working directory's repo, or None without one."""
+    git = Git(".")
+    if not git.ok("rev-parse", "--git-dir"):
+        return None
+    head = git.commit_of(f"refs/heads/{main}") or git.commit_of(f"refs/remotes/origin/{main}")
+    if head is None or git.read_file(head, PIPELINE_FILE) is None:
+        return None
+    pipeline = ControlPlane(".", main, label="the working directory").main(head).pipeline
+    names = tuple(env.name for env in pipeline.environments)
+    branches = tuple(env.branch for env in pipeline.environments)
+    odd = [b for b in branches if not _plain(b)]
+    if odd:
+        raise UsageError(
+            f"{PIPELINE_FILE}: branch {odd[0]!r}: the workflows take plain branch names "
+            "(letters, digits, '.', '_', '/', '-'); give --environments to choose"
+        )
+    click.echo(f"environments from {main}:{PIPELINE_FILE} at {head[:12]}: {', '.join(names)}", err=True)
+    return names, branches
+
+
+def _plain(branch: str) -> bool:
+    """A branch name that is the same text in YAML, in a flow list and in an expression string."""
+    return bool(re.fullmatch(r"[A-Za-z0-9._/-]+", branch)) and yaml.safe_load(branch) == branch
+
+
+def _tag_like(name: str) -> bool:
+    return bool(TAG.fullmatch(name)) and valid_branch(name) and not name.endswith((".", ".lock"))
+
+
+def _target(out: str | None, branch: str | None, setup: Setup) -> tuple[Path, list[str]]:
+    """The folder to write into, and the branches whose files go there."""
+    every = [setup.main_branch, *setup.branches]
+    if branch is not None and branch not in every:
+        raise UsageError(
+            f"--branch {branch!r}: neither {setup.main_branch} nor an environment's ({', '.join(setup.branches)})"
+        )
+    if out is not None:
+        return Path(out), [branch] if branch else every
+    git = Git(".")
+    top = git.run("rev-parse", "--show-toplevel", check=False)
+    if top.returncode != 0:
+        raise UsageError(
+            "the working directory is not in a git working tree: run init in your control-plane clone, or give --out DIR"
+        )
+    if branch is None:
+        head = git.run("symbolic-ref", "--quiet", "--short", "HEAD", check=False).stdout.decode().strip()
+        if head not in every:
+            raise UsageError(
+                f"the checked-out branch {head or '(detached HEAD)'!r} is neither {setup.main_branch} nor an "
+                f"environment's ({', '.join(setup.branches)}): check one out, or give --branch or --out"
+            )
+        branch = head
+    return Path(top.stdout.decode().strip()), [branch]
+
+
+def _files(
+    setup: Setup, branches: list[str], skeleton: bool, platform_repo: str, nested: bool
+) -> dict[str, str]:
+    files: dict[str, str] = {}
+    for branch in branches:
+        if branch == setup.main_branch:
+            mine = init_workflows.for_main(setup)
+            if skeleton:
+                mine |= init_skeleton.for_main(setup.environments, platform_repo)
+        else:
+            mine = init_workflows.for_environment(setup)
+            if skeleton:
+                mine |= init_skeleton.for_environment(setup.environment_of(branch))
+        files |= {(f"{branch}/{path}" if nested else path): text for path, text in mine.items()}
+    return files
+
+
+def _write(root: Path, files: dict[str, str], force: bool) -> list[tuple[str, str]]:
+    """Write ``files`` under ``root``: all of them, or (a file exists with other content and no
+    --force) none."""
+    states = []
+    for path, text in files.items():
+        target = root / path
+        if target.is_symlink() or (target.exists() and not target.is_file()):
+            raise UsageError(f"{target}: exists and is not a regular file; nothing written")
+        if not target.exists():
+            states.append((path, "wrote"))
+        elif target.read_text(errors="replace") == text:
+            states.append((path, "unchanged"))
+        else:
+            states.append((path, "replaced"))
+    clash = [p for p, s in states if s == "replaced"]
+    if clash and not force:
+        raise UsageError(
+            f"{root / clash[0]} exists with other content ({len(clash)} file{'s' if len(clash) > 1 else ''}); "
+            "nothing written: --force replaces them"
+        )
+    _commit(root, {p: files[p] for p, state in states if state != "unchanged"})
+    return states
+
+
+def _commit(root: Path, files: dict[str, str]) -> None:
+    """Write every file beside its place first, then move them all in: a folder that cannot be
+    written leaves nothing behind but the folders made."""
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for path, text in files.items():
+            target = root / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            temp = target.with_name(f".{target.name}.promoter-init")
+            staged.append((temp, target))
+            temp.write_text(text)
+    except OSError as err:
+        for temp, _ in staged:
+            temp.unlink(missing_ok=True)
+        raise UsageError(f"{err.filename or root}: cannot write ({err.strerror}); nothing written") from err
+    for temp, target in staged:
+        temp.replace(target)
+
+
+PERMISSIONS = (
+    "on the platform repo Contents and Pull requests read and write, Commit statuses read; "
+    "on this repo Contents read, Commit statuses read and write"
+)
+SECRETS = {
+    "app": f"PROMOTER_GITHUB_APP_ID and PROMOTER_GITHUB_APP_PRIVATE_KEY (a GitHub App installed on both: {PERMISSIONS})",
+    "token": f"PROMOTER_GITHUB_TOKEN (a fine-grained token: {PERMISSIONS})",
+}
+
+
+def _again(setup: Setup, skeleton: bool, platform_repo: str | None) -> str:
+    """The command line that writes the same files on another branch."""
+    args = ["promoter", "init", "--promoter-repo", setup.promoter_repo, "--ref", setup.ref]
+    args += ["--tag", setup.tag] if setup.tag else []
+    args += ["--auth", setup.auth] if setup.auth != "app" else []
+    # environments kept on branches of other names come from the Pipeline, read again there
+    args += ["--environments", ",".join(setup.environments)] if setup.branches == setup.environments else []
+    args += ["--main-branch", setup.main_branch] if setup.main_branch != "main" else []
+    args += ["--private-promoter"] if setup.private_promoter else []
+    args += ["--skeleton", "--platform-repo", platform_repo] if skeleton and platform_repo else []
+    return shlex.join(args)
+
+
+def _next_steps(
+    setup: Setup, root: Path, branches: list[str], out: str | None, skeleton: bool, platform_repo: str | None
+) -> None:
+    main, envs, on = setup.main_branch, ", ".join(setup.environments), ", ".join(setup.branches)
+    steps = []
+    if out is not None and len(branches) > 1:
+        steps.append(
+            f"commit {root / main}/ to {main} and {root}/<branch>/ to each environment branch ({on}), "
+            "through pull requests"
+        )
+    else:
+        (branch,) = branches
+        steps.append(f"commit these files to {branch} (through a pull request)")
+        rest = [b for b in (main, *setup.branches) if b != branch]
+        again = _again(setup, skeleton, platform_repo)
+        steps.append(f"check out each other branch ({', '.join(rest)}) in turn and run: {again}")
+    steps.append(
+        f"in the control-plane repo's Settings → Secrets and variables → Actions: {SECRETS[setup.auth]}"
+    )
+    steps.append(
+        f"Settings → Environments: create {envs} (required reviewers and wait timers are the approvals)"
+    )
+    steps.append(f"branch protection: require the render check on {main} and on {on}")
+    steps.append(
+        f"let this repo use {setup.promoter_repo}'s workflows: Settings → Actions → General "
+        "(docs/github-actions.md#hosting-the-promoter)"
+        + (
+            f"; in {setup.promoter_repo}, Access: accessible from your organization; "
+            + ("install the App on it too, Contents read" if setup.auth == "app" else "let the token read it")
+            if setup.private_promoter
+            else ""
+        )
+    )
+    if skeleton:
+        steps.append("edit promoter.yaml's gates and the Workload's repo, then: promoter validate")
+    click.echo("\nnext steps:")
+    for i, step in enumerate(steps, 1):
+        click.echo(f"  {i}. {step}")

@@ -1,0 +1,207 @@
+"""The workflows ``promoter init`` writes: on main (promote on push, promote by hand, the render
+check) and on every environment branch (the scheduling flow on push, the render check). Pure text;
+``promoter init --promoter-repo your-org/promoter --ref 000...0 --tag v0.1.0`` writes exactly the
+files under ``examples/`` (tests/test_init.py holds the two together).
+
+Every value written here was checked by ``promoter init`` first (a GitHub ``owner/name``, a full
+SHA or a tag, DNS-1123 environment names, a plain branch name), so nothing needs YAML quoting and
+nothing reaches an expression or a shell as anything but data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+CHECKOUT = "actions/checkout@08c6903cd8c0fde910a37f88322edcfb5dd907a8 # v5.0.0"
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What the workflows depend on."""
+
+    promoter_repo: str  # owner/name of the team's copy
+    ref: str  # a full commit SHA (or a tag)
+    tag: str | None  # the tag of that SHA, written as a comment after each pin
+    environments: tuple[str, ...]  # in promotion order
+    main_branch: str = "main"
+    auth: str = "app"  # app | token
+    private_promoter: bool = False
+    env_branches: tuple[str, ...] = ()  # each environment's control-plane branch (default: its name)
+
+    @property
+    def branches(self) -> tuple[str, ...]:
+        return self.env_branches or self.environments
+
+    def environment_of(self, branch: str) -> str:
+        return self.environments[self.branches.index(branch)]
+
+    def pin(self, path: str) -> str:
+        comment = f" # {self.tag}" if self.tag else ""
+        return f"{self.promoter_repo}/{path}@{self.ref}{comment}"
+
+
+SECRETS = {
+    "app": (
+        "PROMOTER_GITHUB_APP_ID: ${{ secrets.PROMOTER_GITHUB_APP_ID }}",
+        "PROMOTER_GITHUB_APP_PRIVATE_KEY: ${{ secrets.PROMOTER_GITHUB_APP_PRIVATE_KEY }}",
+    ),
+    "token": ("PROMOTER_GITHUB_TOKEN: ${{ secrets.PROMOTER_GITHUB_TOKEN }}",),
+}
+RENDER_AUTH = {
+    "app": (
+        "# the promoter mints its own installation tokens, limited to the platform repo and this one",
+        "app-id: ${{ secrets.PROMOTER_GITHUB_APP_ID }}",
+        "app-private-key: ${{ secrets.PROMOTER_GITHUB_APP_PRIVATE_KEY }}",
+    ),
+    "token": (
+        "# a token that can read the platform repo (the same secret the promotion uses)",
+        "token: ${{ secrets.PROMOTER_GITHUB_TOKEN }}",
+    ),
+}
+
+
+def _hosting(s: Setup) -> str:
+    return (
+        f"# {s.promoter_repo} is your team's copy of the promoter (a fork or a mirror) and the SHA is the\n"
+        "# commit of the tag you vetted in it, the same SHA in `uses:` and promoter-ref; see\n"
+        "# docs/github-actions.md#hosting-the-promoter for how to make the copy, find the SHA and check it.\n"
+    )
+
+
+def _flow(items: tuple[str, ...]) -> str:
+    return f"[{', '.join(items)}]"
+
+
+def _call(s: Setup, job: str, given: list[str]) -> str:
+    """A job calling the reusable workflow, with ``given`` as its first inputs."""
+    extra = [f"main-branch: {s.main_branch}"] if s.main_branch != "main" else []
+    extra += ["private-promoter: true"] if s.private_promoter else []
+    inputs = [*given, *extra, f"promoter-repository: {s.promoter_repo}", f"promoter-ref: {s.ref}"]
+    return (
+        f"\njobs:\n  {job}:\n"
+        f"    uses: {s.pin('.github/workflows/promote.yml')}\n"
+        "    permissions:\n"
+        "      contents: read # check out the control plane\n"
+        "      statuses: write # promoter/<env> statuses on the main commit\n"
+        "    with:\n" + "".join(f"      {line}\n" for line in inputs) + "    secrets:\n"
+        "" + "".join(f"      {line}\n" for line in SECRETS[s.auth])
+    )
+
+
+def promote(s: Setup) -> str:
+    return (
+        f"# A push to {s.main_branch} promotes that commit {' -> '.join(s.environments)} (the promotion flow).\n"
+        + _hosting(s)
+        + f"name: promote\n\non:\n  push:\n    branches: [{s.main_branch}]\n\npermissions: {{}}\n"
+        + _call(s, "promote", ["commit: ${{ github.sha }}"])
+    )
+
+
+def promote_by_hand(s: Setup) -> str:
+    return (
+        "# Promote a chosen commit to a chosen environment by hand (Actions tab -> promote by hand).\n"
+        "# Without force the commit goes through every environment before the chosen one first (those\n"
+        "# already done are skipped); with force it goes straight to the chosen environment.\n"
+        + _hosting(s)
+        + "name: promote by hand\n\non:\n  workflow_dispatch:\n    inputs:\n"
+        "      to:\n"
+        "        description: Promote up to and including this environment\n"
+        "        type: choice\n"
+        f"        options: {_flow(s.environments)}\n"
+        "        required: true\n"
+        "      commit:\n"
+        f"        description: Main commit to promote (empty for the head of {s.main_branch})\n"
+        "        type: string\n"
+        '        default: ""\n'
+        "      force:\n"
+        "        description: Skip the guard and go straight to this environment\n"
+        "        type: boolean\n"
+        "        default: false\n\npermissions: {}\n"
+        + _call(
+            s,
+            "promote",
+            ["to: ${{ inputs.to }}", "commit: ${{ inputs.commit }}", "force: ${{ inputs.force }}"],
+        )
+    )
+
+
+def schedule(s: Setup) -> str:
+    if s.branches == s.environments:
+        same, which = "the branch names are the\n# environment names", "${{ github.ref_name }}"
+    else:  # the pushed branch's environment, from a map written here (names checked: no quotes)
+        pairs = ",".join(f'"{b}":"{e}"' for b, e in zip(s.branches, s.environments, strict=True))
+        same, which = (
+            "each branch maps to\n# its environment",
+            f"${{{{ fromJSON('{{{pairs}}}')[github.ref_name] }}}}",
+        )
+    return (
+        "# A push to an environment branch re-renders that environment alone, with the main commit\n"
+        "# deployed there (the scheduling flow). GitHub runs the workflows of the pushed commit, so this\n"
+        f"# file lives on every environment branch (the same file on each: {same}), and not on main,"
+        " where a push to an environment branch never looks.\n"
+        + _hosting(s)
+        + f"name: schedule\n\non:\n  push:\n    branches: {_flow(s.branches)}\n\npermissions: {{}}\n"
+        + _call(s, "schedule", [f"schedule: {which}"])
+    )
+
+
+def render(s: Setup) -> str:
+    main = s.main_branch
+    into_main = f"github.base_ref == '{main}'"
+    into_env = f"github.base_ref != '{main}'"
+    with_main = [f"main-branch: {main}"] if main != "main" else []
+    steps = [
+        f"- uses: {CHECKOUT}",
+        "  with:",
+        "    fetch-depth: 0 # main and every environment branch",
+        "    persist-credentials: false",
+        "- name: Render and diff",
+        "  id: render",
+        f"  uses: {s.pin('actions/render')}",
+        "  with:",
+        "    # into main: this change to main against every environment as it is;",
+        "    # into an environment branch: that environment with the main commit deployed there",
+        f"    commit: ${{{{ {into_main} && github.sha || '' }}}}",
+        f"    environment-branch: ${{{{ {into_env} && github.base_ref || '' }}}}",
+        f"    environment-commit: ${{{{ {into_env} && github.sha || '' }}}}",
+        f"    deployed-main: ${{{{ {into_env} }}}}",
+        *(f"    {line}" for line in with_main),
+        *(f"    {line}" for line in RENDER_AUTH[s.auth]),
+        "- name: Post the diff on the pull request",
+        "  env:",
+        "    GH_TOKEN: ${{ github.token }}",
+        "    GH_REPO: ${{ github.repository }}",
+        "    PR_NUMBER: ${{ github.event.pull_request.number }}",
+        "    COMMENT_FILE: ${{ steps.render.outputs.comment-file }}",
+        "  # update the comment of an earlier push, or add the first one",
+        "  run: |",
+        '    gh pr comment "$PR_NUMBER" --edit-last --body-file "$COMMENT_FILE" \\',
+        '      || gh pr comment "$PR_NUMBER" --body-file "$COMMENT_FILE"',
+    ]
+    return (
+        "# Every pull request into main or an environment branch is rendered and diffed against the\n"
+        "# platform branches; the diff is posted on the pull request. Nothing is pushed. GitHub runs the\n"
+        "# workflows of the pull request's merge commit: this file is on main and, the same, on every\n"
+        "# environment branch.\n" + _hosting(s) + "name: render\n\non:\n  pull_request:\n"
+        f"    branches: {_flow((main, *s.branches))}\n\npermissions: {{}}\n\n"
+        "jobs:\n  render:\n    runs-on: ubuntu-latest\n    permissions:\n"
+        "      contents: read # check out the control plane\n"
+        "      pull-requests: write # post the rendered diff as a comment\n"
+        "    steps:\n" + "".join(f"      {line}\n" for line in steps)
+    )
+
+
+def for_main(s: Setup) -> dict[str, str]:
+    """The workflows of the main branch, by path."""
+    return {
+        ".github/workflows/promote.yml": promote(s),
+        ".github/workflows/promote-by-hand.yml": promote_by_hand(s),
+        ".github/workflows/render.yml": render(s),
+    }
+
+
+def for_environment(s: Setup) -> dict[str, str]:
+    """The workflows of every environment branch (the same on each), by path."""
+    return {
+        ".github/workflows/render.yml": render(s),
+        ".github/workflows/schedule.yml": schedule(s),
+    }
