@@ -238,7 +238,9 @@ def test_the_scheduling_flow_refuses_folders_at_different_commits(factory: Contr
     factory.commit("qa", {"env.yaml": QA_TYPES.replace("REGION: here", "REGION: there")}, "new values")
     refs = factory.refs()
     for extra in ([], ["--waves"]):
-        result = CliRunner().invoke(cli, ["promote", "--control-plane", str(path), "--schedule", "qa", *extra])
+        result = CliRunner().invoke(
+            cli, ["promote", "--control-plane", str(path), "--schedule", "qa", *extra]
+        )
         assert result.exit_code == 1, result.output
         assert (
             f"qa: its cluster types hold different main commits ({x[:12]} besides {y[:12]})" in result.output
