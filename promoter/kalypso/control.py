@@ -110,7 +110,7 @@ class KalypsoControlPlane:
         head = self.cp.resolve(commit)
         env = self.environment(self.main(head), env_name)
         branch = self.branch(env, env_commit)
-        main_commit = head if commit is not None else self._base_commit(env, branch)
+        main_commit = head if commit is not None else self.base_commit(env, branch)
         main = self.main(main_commit)
         fetched = [
             self._fetch(r.name, main) for r in sorted(main.registrations.values(), key=lambda r: r.name)
@@ -148,9 +148,9 @@ class KalypsoControlPlane:
         """The environment's BaseRepo, when it has one, pins a commit the repo has."""
         env = rendered.main.environments.get(rendered.environment)
         if env is not None and rendered.branch.base is not None:
-            self._base_commit(env, rendered.branch)
+            self.base_commit(env, rendered.branch)
 
-    def _base_commit(self, env: KEnvironment, branch: KalypsoBranch) -> str:
+    def base_commit(self, env: KEnvironment, branch: KalypsoBranch) -> str:
         if branch.base is None:
             raise ConfigError(
                 f"environment {env.name!r}: branch {branch.branch!r} has no BaseRepo, so which main commit "

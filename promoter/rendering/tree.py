@@ -33,6 +33,9 @@ class Rendered:
     files: Mapping[str, bytes]
     cluster_types: tuple[str, ...]
     assignments: Sequence[Assignment]
+    # The render owns the whole environment folder, as Kalypso's scheduler does: every other
+    # folder is removed, dot-folders it writes into keep their other files (platform.owned).
+    owns_tree: bool = False
 
 
 class RenderedFolders(Mapping[str, bytes]):

@@ -11,8 +11,10 @@ from typing import Any
 
 import click
 
+from promoter.controlplane.repo import ControlPlane
 from promoter.errors import UsageError
-from promoter.kalypso.control import KalypsoControlPlane, Planned, Render
+from promoter.kalypso.control import KalypsoControlPlane, Planned, Render, open_kalypso
+from promoter.kalypso.promotion import KalypsoPromotion, order_from_file, order_from_flag
 from promoter.kalypso.render import TRACKING
 from promoter.platform.objects import Change
 
@@ -108,3 +110,37 @@ def _env_diff(
         {group: Change(*counts) for group, counts in planned.changes().items()},
         patches,
     )
+
+
+def kalypso_promotion(
+    cp: ControlPlane,
+    commit: str | None,
+    env_name: str | None,
+    environments: str | None,
+    environments_file: str | None,
+) -> tuple[KalypsoPromotion, str] | None:
+    """``promote`` on a Kalypso control plane (docs/kalypso.md#promote): the control plane the
+    flows see, and the main commit to promote (``--commit``, else the BaseRepo commit of the
+    environment scheduled, or of the first environment). None for a promoter control plane."""
+    kcp = open_kalypso(cp, commit)
+    if kcp is None:
+        if environments is not None or environments_file is not None:
+            raise UsageError(
+                "--environments and --environments-file are for a Kalypso control plane (docs/kalypso.md); "
+                "a promoter control plane's Pipeline orders its environments"
+            )
+        return None
+    if environments is not None and environments_file is not None:
+        raise UsageError("--environments and --environments-file exclude each other; give one")
+    if environments is None and environments_file is None:
+        raise UsageError(
+            "a Kalypso control plane keeps no order of environments in git: give --environments dev,stage "
+            "or --environments-file FILE (see docs/kalypso.md#promote)"
+        )
+    order = (
+        order_from_flag(environments) if environments is not None else order_from_file(str(environments_file))
+    )
+    promotion = KalypsoPromotion(kcp, order)
+    if commit is not None:
+        return promotion, promotion.resolve(commit)
+    return promotion, promotion.base_commit(env_name or order.environments[0].name)
