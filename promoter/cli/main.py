@@ -16,6 +16,7 @@ from promoter.cli import actions_output
 from promoter.cli.commands import (
     check_platform,
     completion,
+    convert,
     demo,
     diff,
     promote,
@@ -125,6 +126,7 @@ for command in (
     check_platform.check_platform,
     demo.demo,
     rollback.rollback,
+    convert.convert_command,
     report_status,
     hub,
     completion.completion,

@@ -113,7 +113,7 @@ class KalypsoControlPlane:
         main_commit = head if commit is not None else self.base_commit(env, branch)
         main = self.main(main_commit)
         fetched = [
-            self._fetch(r.name, main) for r in sorted(main.registrations.values(), key=lambda r: r.name)
+            self.fetch(r.name, main) for r in sorted(main.registrations.values(), key=lambda r: r.name)
         ]
         targets = deployment_targets([w for f in fetched for w in f.workloads], env.name)
         placements = schedule(
@@ -168,7 +168,7 @@ class KalypsoControlPlane:
                 line=base.source.line,
             ) from err
 
-    def _fetch(self, name: str, main: KalypsoMain) -> FetchedWorkloads:
+    def fetch(self, name: str, main: KalypsoMain) -> FetchedWorkloads:
         registration = main.registrations[name]
         key = f"{registration.workload.repo}\n{registration.workload.branch}\n{registration.workload.path}"
         if key not in self._fetched or self._fetched[key].registration != registration:

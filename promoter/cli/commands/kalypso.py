@@ -14,7 +14,7 @@ import click
 from promoter.controlplane.repo import ControlPlane
 from promoter.errors import UsageError
 from promoter.kalypso.control import KalypsoControlPlane, Planned, Render, open_kalypso
-from promoter.kalypso.promotion import KalypsoPromotion, order_from_file, order_from_flag
+from promoter.kalypso.promotion import KalypsoPromotion, Order, order_from_file, order_from_flag
 from promoter.kalypso.render import TRACKING
 from promoter.platform.objects import Change
 
@@ -130,17 +130,22 @@ def kalypso_promotion(
                 "a promoter control plane's Pipeline orders its environments"
             )
         return None
-    if environments is not None and environments_file is not None:
-        raise UsageError("--environments and --environments-file exclude each other; give one")
-    if environments is None and environments_file is None:
-        raise UsageError(
-            "a Kalypso control plane keeps no order of environments in git: give --environments dev,stage "
-            "or --environments-file FILE (see docs/kalypso.md#promote)"
-        )
-    order = (
-        order_from_flag(environments) if environments is not None else order_from_file(str(environments_file))
-    )
+    order = order_of(environments, environments_file)
     promotion = KalypsoPromotion(kcp, order)
     if commit is not None:
         return promotion, promotion.resolve(commit)
     return promotion, promotion.base_commit(env_name or order.environments[0].name)
+
+
+def order_of(environments: str | None, environments_file: str | None) -> Order:
+    """The order of a Kalypso control plane's environments: one of the two flags."""
+    if environments is not None and environments_file is not None:
+        raise UsageError("--environments and --environments-file exclude each other; give one")
+    if environments is not None:
+        return order_from_flag(environments)
+    if environments_file is not None:
+        return order_from_file(environments_file)
+    raise UsageError(
+        "a Kalypso control plane keeps no order of environments in git: give --environments dev,stage "
+        "or --environments-file FILE (see docs/kalypso.md#promote)"
+    )
