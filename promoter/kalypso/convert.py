@@ -6,8 +6,9 @@ What renders the same tree under promoter's rules:
 - main: one ``Pipeline`` (the order given, each environment's branch and GitOps place from its
   ``GitOpsRepo``), one ``Workload`` per Kalypso Workload of the registered repos (workspace from
   the registration; each target's labels the Kalypso-merged ones, so that promoter, where the
-  target wins, sees what Kalypso saw), the Templates translated (``translate``), and with the
-  2023 naming a ``config`` Template that writes the ConfigMap into Kalypso's namespace;
+  target wins, sees what Kalypso saw; targets of environments not converted left out), the
+  Templates translated (``translate``), and a ``config`` Template that writes the ConfigMap as
+  Kalypso's scheduler does, in Kalypso's namespace;
 - each environment branch: the ClusterTypes and SchedulingPolicies in promoter's apiVersion, and
   per cluster type one ConfigMap labelled ``cluster-type`` holding the config Kalypso merges for it
   (Kalypso merges shallowly in name order, promoter deeply by specificity: the merged result is
@@ -61,17 +62,18 @@ def convert(kcp: KalypsoControlPlane, order: Order, commit: str) -> Converted:
             files[f"workloads/{w.name}.yaml"] = _dump([_workload(w, kept)], note)
     for name in sorted(kmain.templates):
         files[f"templates/{name}.yaml"] = _dump([translate(kmain.templates[name], kcp.naming)])
-    if kcp.naming == "2023":
-        files[f"templates/{CONFIG_TEMPLATE}.yaml"] = CONFIG_2023.encode()
+    files[f"templates/{CONFIG_TEMPLATE}.yaml"] = config_template(kcp.naming)
     branches = {"main": files}
     for env in main.pipeline.environments:
         kenv = kmain.environments[env.name]
-        branches[env.branch] = _branch(kcp.branch(kenv), kcp.naming)
+        branches[env.branch] = _branch(kcp.branch(kenv))
     return Converted(branches, {f.registration.name: f.commit for f in fetched}, tuple(left_out))
 
 
-CONFIG_2023 = f"""\
-# Kalypso's config file: ConfigMap platform-config in Kalypso's namespace (<env>-<workspace>-<target>).
+def config_template(naming: Naming) -> bytes:
+    """Kalypso's config file: ConfigMap platform-config in Kalypso's namespace, keys sorted."""
+    return f"""\
+# Kalypso's config file: ConfigMap platform-config in Kalypso's namespace, keys sorted as Kalypso writes them.
 apiVersion: {API}
 kind: Template
 metadata:
@@ -81,13 +83,13 @@ spec:
   manifests:
     - |
       apiVersion: v1
+      data:
+        {{{{ config | configmap_data | to_yaml | indent(2) }}}}
       kind: ConfigMap
       metadata:
         name: platform-config
-        namespace: {{{{ {NAMESPACES["2023"]} }}}}
-      data:
-        {{{{ config | configmap_data | to_yaml | indent(2) }}}}
-"""
+        namespace: {{{{ {NAMESPACES[naming]} }}}}
+""".encode()
 
 
 def _pipeline(url: str, environments: tuple[Environment, ...]) -> dict[str, Any]:
@@ -145,10 +147,10 @@ def _target(w: Workload, t: DeploymentTarget) -> dict[str, Any]:
     return out
 
 
-def _branch(branch: KalypsoBranch, naming: Naming) -> dict[str, bytes]:
+def _branch(branch: KalypsoBranch) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     for name, ct in sorted(branch.cluster_types.items()):
-        docs: list[dict[str, Any]] = [_cluster_type(ct, naming)]
+        docs: list[dict[str, Any]] = [_cluster_type(ct)]
         config, sources = platform_config(ct, branch.configmaps)
         if config:
             docs.append(_config_map(ct.name, config))
@@ -171,7 +173,7 @@ def _branch(branch: KalypsoBranch, naming: Naming) -> dict[str, bytes]:
     return files
 
 
-def _cluster_type(ct: ClusterType, naming: Naming) -> dict[str, Any]:
+def _cluster_type(ct: ClusterType) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": ct.name}
     if ct.labels:
         meta["labels"] = dict(ct.labels)
@@ -182,7 +184,7 @@ def _cluster_type(ct: ClusterType, naming: Naming) -> dict[str, Any]:
         "spec": {
             "reconciler": ct.reconciler,
             "namespaceService": ct.namespace_service,
-            "configType": CONFIG_TEMPLATE if naming == "2023" else "configmap",
+            "configType": CONFIG_TEMPLATE,
         },
     }
 
@@ -195,7 +197,7 @@ def _config_map(cluster_type: str, config: dict[str, str]) -> dict[str, Any]:
             "name": f"kalypso-{cluster_type}",
             "labels": {"platform-config": "true", "cluster-type": cluster_type},
         },
-        "data": dict(config),
+        "data": dict(sorted(config.items())),  # sorted, as Kalypso writes them
     }
 
 
