@@ -19,7 +19,7 @@ from promoter.gitcmd import Git
 from promoter.kalypso.control import open_kalypso
 from promoter.kalypso.convert import Converted, convert
 
-EXAMPLES = """\\b
+EXAMPLES = """\b
 Examples:
   promoter convert --from kalypso --control-plane ./kalypso-control-plane --environments dev,stage --out ./promoter-cp
   promoter render --control-plane ./promoter-cp --env dev --out ./out
