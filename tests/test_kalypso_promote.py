@@ -203,3 +203,37 @@ def test_the_kalypso_flags_are_refused_on_a_promoter_control_plane(tmp_path: Pat
     code, output = promote(path, "--environments", "dev")
     assert code == 2
     assert "are for a Kalypso control plane" in output
+
+
+def test_a_dry_run_pushes_nothing(tmp_path: Path) -> None:
+    cp, _, gitops = sample_with_gitops(tmp_path)
+    before = Git(gitops).out("for-each-ref")
+    code, output = promote(cp, "--environments", "dev,stage", "--dry-run")
+    assert code == 0, output
+    assert "dev: dry run: would push promoter/dev and merge into dev (auto)" in output
+    assert Git(gitops).out("for-each-ref") == before
+
+
+def test_environments_rendering_to_two_repos_are_promoted_in_separate_runs(tmp_path: Path) -> None:
+    cp, _, gitops = sample_with_gitops(tmp_path)
+    git = Git(cp)
+    git.run("checkout", "--quiet", "stage")
+    text = (cp / "gitops-repo.yaml").read_text()
+    (cp / "gitops-repo.yaml").write_text(text.replace(f"file://{gitops}", f"file://{tmp_path}/other.git"))
+    git.run("commit", "--quiet", "-am", "stage renders elsewhere")
+    git.run("checkout", "--quiet", "main")
+    code, output = promote(cp, "--environments", "dev,stage")
+    assert code == 2, output
+    assert output.startswith("error: stage:gitops-repo.yaml:")
+    assert (
+        f"renders to file://{tmp_path}/other.git, another platform repo than the environments before it"
+        in output
+    )
+
+
+def test_status_on_a_kalypso_control_plane_points_at_convert(tmp_path: Path) -> None:
+    cp, _, _ = sample_with_gitops(tmp_path)
+    result = CliRunner().invoke(cli, ["status", "--control-plane", str(cp)])
+    assert result.exit_code == 2
+    assert "validate, render, diff and promote read a Kalypso control plane" in result.output
+    assert "promoter convert --from kalypso" in result.output

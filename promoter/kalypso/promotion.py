@@ -101,6 +101,7 @@ class KalypsoPromotion(ControlPlane):
         self.kcp = kcp
         self.order = order
         self._branches: dict[str, KalypsoBranch] = {}
+        self._kenvs: dict[str, KEnvironment] = {}  # the Environments of the main commits read
 
     def main(self, commit: str) -> MainObjects:
         if commit not in self._main:
@@ -117,6 +118,7 @@ class KalypsoPromotion(ControlPlane):
                         file=wanted.source.file,
                         line=wanted.source.line,
                     )
+                self._kenvs[kenv.name] = kenv
                 branch = self._branch(kenv)
                 gitops = _gitops(branch)
                 if url is not None and gitops.ref.repo != url:
@@ -141,7 +143,9 @@ class KalypsoPromotion(ControlPlane):
         return self._main[commit]
 
     def environment(self, env: Environment, commit: str | None = None) -> EnvironmentObjects:
-        branch = self.kcp.branch(self.kcp.environment(self.kcp.main(self.resolve(None)), env.name), commit)
+        """The environment branch at its head (or ``commit``), as promoter's objects."""
+        kenv = self._kenvs.get(env.name) or self.kcp.environment(self.kcp.main(self.resolve(None)), env.name)
+        branch = self.kcp.branch(kenv, commit)
         return EnvironmentObjects(
             branch.branch,
             branch.commit,
