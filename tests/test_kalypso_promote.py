@@ -237,3 +237,41 @@ def test_status_on_a_kalypso_control_plane_points_at_convert(tmp_path: Path) -> 
     assert result.exit_code == 2
     assert "validate, render, diff and promote read a Kalypso control plane" in result.output
     assert "promoter convert --from kalypso" in result.output
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "says"),
+    [
+        (
+            "      merge: direct\n",
+            "      merge: sometimes\n",
+            ":8: spec.environments[0].merge: must be one of",
+        ),
+        ("      timeout: 5m\n", "      timeout: soon\n", ":11: spec.environments[1].timeout:"),
+        (
+            '[{command: ["true"]}]',
+            "[{pray: {}}]",
+            ":9: spec.environments[0]: unknown gate 'pray'; known: argocd",
+        ),
+        (
+            "      timeout: 5m\n",
+            "      waves: []\n",
+            ":11: spec.environments[1].waves: Kalypso's files say this",
+        ),
+        (
+            "  name: kalypso-order\n",
+            "  name: kalypso-order\n  extra: 1\n",
+            ":5: unknown field 'metadata.extra'",
+        ),
+    ],
+)
+def test_bad_environments_files_are_named(tmp_path: Path, old: str, new: str, says: str) -> None:
+    cp, _, gitops = sample_with_gitops(tmp_path)
+    assert ENVIRONMENTS.count(old) == 1
+    path = write(tmp_path / "order.yaml", ENVIRONMENTS.replace(old, new))
+    before = Git(gitops).out("for-each-ref")
+    code, output = promote(cp, "--environments-file", path)
+    assert code == 2, output
+    assert output.startswith(f"error: {path}{says}"), output
+    assert len(output.splitlines()) == 1
+    assert Git(gitops).out("for-each-ref") == before
