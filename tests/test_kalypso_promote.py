@@ -275,3 +275,25 @@ def test_bad_environments_files_are_named(tmp_path: Path, old: str, new: str, sa
     assert output.startswith(f"error: {path}{says}"), output
     assert len(output.splitlines()) == 1
     assert Git(gitops).out("for-each-ref") == before
+
+
+@pytest.mark.parametrize(
+    ("url", "says"),
+    [
+        ("file:///nonexistent/gitops.git", "spec.repo: no git repository at /nonexistent/gitops.git"),
+        ("https://gitlab.example.com/team/gitops", "neither a local path or file:// URL nor on GitHub"),
+    ],
+)
+def test_a_gitops_repo_promoter_cannot_land_in_is_named_at_the_gitops_repo(
+    tmp_path: Path, url: str, says: str
+) -> None:
+    cp, _, gitops = sample_with_gitops(tmp_path)
+    git = Git(cp)
+    git.run("checkout", "--quiet", "dev")
+    text = (cp / "gitops-repo.yaml").read_text()
+    (cp / "gitops-repo.yaml").write_text(text.replace(f"file://{gitops}", url))
+    git.run("commit", "--quiet", "-am", "dev renders elsewhere")
+    git.run("checkout", "--quiet", "main")
+    code, output = promote(cp, "--environments", "dev")
+    assert code == 2, output
+    assert output.startswith("error: dev:gitops-repo.yaml:1: ") and says in output

@@ -172,6 +172,10 @@ class KalypsoPromotion(ControlPlane):
         kenv = self.kcp.environment(self.kcp.main(self.resolve(None)), environment)
         return self.kcp.base_commit(kenv, self._branch(kenv))
 
+    def gitops_of(self, environment: str) -> GitOpsRepo:
+        """The GitOpsRepo of an environment of the Pipeline (``main`` has read it)."""
+        return _gitops(self._branches[environment])
+
     def _branch(self, kenv: KEnvironment) -> KalypsoBranch:
         """The environment branch at its head, read once per run."""
         if kenv.name not in self._branches:

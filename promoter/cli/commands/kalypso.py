@@ -12,11 +12,12 @@ from typing import Any
 import click
 
 from promoter.controlplane.repo import ControlPlane
-from promoter.errors import UsageError
+from promoter.errors import ConfigError, UsageError
 from promoter.kalypso.control import KalypsoControlPlane, Planned, Render, open_kalypso
 from promoter.kalypso.promotion import KalypsoPromotion, Order, order_from_file, order_from_flag
 from promoter.kalypso.render import TRACKING
 from promoter.platform.objects import Change
+from promoter.runtime import forge_kind, local_platform_url
 
 
 def render_kalypso(kcp: KalypsoControlPlane, env_name: str, commit: str | None, out: str) -> None:
@@ -132,9 +133,31 @@ def kalypso_promotion(
         return None
     order = order_of(environments, environments_file)
     promotion = KalypsoPromotion(kcp, order)
-    if commit is not None:
-        return promotion, promotion.resolve(commit)
-    return promotion, promotion.base_commit(env_name or order.environments[0].name)
+    sha = (
+        promotion.resolve(commit)
+        if commit is not None
+        else promotion.base_commit(env_name or order.environments[0].name)
+    )
+    _check_platform(promotion, sha)
+    return promotion, sha
+
+
+def _check_platform(promotion: KalypsoPromotion, sha: str) -> None:
+    """The GitOpsRepo's repo is one promoter can land in: named at the GitOpsRepo, not at a
+    promoter.yaml this control plane does not have."""
+    pipeline = promotion.main(sha).pipeline
+    gitops = promotion.gitops_of(pipeline.environments[0].name)
+    kind = forge_kind(pipeline)
+    problem = None
+    if kind == "remote":
+        problem = f"{pipeline.platform_url} is neither a local path or file:// URL nor on GitHub"
+    elif kind == "local":
+        try:
+            local_platform_url(pipeline, promotion)
+        except ConfigError as err:
+            problem = err.message.removeprefix("spec.platformRepo.url: ")
+    if problem:
+        raise ConfigError(f"spec.repo: {problem}", file=gitops.source.file, line=gitops.source.line)
 
 
 def order_of(environments: str | None, environments_file: str | None) -> Order:
