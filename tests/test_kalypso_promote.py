@@ -171,6 +171,11 @@ def test_a_given_commit_is_promoted_instead_of_the_base_repo_one(tmp_path: Path)
         (("--environments", "dev,"), "--environments dev,: a comma-separated list of environment names"),
         (("--environments", "dev,dev"), "environment 'dev' is listed twice"),
         (("--environments", "dev,prod"), "environment 'prod': main"),
+        (
+            ("--environments", "dev", "--schedule", "stage"),
+            "--schedule stage: not among the environments given (dev)",
+        ),
+        (("--environments", "Dev_1"), "error: --environments: [0].name: invalid name 'Dev_1'"),
         (("--environments", "dev", "--environments-file", "x.yaml"), "exclude each other"),
         (("--environments-file", "/nonexistent/order.yaml"), "--environments-file /nonexistent/order.yaml:"),
     ],

@@ -132,6 +132,9 @@ def kalypso_promotion(
             )
         return None
     order = order_of(environments, environments_file)
+    names = [e.name for e in order.environments]
+    if env_name is not None and env_name not in names:
+        raise UsageError(f"--schedule {env_name}: not among the environments given ({', '.join(names)})")
     promotion = KalypsoPromotion(kcp, order)
     sha = (
         promotion.resolve(commit)
