@@ -16,6 +16,7 @@ from promoter.cli.main import cli
 from promoter.gitcmd import Git
 from tests.kalypso_repos import build_sample, tree_of
 from tests.kalypso_world import NAMESPACE, OLD_RECONCILER, world
+from tests.test_kalypso_promote import ENVIRONMENTS
 
 KALYPSO_ONLY = (".github/tracking/Promoted_Commit_Id",)
 PROMOTER_ONLY = (".promoter/promotion.yaml",)
@@ -205,3 +206,23 @@ def test_convert_refuses_what_it_cannot_write_to_or_read(tmp_path: Path) -> None
         "--out", str(tmp_path / "again"),
     )  # fmt: skip
     assert code == 2 and "is not a Kalypso control plane" in output
+
+
+def test_the_environments_file_carries_merge_timeout_and_gates_into_the_pipeline(tmp_path: Path) -> None:
+    cp, sha = sample_with_flux_v1(tmp_path)
+    order = tmp_path / "order.yaml"
+    order.write_text(ENVIRONMENTS)
+    out = tmp_path / "converted"
+    code, output = run(
+        "convert", "--from", "kalypso", "--control-plane", str(cp), "--commit", sha,
+        "--environments-file", str(order), "--out", str(out),
+    )  # fmt: skip
+    assert code == 0, output
+    environments = yaml.safe_load((out / "promoter.yaml").read_text())["spec"]["environments"]
+    assert environments == [
+        {"name": "dev", "gitops": {"branch": "dev", "path": "."}, "merge": "direct", "timeout": "30m",
+         "gates": [{"command": ["true"]}]},
+        {"name": "stage", "gitops": {"branch": "stage", "path": "."}, "merge": "auto", "timeout": "5m"},
+    ]  # fmt: skip
+    code, output = run("validate", "--control-plane", str(out))
+    assert code == 0, output
