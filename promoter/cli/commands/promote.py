@@ -89,6 +89,7 @@ Examples:
   promoter promote                          # main's head through every environment, in order
   promoter promote --to qa --dry-run        # render and report the first change; push nothing
   promoter promote --commit 4052d4a --output json
+  promoter promote --environments dev,stage # a Kalypso control plane (docs/kalypso.md#promote)
 """
 
 
