@@ -93,6 +93,8 @@ def test_promote_lands_the_scheduler_tree_in_each_environment(tmp_path: Path) ->
     dev = branch_files(gitops, "dev")
     provenance = dev.pop(".promoter/promotion.yaml").decode()
     assert f"mainCommit: {main_sha}" in provenance and "pipeline: kalypso" in provenance
+    app = Git(tmp_path / "repos" / "kalypso-app-src").commit_of("refs/heads/main")
+    assert f"workloadRepos:\n  hello-world-app: {app}\n" in provenance  # the workload repo's commit rendered
     kept = {k: v for k, v in LEFTOVERS.items() if not k.startswith("retired/")}
     assert dev == {**expected_tree("dev", main_sha), **kept}  # stale 'retired/' removed, the rest kept
     # dev merges directly: one commit on top of Kalypso's

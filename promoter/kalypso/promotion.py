@@ -163,9 +163,8 @@ class KalypsoPromotion(ControlPlane):
             for placed in rendered.placements.values()
             for p in placed
         ]
-        return Rendered(
-            rendered.files, tuple(sorted(rendered.branch.cluster_types)), assignments, owns_tree=True
-        )
+        cluster_types = tuple(sorted(rendered.branch.cluster_types))
+        return Rendered(rendered.files, cluster_types, assignments, True, dict(rendered.workload_commits))
 
     def base_commit(self, environment: str) -> str:
         """The main commit ``environment``'s BaseRepo pins (what Kalypso runs there)."""

@@ -236,6 +236,7 @@ class Attempts(ABC):
                 and theirs.main_commit == main.commit
                 and theirs.env_commit == planned.objects.commit
                 and theirs.wave == step.name
+                and dict(theirs.sources) == dict(planned.rendered.sources)  # Kalypso's workload repos
                 and parents[:1] == ([base] if base else [])
             ):
                 self.out.say(
