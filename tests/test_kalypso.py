@@ -216,11 +216,11 @@ def test_diff_with_the_deployed_main_renders_what_the_branch_tracks(tmp_path: Pa
     assert "keeps no order of environments" in refused.output
 
 
-def test_promote_on_a_kalypso_control_plane_says_what_works(tmp_path: Path) -> None:
+def test_promote_on_a_kalypso_control_plane_asks_for_the_order(tmp_path: Path) -> None:
     cp, _ = build_sample(tmp_path / "repos")
     result = CliRunner().invoke(cli, ["promote", "--control-plane", str(cp)])
     assert result.exit_code == 2
     assert result.output.startswith(
-        "error: workloads/hello-world-app.yaml:2: kind WorkloadRegistration is Kalypso's"
+        "error: a Kalypso control plane keeps no order of environments in git: give --environments dev,stage"
     )
-    assert "docs/kalypso.md" in result.output
+    assert "docs/kalypso.md#promote" in result.output

@@ -16,6 +16,7 @@ from promoter.cli import actions_output
 from promoter.cli.commands import (
     check_platform,
     completion,
+    convert,
     demo,
     diff,
     init,
@@ -127,6 +128,7 @@ for command in (
     init.init,
     demo.demo,
     rollback.rollback,
+    convert.convert_command,
     report_status,
     hub,
     completion.completion,

@@ -41,8 +41,8 @@ def is_object(doc: Any, file: str) -> bool:
     if api in (API_VERSION, KALYPSO_API_VERSION):
         if api == KALYPSO_API_VERSION and kind in KALYPSO_ONLY_KINDS:
             raise ConfigError(
-                f"kind {kind} is Kalypso's: validate, render and diff read a Kalypso control plane as it is, "
-                "other commands need a promoter Pipeline (docs/kalypso.md)",
+                f"kind {kind} is Kalypso's: validate, render, diff and promote read a Kalypso control plane as "
+                "it is, other commands need a promoter Pipeline (promoter convert --from kalypso, docs/kalypso.md)",
                 file=file,
                 line=line_of(doc, "kind"),
             )

@@ -110,10 +110,10 @@ class KalypsoControlPlane:
         head = self.cp.resolve(commit)
         env = self.environment(self.main(head), env_name)
         branch = self.branch(env, env_commit)
-        main_commit = head if commit is not None else self._base_commit(env, branch)
+        main_commit = head if commit is not None else self.base_commit(env, branch)
         main = self.main(main_commit)
         fetched = [
-            self._fetch(r.name, main) for r in sorted(main.registrations.values(), key=lambda r: r.name)
+            self.fetch(r.name, main) for r in sorted(main.registrations.values(), key=lambda r: r.name)
         ]
         targets = deployment_targets([w for f in fetched for w in f.workloads], env.name)
         placements = schedule(
@@ -148,9 +148,9 @@ class KalypsoControlPlane:
         """The environment's BaseRepo, when it has one, pins a commit the repo has."""
         env = rendered.main.environments.get(rendered.environment)
         if env is not None and rendered.branch.base is not None:
-            self._base_commit(env, rendered.branch)
+            self.base_commit(env, rendered.branch)
 
-    def _base_commit(self, env: KEnvironment, branch: KalypsoBranch) -> str:
+    def base_commit(self, env: KEnvironment, branch: KalypsoBranch) -> str:
         if branch.base is None:
             raise ConfigError(
                 f"environment {env.name!r}: branch {branch.branch!r} has no BaseRepo, so which main commit "
@@ -168,7 +168,7 @@ class KalypsoControlPlane:
                 line=base.source.line,
             ) from err
 
-    def _fetch(self, name: str, main: KalypsoMain) -> FetchedWorkloads:
+    def fetch(self, name: str, main: KalypsoMain) -> FetchedWorkloads:
         registration = main.registrations[name]
         key = f"{registration.workload.repo}\n{registration.workload.branch}\n{registration.workload.path}"
         if key not in self._fetched or self._fetched[key].registration != registration:

@@ -49,6 +49,7 @@ class Provenance:
     files: int = 0
     wave: str = ""  # the wave whose landing wrote this tree ('' : the whole environment)
     folders: Mapping[str, FolderProvenance] = field(default_factory=dict)  # waved environments only
+    sources: Mapping[str, str] = field(default_factory=dict)  # Kalypso: registration -> workload repo commit
 
     def folder(self, cluster_type: str) -> FolderProvenance | None:
         """What the folder of ``cluster_type`` holds; a tree written without per-folder
@@ -97,6 +98,7 @@ class Provenance:
             env_commit=objects.commit,
             cluster_types=rendered.cluster_types,
             files=len(rendered.files),
+            sources=dict(rendered.sources),
         )
 
     def text(self) -> bytes:
@@ -111,6 +113,8 @@ class Provenance:
             "clusterTypes": list(self.cluster_types),
             "files": self.files,
         }
+        if self.sources:
+            body["workloadRepos"] = dict(sorted(self.sources.items()))
         if self.wave or self.folders:
             body["wave"] = self.wave
             body["folders"] = {ct: f.text() for ct, f in sorted(self.folders.items())}
@@ -138,6 +142,7 @@ class Provenance:
             files=_count(value.get("files")),
             wave=_text(value.get("wave")),
             folders=_folders(value.get("folders")),
+            sources=_sources(value.get("workloadRepos")),
         )
 
 
@@ -153,6 +158,12 @@ def _folders(value: object) -> dict[str, FolderProvenance]:
                 _text(entry.get("wave")),
             )
     return out
+
+
+def _sources(value: object) -> dict[str, str]:
+    if not isinstance(value, dict):
+        return {}
+    return {k: v for k, v in value.items() if isinstance(k, str) and isinstance(v, str)}
 
 
 def _count(value: object) -> int:

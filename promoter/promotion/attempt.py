@@ -17,6 +17,7 @@ from promoter.controlplane.repo import ControlPlane
 from promoter.errors import PromotionFailed, Superseded
 from promoter.forges.base import Forge, PullRequest
 from promoter.model import Environment, EnvironmentObjects, MainObjects, Status, promotion_branch
+from promoter.platform.owned import owned_tree
 from promoter.platform.plan import TreePlan
 from promoter.platform.provenance import Provenance
 from promoter.platform.repo import PlatformRepo
@@ -153,7 +154,10 @@ class Attempts(ABC):
                 f"{env.gitops_branch} already has the newer main commit {deployed[:12]}; not going back"
             )
         provenance = Provenance.of(main, env, objects, rendered)
-        files = rendered.files
+        files, managed = rendered.files, rendered.cluster_types
+        if rendered.owns_tree:  # Kalypso's layout: stale folders go, dot-folders keep their files
+            files, stale = owned_tree(self.platform, base, env.gitops_path, rendered.files)
+            managed = (*managed, *stale)
         only = None
         there = deployed
         if env.waves:
@@ -165,10 +169,10 @@ class Attempts(ABC):
             if len(held) > 1:  # a cluster type with no folder (no assignment, or new) holds nothing
                 held.discard(None)
             there = next(iter(held)) if len(held) == 1 else None
-        plan = self.platform.plan(base, env.gitops_path, files, rendered.cluster_types, provenance, only)
+        plan = self.platform.plan(base, env.gitops_path, files, managed, provenance, only)
         kinds = len(step.cluster_types)
         self.out.say(
-            f"{step.prefix(env.name)}: rendered {len(files)} files for {len(rendered.assignments)} assignments "
+            f"{step.prefix(env.name)}: rendered {_rendered_count(rendered, step)} files for {len(rendered.assignments)} assignments "
             f"on {kinds} cluster types ({change_summary(plan.changes)}) "
             f"from main {main.commit[:7]}, {env.branch}@{objects.commit[:7]}"
         )
@@ -232,6 +236,7 @@ class Attempts(ABC):
                 and theirs.main_commit == main.commit
                 and theirs.env_commit == planned.objects.commit
                 and theirs.wave == step.name
+                and dict(theirs.sources) == dict(planned.rendered.sources)  # Kalypso's workload repos
                 and parents[:1] == ([base] if base else [])
             ):
                 self.out.say(
@@ -345,5 +350,9 @@ def _managed(step: Step, rendered: Rendered, previous: Provenance | None) -> tup
 
 
 def _file_count(planned: Planned, step: Step) -> int:
-    files = planned.rendered.files
+    return _rendered_count(planned.rendered, step)
+
+
+def _rendered_count(rendered: Rendered, step: Step) -> int:
+    files = rendered.files
     return len(files) if step.whole else len(FolderSubset(files, step.cluster_types))

@@ -48,7 +48,7 @@ class EnvironmentRun(Attempts):
         key = (main.commit, env.name)
         if key not in self._prepared:
             objects = self.cp.environment(env)
-            rendered = render_environment(main, objects, env.name)
+            rendered = (self.opts.render or render_environment)(main, objects, env.name)
             self._prepared[key] = (objects, rendered, resolve(env, objects))
         objects, rendered, _ = self._prepared[key]
         return objects, rendered

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from promoter.model import EnvironmentObjects, MainObjects
 from promoter.promotion.landing import Pacing
+from promoter.rendering.tree import Rendered
+
+# How an environment is rendered: (main, its branch's objects, its name) -> its tree.
+RenderHook = Callable[[MainObjects, EnvironmentObjects, str], Rendered]
 
 
 @dataclass(frozen=True)
@@ -15,6 +21,7 @@ class Options:
     progress_interval: float = 10.0
     run_url: str | None = None  # the CI run promoting, linked from statuses and PRs
     waves: bool = False  # the scheduling flow lands wave by wave (the promotion flow always does)
+    render: RenderHook | None = None  # None: promoter's own render; a Kalypso control plane gives its own
 
     @property
     def pacing(self) -> Pacing:

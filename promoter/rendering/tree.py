@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from promoter.controlplane.objects import check_references
@@ -33,6 +33,11 @@ class Rendered:
     files: Mapping[str, bytes]
     cluster_types: tuple[str, ...]
     assignments: Sequence[Assignment]
+    # The render owns the whole environment folder, as Kalypso's scheduler does: every other
+    # folder is removed, dot-folders it writes into keep their other files (platform.owned).
+    owns_tree: bool = False
+    # What was rendered besides the control plane: a Kalypso registration -> its workload repo's commit.
+    sources: Mapping[str, str] = field(default_factory=dict)
 
 
 class RenderedFolders(Mapping[str, bytes]):

@@ -11,10 +11,13 @@ from typing import Any
 
 import click
 
-from promoter.errors import UsageError
-from promoter.kalypso.control import KalypsoControlPlane, Planned, Render
+from promoter.controlplane.repo import ControlPlane
+from promoter.errors import ConfigError, UsageError
+from promoter.kalypso.control import KalypsoControlPlane, Planned, Render, open_kalypso
+from promoter.kalypso.promotion import KalypsoPromotion, Order, order_from_file, order_from_flag
 from promoter.kalypso.render import TRACKING
 from promoter.platform.objects import Change
+from promoter.runtime import forge_kind, local_platform_url
 
 
 def render_kalypso(kcp: KalypsoControlPlane, env_name: str, commit: str | None, out: str) -> None:
@@ -107,4 +110,68 @@ def _env_diff(
         rendered.branch.commit,
         {group: Change(*counts) for group, counts in planned.changes().items()},
         patches,
+    )
+
+
+def kalypso_promotion(
+    cp: ControlPlane,
+    commit: str | None,
+    env_name: str | None,
+    environments: str | None,
+    environments_file: str | None,
+) -> tuple[KalypsoPromotion, str] | None:
+    """``promote`` on a Kalypso control plane (docs/kalypso.md#promote): the control plane the
+    flows see, and the main commit to promote (``--commit``, else the BaseRepo commit of the
+    environment scheduled, or of the first environment). None for a promoter control plane."""
+    kcp = open_kalypso(cp, commit)
+    if kcp is None:
+        if environments is not None or environments_file is not None:
+            raise UsageError(
+                "--environments and --environments-file are for a Kalypso control plane (docs/kalypso.md); "
+                "a promoter control plane's Pipeline orders its environments"
+            )
+        return None
+    order = order_of(environments, environments_file)
+    names = [e.name for e in order.environments]
+    if env_name is not None and env_name not in names:
+        raise UsageError(f"--schedule {env_name}: not among the environments given ({', '.join(names)})")
+    promotion = KalypsoPromotion(kcp, order)
+    sha = (
+        promotion.resolve(commit)
+        if commit is not None
+        else promotion.base_commit(env_name or order.environments[0].name)
+    )
+    _check_platform(promotion, sha)
+    return promotion, sha
+
+
+def _check_platform(promotion: KalypsoPromotion, sha: str) -> None:
+    """The GitOpsRepo's repo is one promoter can land in: named at the GitOpsRepo, not at a
+    promoter.yaml this control plane does not have."""
+    pipeline = promotion.main(sha).pipeline
+    gitops = promotion.gitops_of(pipeline.environments[0].name)
+    kind = forge_kind(pipeline)
+    problem = None
+    if kind == "remote":
+        problem = f"{pipeline.platform_url} is neither a local path or file:// URL nor on GitHub"
+    elif kind == "local":
+        try:
+            local_platform_url(pipeline, promotion)
+        except ConfigError as err:
+            problem = err.message.removeprefix("spec.platformRepo.url: ")
+    if problem:
+        raise ConfigError(f"spec.repo: {problem}", file=gitops.source.file, line=gitops.source.line)
+
+
+def order_of(environments: str | None, environments_file: str | None) -> Order:
+    """The order of a Kalypso control plane's environments: one of the two flags."""
+    if environments is not None and environments_file is not None:
+        raise UsageError("--environments and --environments-file exclude each other; give one")
+    if environments is not None:
+        return order_from_flag(environments)
+    if environments_file is not None:
+        return order_from_file(environments_file)
+    raise UsageError(
+        "a Kalypso control plane keeps no order of environments in git: give --environments dev,stage "
+        "or --environments-file FILE (see docs/kalypso.md#promote)"
     )

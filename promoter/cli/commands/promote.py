@@ -16,10 +16,11 @@ from promoter import (
 from promoter.cli import actions_output
 from promoter.cli.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH
 from promoter.cli.commands.common import control_plane as control_plane_at
+from promoter.cli.commands.kalypso import kalypso_promotion
 from promoter.clock import parse_duration
 from promoter.errors import UsageError
 from promoter.promotion.flows import Orchestrator
-from promoter.promotion.options import Options
+from promoter.promotion.options import Options, RenderHook
 from promoter.promotion.report import change_summary
 from promoter.runtime import GitHubOptions, build_runtime
 
@@ -88,6 +89,7 @@ Examples:
   promoter promote                          # main's head through every environment, in order
   promoter promote --to qa --dry-run        # render and report the first change; push nothing
   promoter promote --commit 4052d4a --output json
+  promoter promote --environments dev,stage # a Kalypso control plane (docs/kalypso.md#promote)
 """
 
 
@@ -123,6 +125,18 @@ Examples:
     help="How often to print a progress line while waiting.",
 )
 @click.option("--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--environments",
+    default=None,
+    metavar="ENV,ENV",
+    help="Kalypso control plane: the environments in promotion order (docs/kalypso.md#promote).",
+)
+@click.option(
+    "--environments-file",
+    default=None,
+    metavar="FILE",
+    help="Kalypso control plane: a Pipeline listing the environments, with merge, timeout and gates.",
+)
 @MAIN_BRANCH
 @github_options(merging=True)
 def promote(
@@ -137,6 +151,8 @@ def promote(
     poll_interval: str,
     progress_interval: str,
     output: str,
+    environments: str | None,
+    environments_file: str | None,
     main_branch: str,
     github: Any,
 ) -> None:
@@ -145,23 +161,18 @@ def promote(
     env_name = env_name or old_env
     _check_flows(to, env_name, waves)
     cp = control_plane_at(control_plane, main_branch)
+    kalypso = kalypso_promotion(cp, commit, env_name, environments, environments_file)
+    render = None
+    if kalypso is not None:  # docs/kalypso.md#promote: the commit is the BaseRepo's unless given
+        cp, commit = kalypso
+        render = cp.render
     sha = cp.resolve(commit)
     pipeline = cp.main(cp.resolve(None) if env_name and not commit else sha).pipeline
     names = [e.name for e in pipeline.environments]
     console = actions_output.console(names, stream=sys.stderr if output == "json" else None)
     clock = clocks.RealClock()
     runtime = build_runtime(cp, pipeline, console, clock=clock, github=github)
-    try:
-        options = Options(
-            dry_run=dry_run,
-            force=force,
-            poll_interval=parse_duration(poll_interval),
-            progress_interval=parse_duration(progress_interval),
-            run_url=actions_output.run_url(),
-            waves=waves,
-        )
-    except ValueError as err:
-        raise UsageError(str(err)) from err
+    options = _options(dry_run, force, poll_interval, progress_interval, waves, render)
     orchestrator = Orchestrator(cp, runtime.platform, runtime.forge, clock, console, options, runtime.routes)
     with runtime.locked(console.say):
         report = (
@@ -174,6 +185,28 @@ def promote(
         print_summary(report)
     if not report.ok:
         sys.exit(1)
+
+
+def _options(
+    dry_run: bool,
+    force: bool,
+    poll_interval: str,
+    progress_interval: str,
+    waves: bool,
+    render: RenderHook | None,
+) -> Options:
+    try:
+        return Options(
+            dry_run=dry_run,
+            force=force,
+            poll_interval=parse_duration(poll_interval),
+            progress_interval=parse_duration(progress_interval),
+            run_url=actions_output.run_url(),
+            waves=waves,
+            render=render,
+        )
+    except ValueError as err:
+        raise UsageError(str(err)) from err
 
 
 def _deprecated_env(value: str | None) -> str | None:

@@ -1,0 +1,228 @@
+"""``promoter convert --from kalypso``: a Kalypso control plane as promoter's own, pure but for the
+reads of the control plane and the workload repos (docs/kalypso.md#convert).
+
+What renders the same tree under promoter's rules:
+
+- main: one ``Pipeline`` (the order given, each environment's branch and GitOps place from its
+  ``GitOpsRepo``), one ``Workload`` per Kalypso Workload of the registered repos (workspace from
+  the registration; each target's labels the Kalypso-merged ones, so that promoter, where the
+  target wins, sees what Kalypso saw; targets of environments not converted left out), the
+  Templates translated (``translate``), and a ``config`` Template that writes the ConfigMap as
+  Kalypso's scheduler does, in Kalypso's namespace;
+- each environment branch: the ClusterTypes and SchedulingPolicies in promoter's apiVersion, and
+  per cluster type one ConfigMap labelled ``cluster-type`` holding the config Kalypso merges for it
+  (Kalypso merges shallowly in name order, promoter deeply by specificity: the merged result is
+  what is kept)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from promoter.controlplane.yamlfile import plain
+from promoter.kalypso.control import KalypsoControlPlane
+from promoter.kalypso.loading import KalypsoBranch
+from promoter.kalypso.promotion import KalypsoPromotion, Order
+from promoter.kalypso.schedule import Naming, platform_config
+from promoter.kalypso.translate import NAMESPACES, translate
+from promoter.model import ClusterType, DeploymentTarget, Environment, GateSpec, Selector, Workload
+
+API = "promoter.dev/v1alpha1"
+CONFIG_TEMPLATE = "kalypso-config"
+
+
+@dataclass(frozen=True)
+class Converted:
+    """The promoter control plane: files per branch (``main`` and each environment branch)."""
+
+    branches: dict[str, dict[str, bytes]]
+    workload_commits: dict[str, str]  # registration -> the commit its Workloads were read at
+    left_out: tuple[str, ...] = ()  # targets of environments not converted (promoter refuses them)
+
+
+def convert(kcp: KalypsoControlPlane, order: Order, commit: str) -> Converted:
+    promotion = KalypsoPromotion(kcp, order)
+    main = promotion.main(commit)
+    kmain = kcp.main(commit)
+    fetched = [kcp.fetch(name, kmain) for name in sorted(kmain.registrations)]
+    files: dict[str, bytes] = {
+        "promoter.yaml": _dump([_pipeline(main.pipeline.platform_url, main.pipeline.environments)])
+    }
+    names = {e.name for e in main.pipeline.environments}
+    left_out: list[str] = []
+    for f in fetched:
+        for w in f.workloads:
+            kept = [t for t in w.targets if t.environment in names]
+            left_out += [
+                f"{w.name}-{t.name} ({t.environment})" for t in w.targets if t.environment not in names
+            ]
+            note = f"from {f.registration.workload.repo}@{f.commit}"
+            files[f"workloads/{w.name}.yaml"] = _dump([_workload(w, kept)], note)
+    for name in sorted(kmain.templates):
+        files[f"templates/{name}.yaml"] = _dump([translate(kmain.templates[name], kcp.naming)])
+    files[f"templates/{CONFIG_TEMPLATE}.yaml"] = config_template(kcp.naming)
+    branches = {"main": files}
+    for env in main.pipeline.environments:
+        kenv = kmain.environments[env.name]
+        branches[env.branch] = _branch(kcp.branch(kenv))
+    return Converted(branches, {f.registration.name: f.commit for f in fetched}, tuple(left_out))
+
+
+def config_template(naming: Naming) -> bytes:
+    """Kalypso's config file: ConfigMap platform-config in Kalypso's namespace, keys sorted."""
+    return f"""\
+# Kalypso's config file: ConfigMap platform-config in Kalypso's namespace, keys sorted as Kalypso writes them.
+apiVersion: {API}
+kind: Template
+metadata:
+  name: {CONFIG_TEMPLATE}
+spec:
+  type: config
+  manifests:
+    - |
+      apiVersion: v1
+      data:
+        {{{{ config | configmap_data | to_yaml | indent(2) }}}}
+      kind: ConfigMap
+      metadata:
+        name: platform-config
+        namespace: {{{{ {NAMESPACES[naming]} }}}}
+""".encode()
+
+
+def _pipeline(url: str, environments: tuple[Environment, ...]) -> dict[str, Any]:
+    return {
+        "apiVersion": API,
+        "kind": "Pipeline",
+        "metadata": {"name": "kalypso"},
+        "spec": {"platformRepo": {"url": url}, "environments": [_environment(e) for e in environments]},
+    }
+
+
+def _environment(env: Environment) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": env.name}
+    if env.branch != env.name:
+        out["branch"] = env.branch
+    out["gitops"] = {"branch": env.gitops_branch, "path": env.gitops_path or "."}
+    out["merge"] = env.merge
+    out["timeout"] = _duration(env.timeout)
+    if env.on_failure != "stop":
+        out["onFailure"] = env.on_failure
+    if env.gates:
+        out["gates"] = [_gate(g) for g in env.gates]
+    return out
+
+
+def _duration(seconds: float) -> str:
+    for unit, size in (("h", 3600), ("m", 60)):
+        if seconds >= size and seconds % size == 0:
+            return f"{int(seconds // size)}{unit}"
+    return f"{seconds:g}s"
+
+
+def _gate(gate: GateSpec) -> dict[str, Any]:
+    return {gate.type: gate.spec}
+
+
+def _workload(w: Workload, targets: list[DeploymentTarget]) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": w.name}
+    if w.labels:
+        meta["labels"] = dict(w.labels)
+    return {
+        "apiVersion": API,
+        "kind": "Workload",
+        "metadata": meta,
+        "spec": {"workspace": w.workspace, "deploymentTargets": [_target(w, t) for t in targets]},
+    }
+
+
+def _target(w: Workload, t: DeploymentTarget) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": t.name, "environment": t.environment}
+    labels = {**t.labels, **w.labels}  # Kalypso: the Workload's labels win
+    if labels:
+        out["labels"] = labels
+    out["manifests"] = dict(t.manifests)
+    return out
+
+
+def _branch(branch: KalypsoBranch) -> dict[str, bytes]:
+    files: dict[str, bytes] = {}
+    for name, ct in sorted(branch.cluster_types.items()):
+        docs: list[dict[str, Any]] = [_cluster_type(ct)]
+        config, sources = platform_config(ct, branch.configmaps)
+        if config:
+            docs.append(_config_map(ct.name, config))
+        note = f"config merged as Kalypso merges it, from {', '.join(sources)}" if sources else None
+        files[f"cluster-types/{name}.yaml"] = _dump(docs, note)
+    policies = [
+        {
+            "apiVersion": API,
+            "kind": "SchedulingPolicy",
+            "metadata": {"name": name},
+            "spec": {
+                "deploymentTargetSelector": _selector(p.targets, with_workspace=True),
+                "clusterTypeSelector": _selector(p.cluster_types, with_workspace=False),
+            },
+        }
+        for name, p in sorted(branch.policies.items())
+    ]
+    if policies:
+        files["scheduling/policies.yaml"] = _dump(policies)
+    return files
+
+
+def _cluster_type(ct: ClusterType) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": ct.name}
+    if ct.labels:
+        meta["labels"] = dict(ct.labels)
+    return {
+        "apiVersion": API,
+        "kind": "ClusterType",
+        "metadata": meta,
+        "spec": {
+            "reconciler": ct.reconciler,
+            "namespaceService": ct.namespace_service,
+            "configType": CONFIG_TEMPLATE,
+        },
+    }
+
+
+def _config_map(cluster_type: str, config: dict[str, str]) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": f"kalypso-{cluster_type}",
+            "labels": {"platform-config": "true", "cluster-type": cluster_type},
+        },
+        "data": dict(sorted(config.items())),  # sorted, as Kalypso writes them
+    }
+
+
+def _selector(selector: Selector, *, with_workspace: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if with_workspace and selector.workspace:
+        out["workspace"] = selector.workspace
+    label: dict[str, Any] = {}
+    if selector.match_labels:
+        label["matchLabels"] = dict(selector.match_labels)
+    if selector.match_expressions:
+        label["matchExpressions"] = [
+            {"key": e.key, "operator": e.operator, **({"values": list(e.values)} if e.values else {})}
+            for e in selector.match_expressions
+        ]
+    if label:
+        out["labelSelector"] = label
+    return out
+
+
+def _dump(docs: list[dict[str, Any]], note: str | None = None) -> bytes:
+    header = "# Converted from Kalypso by promoter convert (docs/kalypso.md#convert)" + (
+        f"; {note}" if note else ""
+    )
+    body = "---\n".join(
+        yaml.safe_dump(plain(d), sort_keys=False, allow_unicode=True, width=1000) for d in docs
+    )
+    return (header + "\n" + body).encode()
