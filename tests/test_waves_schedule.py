@@ -203,6 +203,8 @@ def test_a_cluster_type_without_a_folder_takes_the_commit_of_its_wave() -> None:
     # the folders agree: the scheduling flow renders them all with one commit, as before
     same = {"edge": FolderProvenance(x, "e", "canary"), "large": FolderProvenance(x, "e", "rest")}
     assert mixed.held(env, replace(previous, folders=same), steps(), {"edge", "large"}) is None
+    # a tree written without waves holds one commit throughout
+    assert mixed.held(env, replace(previous, folders={}), steps(), {"edge", "large"}) is None
     # a wave whose folders hold several commits (a promotion under way in it): no guessing
     split = {**held_by, "small": FolderProvenance(y, "e", "rest")}
     only_new = (steps()[0], Step("rest", 2, 2, ("large", "small", "tiny"), (), 0.0, 60.0))

@@ -61,7 +61,7 @@ def held(
     PromotionFailed. A cluster type without a folder (new on the environment branch, or never
     landed) takes the main commit the other folders of its wave hold; PromotionFailed when they
     hold none or several."""
-    if previous is None:
+    if previous is None or not previous.folders:  # written without waves: one commit throughout
         return None
     known: dict[str, str] = {}
     waves: dict[str, str] = {}
