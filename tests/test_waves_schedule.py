@@ -91,6 +91,8 @@ def test_each_folder_is_rendered_again_with_its_own_main_commit(
         for c in dict.fromkeys(held.values())
     )
     assert f"qa: its folders hold 2 main commits: {groups}" in output
+    message = Git(factory.platform).out("log", "-1", "--format=%B", "qa^2")
+    assert f"- each folder rendered again with its own main commit: {groups}" in message
     # all at once: one merge; each folder at its own commit, with the new values
     assert len(first_parent_merges(factory.platform, "qa")) == merges + 1
     assert folders(factory) == {ct: (held[ct], values, waves[ct]) for ct in held}

@@ -330,6 +330,7 @@ class Attempts(ABC):
             run_url=self.opts.run_url,
             superseded=superseded,
             waves=waves,
+            held=self._held.describe() if self._held else None,
         )
 
     def _gates(
