@@ -212,3 +212,30 @@ def test_a_cluster_type_without_a_folder_takes_the_commit_of_its_wave() -> None:
     only_new = (steps()[0], Step("rest", 2, 2, ("large", "small", "tiny"), (), 0.0, 60.0))
     with pytest.raises(PromotionFailed, match="cluster type 'tiny' has no folder yet and wave 'rest' holds "):
         mixed.held(env, replace(previous, folders=split), only_new, {"edge", "large", "small"})
+
+
+def test_a_failed_wave_of_a_per_folder_scheduling_run_is_rolled_back_like_any(
+    factory: ControlPlaneFactory,
+) -> None:
+    bad = WAVE_CHECK.replace("BROKEN", '"REGION: bad"')
+    path = create(
+        factory, waved_pipeline(canary_gates=f"[{bad}]", fleet_gates=f"[{WAVE_CHECK}]", on_failure="rollback")
+    )
+    x = Git(path).out("rev-parse", "main")
+    assert orchestrator(path).promote(x).ok
+    y = factory.commit(
+        "main", {"workloads/app.yaml": WORKLOAD.replace("./qa", "./BROKEN")}, "break qa", keep=True
+    )
+    assert not orchestrator(path).promote(y).ok
+    good = folders(factory)
+    assert {ct: c for ct, (c, _, _) in good.items()} == {"edge": y, "large": x, "small": x}
+    forge = orchestrator(path).forge
+    before = {c: forge.get_statuses(c)["promoter/qa"] for c in (x, y)}
+    factory.commit("qa", {"env.yaml": QA_TYPES.replace("REGION: here", "REGION: bad")}, "bad values")
+    code, output = schedule(path, "--waves")
+    assert code == 1, output
+    assert "FAILED: wave canary (1/3): gate command" in output and f"rolled back to {x[:12]}" in output
+    # the canary folder goes back to the last healthy promotion there (x's), the others never moved
+    assert folders(factory) == {**good, "edge": (x, good["large"][1], "canary")}
+    assert "REGION: here" in file(factory, "edge", "platform-config")
+    assert {c: forge.get_statuses(c)["promoter/qa"] for c in (x, y)} == before
