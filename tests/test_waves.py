@@ -218,41 +218,6 @@ def test_the_step_summary_has_a_row_and_a_box_per_wave() -> None:
     assert outputs["qa"]["waves"] == {"canary": "success", "fleet": "failure"}
 
 
-def test_the_scheduling_flow_refuses_folders_at_different_commits(factory: ControlPlaneFactory) -> None:
-    path = create(factory, waved_pipeline(fleet_gates=f"[{BROKEN_CHECK}]"))
-    x = Git(path).out("rev-parse", "main")
-    assert orchestrator(path).promote(x).ok
-    y = factory.commit(
-        "main", {"workloads/app.yaml": WORKLOAD.replace("./qa", "./BROKEN")}, "break qa", keep=True
-    )
-    assert not orchestrator(path).promote(y).ok  # fleet fails; onFailure: stop
-    assert folder_commits(factory) == {"edge": y, "large": y, "small": x}
-    status = CliRunner().invoke(cli, ["status", "--control-plane", str(path), "--output", "json"])
-    qa = json.loads(status.output)["environments"][1]
-    assert qa["state"] == "failure" and qa["deployedMainCommit"] == y
-    assert [(w["name"], w["mainCommits"]) for w in qa["waves"]] == [
-        ("canary", {"edge": y}),
-        ("fleet", {"large": y}),
-        ("rest", {"small": x}),
-    ]
-    factory.commit("qa", {"env.yaml": QA_TYPES.replace("REGION: here", "REGION: there")}, "new values")
-    refs = factory.refs()
-    for extra in ([], ["--waves"]):
-        result = CliRunner().invoke(
-            cli, ["promote", "--control-plane", str(path), "--schedule", "qa", *extra]
-        )
-        assert result.exit_code == 1, result.output
-        assert (
-            f"qa: its cluster types hold different main commits ({x[:12]} besides {y[:12]})" in result.output
-        )
-        assert factory.refs() == refs
-    # the way on: a fixed main commit goes through the waves, with the new values
-    z = factory.commit("main", {"workloads/app.yaml": WORKLOAD}, "fix qa", keep=True)
-    assert orchestrator(path).promote(z).ok
-    assert folder_commits(factory) == {"edge": z, "large": z, "small": z}
-    assert "REGION: there" in (factory.platform_file("qa", "small/app-t2/platform-config.yaml") or "")
-
-
 def test_a_command_gate_is_told_its_waves_cluster_types() -> None:
     gate = CommandGate.from_spec(["true"], Source("promoter.yaml", 9))
     ctx = GateContext(

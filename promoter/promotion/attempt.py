@@ -23,6 +23,7 @@ from promoter.platform.provenance import Provenance
 from promoter.platform.repo import PlatformRepo
 from promoter.promotion.gating import Gating
 from promoter.promotion.landing import BaseMoved, Landing
+from promoter.promotion.mixed import Held
 from promoter.promotion.options import Options
 from promoter.promotion.report import EnvResult, WaveResult, change_summary, pr_body, pr_title, wave_rows
 from promoter.promotion.rollback import Rollbacks
@@ -81,6 +82,7 @@ class Attempts(ABC):
         self._prs: dict[str, PullRequest] = {}
         self._steps: tuple[Step, ...] = ()  # the environment's steps in this run
         self._done: list[WaveResult] = []  # its waves done so far
+        self._held: Held | None = None  # the scheduling flow on folders of several main commits
         # per (main commit, environment): its objects, render and steps, once per run
         self._prepared: dict[tuple[str, str], tuple[EnvironmentObjects, Rendered, tuple[Step, ...]]] = {}
 
@@ -162,6 +164,8 @@ class Attempts(ABC):
         there = deployed
         if env.waves:
             provenance = provenance.landed(previous, step.name, step.cluster_types, last=step.last)
+        if self._held is not None:
+            provenance = self._held.provenance(provenance, step.cluster_types)
         if not step.whole:
             files = FolderSubset(rendered.files, step.cluster_types)
             only = _managed(step, rendered, previous)
@@ -192,7 +196,10 @@ class Attempts(ABC):
         base, there, prefix = planned.base, planned.there, step.prefix(env.name)
         assert base is not None
         proven = there is not None and there != main.commit and self.statuses.succeeded(there, env)
-        if proven or (trust_current and there == main.commit and current and current.state == "success"):
+        trusted = (
+            trust_current and there == main.commit and current is not None and current.state == "success"
+        )
+        if proven or trusted or self._held is not None:
             self.out.say(f"{prefix}: no changes; {env.gitops_branch} is already at this content")
             return replace(result, state="noop", merge_sha=base, message="no changes to the platform branch")
         if there == main.commit and self._later_landed(main, step, planned.previous):
@@ -328,6 +335,7 @@ class Attempts(ABC):
             run_url=self.opts.run_url,
             superseded=superseded,
             waves=waves,
+            held=self._held.describe() if self._held else None,
         )
 
     def _gates(

@@ -18,7 +18,9 @@ from promoter.errors import GateFailed, PromotionFailed, Superseded
 from promoter.gates.runner import GateOutcome
 from promoter.model import Environment, EnvironmentObjects, MainObjects, Status
 from promoter.platform.objects import Change
+from promoter.promotion import mixed
 from promoter.promotion.attempt import PASSED_BEFORE, Attempts
+from promoter.promotion.mixed import Held
 from promoter.promotion.report import EnvResult, EnvState, WaveResult
 from promoter.promotion.waves import Step, passed_description, resolve, whole
 from promoter.rendering.tree import Rendered, render_environment
@@ -34,13 +36,42 @@ class EnvironmentRun(Attempts):
         before has not passed it."""
         return self._timed(main, env, lambda: self._promote(main, env, self._current(main, env)))
 
-    def schedule(self, main: MainObjects, env: Environment, *, waves: bool = False) -> EnvResult:
+    def schedule(
+        self, main: MainObjects, env: Environment, *, waves: bool = False, per_folder: bool = False
+    ) -> EnvResult:
         """Render ``env`` again with ``main`` (the commit it runs): new environment values; the
-        whole environment at once unless ``waves``."""
+        whole environment at once unless ``waves``. With ``per_folder``, folders that hold other
+        main commits (a promotion in waves under way or stopped) are rendered with their own."""
+        held = self._held_commits(main, env) if per_folder else None
         steps = self.steps_of(main, env, waves=waves)
-        return self._timed(
-            main, env, lambda: self._steps_of(main, env, steps, self._current(main, env), trust_current=True)
+        self._held, self.statuses.muted = held, held is not None
+        try:
+            return self._timed(
+                main,
+                env,
+                lambda: self._steps_of(main, env, steps, self._current(main, env), trust_current=True),
+            )
+        finally:
+            self._held, self.statuses.muted = None, False
+
+    def _held_commits(self, main: MainObjects, env: Environment) -> Held | None:
+        """What the folders hold when they hold several main commits, with the environment's
+        render replaced by one that takes each folder from the render of its own commit."""
+        base = self.platform.fetch([env.gitops_branch])[env.gitops_branch]
+        previous = self.platform.provenance(base, env.gitops_path) if base else None
+        objects, rendered = self.prepare(main, env)
+        present = self.platform.reader.top(base, env.gitops_path)
+        held = mixed.held(env, previous, self.steps_of(main, env), present)
+        if held is None:
+            return None
+        self.out.say(
+            f"{env.name}: its folders hold {len(held.groups())} main commits: {held.describe()}; "
+            "each folder is rendered again with its own (no promoter/ status is posted)"
         )
+        union = mixed.render_held(self.cp, env, objects, rendered, main.commit, held)
+        key = (main.commit, env.name)
+        self._prepared[key] = (objects, union, self._prepared[key][2])
+        return held
 
     def prepare(self, main: MainObjects, env: Environment) -> tuple[EnvironmentObjects, Rendered]:
         """Load, render and resolve the waves of an environment once per run (bad input fails

@@ -81,7 +81,9 @@ class Orchestrator:
         return report
 
     def schedule(self, environment: str, commit: str | None = None) -> Report:
-        """The scheduling flow: re-render one environment with the main commit last promoted there."""
+        """The scheduling flow: re-render one environment with the main commit last promoted there
+        (each cluster-type folder with its own, when a promotion in waves left them at several);
+        with ``commit``, every folder with that one."""
         chosen = commit is not None
         if commit is None:
             commit = self._deployed(environment)
@@ -94,28 +96,10 @@ class Orchestrator:
         self.out.say(
             f"scheduling {environment} with main {commit[:12]}" + ("" if chosen else " (last promoted there)")
         )
-        if env.waves and not chosen:
-            self._check_one_commit(env, commit)
-        return Report("scheduling", commit, [self.run_for(env).schedule(main, env, waves=self.opts.waves)])
-
-    def _check_one_commit(self, env: Environment, commit: str) -> None:
-        """The scheduling flow renders every cluster type with one main commit: not while the
-        folders hold different ones (a promotion under way, or stopped in a wave), which would
-        take a commit to the waves it has not passed."""
-        platform = self._platform(env)
-        base = platform.fetch([env.gitops_branch])[env.gitops_branch]
-        held = platform.provenance(base, env.gitops_path) if base else None
-        if held is None:
-            return
-        commits = {f.main_commit for ct in held.cluster_types if (f := held.folder(ct)) and f.main_commit}
-        others = sorted(c[:12] for c in commits if c != commit)
-        if others:
-            raise PromotionFailed(
-                f"{env.name}: its cluster types hold different main commits ({', '.join(others)} besides "
-                f"{commit[:12]}): a promotion in waves is under way or stopped in a wave, and rendering "
-                "them with one commit would skip its waves. Promote a main commit through the waves "
-                "first, or pass --commit to choose the one main commit for every cluster type"
-            )
+        run = self.run_for(env)
+        return Report(
+            "scheduling", commit, [run.schedule(main, env, waves=self.opts.waves, per_folder=not chosen)]
+        )
 
     def rollback(self, environment: str, to: str | None = None) -> GoodState:
         """``promoter rollback``: restore an environment to a known-good state by hand and hold

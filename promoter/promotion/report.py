@@ -127,8 +127,10 @@ def pr_body(
     run_url: str | None = None,
     superseded: str | None = None,
     waves: list[str] | None = None,
+    held: str | None = None,
 ) -> str:
-    """The promotion PR's body: provenance, the previous environment's result, and the diff."""
+    """The promotion PR's body: provenance, the previous environment's result, and the diff.
+    ``held``: the main commits of the folders, when the scheduling flow renders each with its own."""
     lines = [
         f"Promotion of control-plane commit `{main_commit}` to **{environment}**.",
         "",
@@ -139,6 +141,8 @@ def pr_body(
         lines.append(f"- previous environment: {previous}")
     if superseded:
         lines.append(f"- supersedes the promotion of `{superseded[:12]}`")
+    if held:
+        lines.append(f"- each folder rendered again with its own main commit: {held}")
     if run_url:
         lines.append(f"- run: {run_url}")
     if waves:

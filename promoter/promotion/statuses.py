@@ -11,6 +11,9 @@ class Statuses:
     def __init__(self, forge: Forge) -> None:
         self.forge = forge
         self._cache: dict[str, dict[str, Status]] = {}
+        #: post nothing (the scheduling flow re-rendering folders of several main commits
+        #: leaves every commit's status as it is: a stopped promotion stays held)
+        self.muted = False
 
     def of(self, commit: str) -> dict[str, Status]:
         """Statuses of a main commit, read once per run and kept in step with what we post."""
@@ -19,6 +22,8 @@ class Statuses:
         return self._cache[commit]
 
     def post(self, commit: str, context: str, state: StatusState, description: str, url: str | None) -> None:
+        if self.muted:
+            return
         self.forge.set_status(commit, context, state, description, url)
         self.of(commit)[context] = Status(context, state, description[:DESCRIPTION_LIMIT], url)
 

@@ -218,3 +218,40 @@ class FolderSubset(RenderedFolders):
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
+
+
+class FolderUnion(RenderedFolders):
+    """Each cluster-type folder taken from a render of its own: an environment whose folders
+    hold different main commits, rendered again folder by folder (the scheduling flow)."""
+
+    def __init__(self, sources: Mapping[str, Mapping[str, bytes]]) -> None:
+        """``sources``: per cluster type, the render its folder is taken from."""
+        self._parts = {folder: FolderSubset(files, [folder]) for folder, files in sorted(sources.items())}
+
+    def folders(self) -> list[str]:
+        return [f for part in self._parts.values() for f in part.folders()]
+
+    def digest(self, folder: str) -> str | None:
+        part = self._parts.get(folder)
+        return part.digest(folder) if part is not None else None
+
+    def known_tree(self, folder: str) -> str | None:
+        part = self._parts.get(folder)
+        return part.known_tree(folder) if part is not None else None
+
+    def folder_files(self, folder: str) -> dict[str, bytes]:
+        part = self._parts.get(folder)
+        return part.folder_files(folder) if part is not None else {}
+
+    def __getitem__(self, path: str) -> bytes:
+        part = self._parts.get(path.split("/", 1)[0])
+        if part is None:
+            raise KeyError(path)
+        return part[path]
+
+    def __iter__(self) -> Iterator[str]:
+        for part in self._parts.values():
+            yield from part
+
+    def __len__(self) -> int:
+        return sum(len(part) for part in self._parts.values())
