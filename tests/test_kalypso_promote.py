@@ -221,19 +221,39 @@ def test_a_dry_run_pushes_nothing(tmp_path: Path) -> None:
     assert Git(gitops).out("for-each-ref") == before
 
 
-def test_environments_rendering_to_two_repos_are_promoted_in_separate_runs(tmp_path: Path) -> None:
+def test_environments_rendering_to_two_repos_are_promoted_in_one_run(tmp_path: Path) -> None:
+    cp, _, gitops = sample_with_gitops(tmp_path)
+    other = tmp_path / "other.git"
+    Git(tmp_path).run("init", "--quiet", "--bare", "--initial-branch=main", str(other))
+    git = Git(cp)
+    git.run("checkout", "--quiet", "stage")
+    text = (cp / "gitops-repo.yaml").read_text()
+    (cp / "gitops-repo.yaml").write_text(text.replace(f"file://{gitops}", f"file://{other}"))
+    git.run("commit", "--quiet", "-am", "stage renders elsewhere")
+    git.run("checkout", "--quiet", "main")
+    code, output = promote(cp, "--environments", "dev,stage")
+    assert code == 0, output
+    stage_branch = Git(other).out("for-each-ref", "--format=%(refname:short)", "refs/heads").split()
+    assert "stage" in stage_branch  # stage landed in its own repo
+    assert "stage" not in Git(gitops).out("for-each-ref", "--format=%(refname:short)", "refs/heads").split()
+    assert ".github/tracking/Promoted_Commit_Id" in branch_files(other, "stage")
+
+
+def test_environments_on_two_forges_are_promoted_in_separate_runs(tmp_path: Path) -> None:
     cp, _, gitops = sample_with_gitops(tmp_path)
     git = Git(cp)
     git.run("checkout", "--quiet", "stage")
     text = (cp / "gitops-repo.yaml").read_text()
-    (cp / "gitops-repo.yaml").write_text(text.replace(f"file://{gitops}", f"file://{tmp_path}/other.git"))
-    git.run("commit", "--quiet", "-am", "stage renders elsewhere")
+    (cp / "gitops-repo.yaml").write_text(
+        text.replace(f"file://{gitops}", "https://github.com/org/stage-gitops")
+    )
+    git.run("commit", "--quiet", "-am", "stage renders on GitHub")
     git.run("checkout", "--quiet", "main")
     code, output = promote(cp, "--environments", "dev,stage")
     assert code == 2, output
     assert output.startswith("error: stage:gitops-repo.yaml:")
     assert (
-        f"renders to file://{tmp_path}/other.git, another platform repo than the environments before it"
+        "renders to https://github.com/org/stage-gitops, on another forge than the environments before it"
         in output
     )
 

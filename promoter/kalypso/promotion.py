@@ -25,6 +25,7 @@ from promoter.kalypso.objects import GitOpsRepo, KEnvironment
 from promoter.model import Environment, EnvironmentObjects, MainObjects, Pipeline, Source
 from promoter.rendering.tree import Rendered
 from promoter.scheduling.targets import Assignment
+from promoter.urls import scheme_of
 
 #: What an environment of the environments file may say; the rest is Kalypso's.
 LITE_FIELDS = ("name", "merge", "timeout", "gates", "onFailure")
@@ -121,20 +122,21 @@ class KalypsoPromotion(ControlPlane):
                 self._kenvs[kenv.name] = kenv
                 branch = self._branch(kenv)
                 gitops = _gitops(branch)
-                if url is not None and gitops.ref.repo != url:
+                if url is not None and _local(gitops.ref.repo) != _local(url):
                     raise ConfigError(
-                        f"spec.repo: environment {kenv.name!r} renders to {gitops.ref.repo}, another platform "
-                        f"repo than the environments before it ({url}); promote them in separate runs",
+                        f"spec.repo: environment {kenv.name!r} renders to {gitops.ref.repo}, on another forge "
+                        f"than the environments before it ({url}); promote them in separate runs",
                         file=gitops.source.file,
                         line=gitops.source.line,
                     )
-                url = gitops.ref.repo
+                url = url or gitops.ref.repo
                 envs.append(
                     replace(
                         wanted,
                         branch=kenv.control_plane.branch,
                         gitops_branch=gitops.ref.branch,
                         gitops_path=gitops.ref.path,
+                        platform_url=gitops.ref.repo if gitops.ref.repo != url else None,
                     )
                 )
             assert url is not None
@@ -180,6 +182,11 @@ class KalypsoPromotion(ControlPlane):
         if kenv.name not in self._branches:
             self._branches[kenv.name] = self.kcp.branch(kenv)
         return self._branches[kenv.name]
+
+
+def _local(url: str) -> bool:
+    """Whether ``url`` is served by the local forge (a path or file://), not GitHub."""
+    return scheme_of(url) in ("path", "file")
 
 
 def _gitops(branch: KalypsoBranch) -> GitOpsRepo:
