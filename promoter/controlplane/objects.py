@@ -54,10 +54,19 @@ def template_from(obj: ObjectDoc) -> Template:
 def workload_from(obj: ObjectDoc) -> Workload:
     spec = obj.spec()
     workspace = spec.name("workspace")
+    targets = deployment_targets(spec, obj.file)
+    spec.done()
+    obj.top.done()
+    return Workload(obj.name, obj.labels, workspace, targets, obj.source)
+
+
+def deployment_targets(spec: Fields, file: str) -> tuple[DeploymentTarget, ...]:
+    """A Workload's ``spec.deploymentTargets`` (Kalypso's Workloads have the same shape): unique
+    names, an environment, labels, and ``manifests`` with a non-empty ``repo``."""
     targets: list[DeploymentTarget] = []
     seen: set[str] = set()
     for path, line, item in spec.items("deploymentTargets"):
-        t = Fields(item, obj.file, path, line)
+        t = Fields(item, file, path, line)
         name = t.name("name")
         if name in seen:
             t.fail(f"duplicate deployment target {name!r}", "name")
@@ -66,16 +75,14 @@ def workload_from(obj: ObjectDoc) -> Workload:
         labels = t.labels("labels")
         manifests = t.fields("manifests", required=True)
         assert manifests is not None
-        manifests.str("repo", required=True)
+        manifests.text("repo", required=True)
         for key in manifests.value:
             manifests.any(key)
         targets.append(
-            DeploymentTarget(name, environment, labels, plain(manifests.value), Source(obj.file, line))
+            DeploymentTarget(name, environment, labels, plain(manifests.value), Source(file, line))
         )
         t.done()
-    spec.done()
-    obj.top.done()
-    return Workload(obj.name, obj.labels, workspace, tuple(targets), obj.source)
+    return tuple(targets)
 
 
 def check_output_names(workloads: dict[str, Workload]) -> None:

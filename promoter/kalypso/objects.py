@@ -13,10 +13,11 @@ from typing import Any
 
 from promoter.controlplane.documents import KALYPSO_API_VERSION, ObjectDoc
 from promoter.controlplane.fields import Fields, check_relative_path
-from promoter.controlplane.yamlfile import line_of, plain
+from promoter.controlplane.objects import deployment_targets
+from promoter.controlplane.yamlfile import line_of
 from promoter.errors import ConfigError
 from promoter.gitcmd import valid_branch
-from promoter.model import DeploymentTarget, Manifest, Source, Template, Workload
+from promoter.model import Manifest, Source, Template, Workload
 from promoter.urls import url_problem
 
 MAIN_ONLY = ("Environment", "WorkloadRegistration", "Template")
@@ -158,25 +159,7 @@ def template_from(obj: ObjectDoc) -> Template:
 def workload_from(obj: ObjectDoc, workspace: str) -> Workload:
     """A Workload of a registered repo; its workspace is its registration's."""
     spec = obj.spec()
-    targets: list[DeploymentTarget] = []
-    seen: set[str] = set()
-    for path, line, item in spec.items("deploymentTargets"):
-        t = Fields(item, obj.file, path, line)
-        name = t.name("name")
-        if name in seen:
-            t.fail(f"duplicate deployment target {name!r}", "name")
-        seen.add(name)
-        environment = t.name("environment")
-        labels = t.labels("labels")
-        manifests = t.fields("manifests", required=True)
-        assert manifests is not None
-        manifests.text("repo", required=True)
-        for key in manifests.value:
-            manifests.any(key)
-        targets.append(
-            DeploymentTarget(name, environment, labels, plain(manifests.value), Source(obj.file, line))
-        )
-        t.done()
+    targets = deployment_targets(spec, obj.file)
     spec.done()
     obj.top.done()
-    return Workload(obj.name, obj.labels, workspace, tuple(targets), obj.source)
+    return Workload(obj.name, obj.labels, workspace, targets, obj.source)
