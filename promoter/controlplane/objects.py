@@ -3,6 +3,7 @@ ConfigMap on environment branches."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import jsonschema
@@ -187,24 +188,40 @@ def template_from_document(file: str, doc: LDict) -> Template:
 
 def check_references(main: MainObjects, env: EnvironmentObjects, builtins: dict[str, Template]) -> None:
     """Every ClusterType names templates that exist (in main or built in) of the right type."""
+    templates = {**builtins, **main.templates}
     for ct in env.cluster_types.values():
         for field, name, kind in (
             ("reconciler", ct.reconciler, "reconciler"),
             ("namespaceService", ct.namespace_service, "namespace"),
             ("configType", ct.config_type, "config"),
         ):
-            template = main.templates.get(name) or builtins.get(name)
-            if template is None:
-                known = sorted(n for n, t in {**builtins, **main.templates}.items() if t.type == kind)
-                raise ConfigError(
-                    f"spec.{field}: ClusterType {ct.name!r} names template {name!r}, which does not exist "
-                    f"(known {kind} templates: {', '.join(known) or 'none'})",
-                    file=ct.source.file,
-                    line=ct.source.line,
-                )
-            if template.type != kind:
-                raise ConfigError(
-                    f"spec.{field}: template {name!r} is of type {template.type}, not {kind}",
-                    file=ct.source.file,
-                    line=ct.source.line,
-                )
+            referenced_template(templates, ct, field, name, kind)
+
+
+def referenced_template(
+    templates: Mapping[str, Template],
+    ct: ClusterType,
+    field: str,
+    name: str,
+    kind: str,
+    *,
+    absent: str = "which does not exist",
+    listing: str = "known",
+) -> Template:
+    """The template ``ct`` names in ``spec.<field>``, which must exist and be of type ``kind``;
+    ``absent`` and ``listing`` word the error for a missing one (Kalypso's reads "main")."""
+    template = templates.get(name)
+    if template is None:
+        known = ", ".join(sorted(n for n, t in templates.items() if t.type == kind)) or "none"
+        raise ConfigError(
+            f"spec.{field}: ClusterType {ct.name!r} names template {name!r}, {absent} ({listing} {kind} templates: {known})",
+            file=ct.source.file,
+            line=ct.source.line,
+        )
+    if template.type != kind:
+        raise ConfigError(
+            f"spec.{field}: template {name!r} is of type {template.type}, not {kind}",
+            file=ct.source.file,
+            line=ct.source.line,
+        )
+    return template

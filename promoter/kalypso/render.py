@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from promoter.controlplane.objects import referenced_template
 from promoter.controlplane.yamlfile import line_of, load_documents, plain
 from promoter.errors import ConfigError, TemplateError
 from promoter.gotemplate import GoTemplate, StringMap, Struct, to_yaml
@@ -82,23 +83,15 @@ class Renderer:
         return self._compiled[name]
 
     def template(self, name: str, kind: str, p: Placement, field: str) -> Template:
-        ct = p.cluster_type
-        template = self.templates.get(name)
-        if template is None:
-            known = ", ".join(sorted(n for n, t in self.templates.items() if t.type == kind)) or "none"
-            raise ConfigError(
-                f"spec.{field}: ClusterType {ct.name!r} names template {name!r}, which main does not have "
-                f"(its {kind} templates: {known})",
-                file=ct.source.file,
-                line=ct.source.line,
-            )
-        if template.type != kind:
-            raise ConfigError(
-                f"spec.{field}: template {name!r} is of type {template.type}, not {kind}",
-                file=ct.source.file,
-                line=ct.source.line,
-            )
-        return template
+        return referenced_template(
+            self.templates,
+            p.cluster_type,
+            field,
+            name,
+            kind,
+            absent="which main does not have",
+            listing="its",
+        )
 
     def render(self, name: str, kind: str, p: Placement, field: str) -> bytes:
         template = self.template(name, kind, p, field)
