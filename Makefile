@@ -1,29 +1,61 @@
 # The two commands a newcomer needs: `make demo` and `make test`.
+# Both install from hash-checked locks (requirements/*.lock, `make lock` refreshes them), so a
+# fresh clone installs the same versions next month as today. `make test-newest` runs the same
+# suite on the newest releases that pyproject.toml's ranges allow, in a virtualenv of its own.
 PYTHON ?= python3
-VENV := .venv
+VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
+WHEELHOUSE := $(VENV)/wheelhouse
+NEWEST ?=
+PIP := $(BIN)/python -m pip --disable-pip-version-check
+PYTEST_WORKERS ?= auto
 
-.PHONY: demo test deps lint typecheck extra-lint unit clean
+.PHONY: demo test deps lint typecheck extra-lint unit versions lock test-newest clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e '.[hub]'
+ifeq ($(NEWEST),)
+$(STAMP): $(BIN)/python requirements/run.lock pyproject.toml
+	$(PIP) install --quiet --require-hashes --no-deps -r requirements/run.lock
+	$(PIP) install --quiet --no-deps --no-build-isolation -e .
 	touch $@
 
-$(TEST_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+$(TEST_STAMP): $(STAMP) requirements/dev.lock
+	$(PIP) install --quiet --require-hashes --no-deps -r requirements/dev.lock
+	touch $@
+else
+# The newest releases of everything: no lock, an eager upgrade on every run.
+$(STAMP): $(BIN)/python FORCE
+	$(PIP) install --quiet --upgrade pip setuptools
+	$(PIP) install --quiet --upgrade --upgrade-strategy eager -e '.[hub]'
+	touch $@
+
+$(TEST_STAMP): $(STAMP) FORCE
+	$(PIP) install --quiet --upgrade --upgrade-strategy eager -e '.[hub,test]'
+	touch $@
+endif
+
+# The files of the actions' locks for this machine, hash-checked: the install tests and the
+# workflow harness install from here with no index (tests/wheelhouse.py).
+$(WHEELHOUSE)/.complete: $(BIN)/python actions/requirements.lock actions/uv.lock
+	rm -rf $(WHEELHOUSE)
+	$(PIP) download --quiet --require-hashes --no-deps -d $(WHEELHOUSE) -r actions/requirements.lock -r actions/uv.lock
 	touch $@
 
 demo: $(STAMP)
 	$(BIN)/promoter demo
 
+# What this run installed, first, so that a failure names its cause.
+versions: $(TEST_STAMP)
+	@$(BIN)/python --version
+	@git --version
+	@$(PIP) list --format=freeze | tr '\n' ' '; echo
+
 # Tools the tests need from outside PyPI (apt, npm): each scripts/deps/*.sh installs what is missing.
-deps: $(TEST_STAMP)
+deps: $(TEST_STAMP) $(WHEELHOUSE)/.complete
 	@for script in scripts/deps/*.sh; do [ -e "$$script" ] || continue; bash "$$script" || exit 1; done
 
 lint: $(TEST_STAMP)
@@ -37,11 +69,21 @@ typecheck: $(TEST_STAMP)
 extra-lint:: deps
 
 unit: deps
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n $(PYTEST_WORKERS)
 
-test: lint typecheck extra-lint unit
+test: versions lint typecheck extra-lint unit
+
+# Every lock, in one step, with the locked uv.
+lock: $(BIN)/python
+	$(PIP) install --quiet --require-hashes --no-deps --target $(VENV)/uv-tool -r actions/uv.lock
+	UV=$(VENV)/uv-tool/bin/uv bash scripts/lock.sh
+
+test-newest:
+	$(MAKE) test VENV=.venv-newest NEWEST=1
+
+FORCE:
 
 clean:
-	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) .venv-newest build *.egg-info .mypy_cache .pytest_cache .ruff_cache
 
 -include mk/*.mk

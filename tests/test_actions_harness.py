@@ -21,7 +21,6 @@ import re
 import shutil
 import subprocess
 import sys
-import sysconfig
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +31,7 @@ import yaml
 
 from promoter.errors import one_line
 from tests.helpers import ENV, PIPELINE, WORKLOAD, ControlPlaneFactory
+from tests.wheelhouse import offline_env
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
@@ -223,19 +223,12 @@ def action_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def toolchain(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[str, str]]:
     """RUNNER_TEMP (shared, so the promoter is installed once per module), a python3, and how
-    pip finds the dependencies offline."""
+    pip and uv find the locked dependencies offline."""
     temp = tmp_path_factory.mktemp("runner-temp")
     bin_dir = tmp_path_factory.mktemp("bin")
     (bin_dir / "python3").symlink_to(sys.executable)
-    site = sysconfig.get_paths()["purelib"]  # the test virtualenv's site-packages
-    pip_env = {
-        "PYTHONPATH": site,
-        "PIP_NO_INDEX": "1",
-        "PIP_NO_BUILD_ISOLATION": "0",  # pip reads this "no" option inverted: 0 turns isolation off
-        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
-        "PROMOTER_INSTALLER": "pip",  # no uv to install offline
-    }
-    return temp, bin_dir, pip_env
+    # the locked uv, then the locked dependencies, from the wheelhouse: the runner's path offline
+    return temp, bin_dir, offline_env(tmp_path_factory.mktemp("uv-config"))
 
 
 @pytest.fixture
@@ -317,7 +310,7 @@ def test_install_step_installs_this_checkout(runner: Runner, factory: ControlPla
     install = next(s for s in run.steps if s.id == "install")
     assert install.returncode == 0, install.stderr
     assert install.stdout.strip().endswith("version 0.1.0")
-    assert "installed the promoter and its locked dependencies with pip in " in install.stdout
+    assert "installed the promoter and its locked dependencies with uv in " in install.stdout
     promoter = Path(install.outputs["promoter"])
     assert promoter.is_file() and promoter.parent.parent.parent == runner.temp
     imported = subprocess.run(

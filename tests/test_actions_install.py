@@ -9,12 +9,13 @@ import os
 import re
 import subprocess
 import sys
-import sysconfig
 import tomllib
 from pathlib import Path
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+
+from tests.wheelhouse import offline_env
 
 ROOT = Path(__file__).resolve().parents[1]
 PIN = re.compile(r"^([A-Za-z0-9_.-]+)==([^ ;\\]+)( ;[^\\]*)? \\$")
@@ -57,20 +58,28 @@ def test_the_license_is_an_spdx_expression() -> None:
     assert project["license"] == "Apache-2.0"
 
 
-def install(tmp_path: Path, installer: str) -> subprocess.CompletedProcess[str]:
-    """actions/install.sh offline, as the harness runs it: no uv on PATH, no index, the locked
-    versions already importable from the test virtualenv."""
+def install(tmp_path: Path, installer: str, *, without_uv: bool = False) -> subprocess.CompletedProcess[str]:
+    """actions/install.sh offline, as the harness runs it: no uv on PATH, the locked files in
+    the wheelhouse and no index; ``without_uv`` leaves the uv wheel out, as when PyPI cannot be
+    reached for it."""
     temp = tmp_path / "runner-temp"
     temp.mkdir(exist_ok=True)
     path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if not (Path(p) / "uv").exists())
+    offline = offline_env(tmp_path)
+    if without_uv:
+        house = tmp_path / "wheelhouse"
+        house.mkdir()
+        for wheel in Path(offline["PIP_FIND_LINKS"]).iterdir():
+            if not wheel.name.startswith("uv-"):
+                (house / wheel.name).symlink_to(wheel)
+        offline["PIP_FIND_LINKS"] = str(house)
     env = {
         **os.environ,
         "PATH": path,
         "RUNNER_TEMP": str(temp),
         "PROMOTER_INSTALLER": installer,
         "PROMOTER_PYTHON": sys.executable,
-        "PYTHONPATH": sysconfig.get_paths()["purelib"],
-        "PIP_NO_INDEX": "1",
+        **offline,
         "GITHUB_OUTPUT": str(tmp_path / "output"),
     }
     return subprocess.run(
@@ -78,12 +87,28 @@ def install(tmp_path: Path, installer: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_without_uv_the_install_falls_back_to_pip(tmp_path: Path) -> None:
-    done = install(tmp_path, "auto")  # installing the locked uv fails: no index here
+def installed(tmp_path: Path, done: subprocess.CompletedProcess[str], how: str) -> None:
     assert done.returncode == 0, done.stderr
-    assert "installed the promoter and its locked dependencies with pip in " in done.stdout
+    assert f"installed the promoter and its locked dependencies with {how} in " in done.stdout
     promoter = (tmp_path / "output").read_text().strip().removeprefix("promoter=")
-    assert Path(promoter).is_file() and done.stdout.strip().endswith("version 0.1.0")
+    assert Path(promoter).is_file() and done.stdout.strip().endswith(f"version {promoter_version()}")
+
+
+def promoter_version() -> str:
+    return subprocess.run(
+        [sys.executable, "-c", "import promoter; print(promoter.__version__)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+
+
+def test_without_uv_on_path_the_locked_uv_installs(tmp_path: Path) -> None:
+    installed(tmp_path, install(tmp_path, "auto"), "uv")
+
+
+def test_without_uv_the_install_falls_back_to_pip(tmp_path: Path) -> None:
+    installed(tmp_path, install(tmp_path, "auto", without_uv=True), "pip")  # the locked uv cannot be had
 
 
 def test_an_unknown_installer_is_refused(tmp_path: Path) -> None:

@@ -180,8 +180,24 @@ def check_depth(text: str, file: str, max_depth: int) -> None:
                     raise ConfigError(f"nested more than {max_depth} levels deep", file=file, line=line)
             elif isinstance(event, yaml.CollectionEndEvent):
                 depth -= 1
+    except yaml.YAMLError as err:
+        # libyaml scans ahead of the events, so its own nesting cap (PyYAML 6.0.4 and later)
+        # or a syntax error further on may stop the scan before this loop sees the depth.
+        raise yaml_error(err, text, file, max_depth) from err
     finally:
         loader.dispose()
+
+
+def yaml_error(err: yaml.YAMLError, text: str, file: str, max_depth: int = MAX_DEPTH) -> ConfigError:
+    """Any error of any PyYAML version's scanner, parser or composer, in promoter's words."""
+    problem = str(getattr(err, "problem", None) or err)
+    mark = getattr(err, "problem_mark", None)
+    if "nesting depth" in problem or "recursion" in problem:
+        line = mark.line + 1 if mark is not None else None
+        return ConfigError(f"nested more than {max_depth} levels deep", file=file, line=line)
+    if isinstance(err, yaml.MarkedYAMLError):
+        return _syntax_error(err, text, file)
+    return ConfigError(f"invalid YAML: {problem}", file=file)
 
 
 def _shallow(text: str, max_depth: int) -> bool:
@@ -234,10 +250,8 @@ def load_documents(
             _parse_only(text)  # the same syntax errors, found in C
         else:
             check_depth(text, file, max_depth)
-    except yaml.MarkedYAMLError as err:
-        raise _syntax_error(err, text, file) from err
     except yaml.YAMLError as err:
-        raise ConfigError(f"invalid YAML: {err}", file=file) from err
+        raise yaml_error(err, text, file, max_depth) from err
     loader = _Loader(text)
     builder = _Builder(loader, file, max_nodes, max_depth)
     docs: list[Any] = []
@@ -246,10 +260,8 @@ def load_documents(
             node = loader.get_node()
             if node is not None:
                 docs.append(builder.build(node))
-    except yaml.MarkedYAMLError as err:
-        raise _syntax_error(err, text, file) from err
     except yaml.YAMLError as err:
-        raise ConfigError(f"invalid YAML: {err}", file=file) from err
+        raise yaml_error(err, text, file, max_depth) from err
     finally:
         loader.dispose()
     return docs

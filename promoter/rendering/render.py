@@ -235,8 +235,9 @@ class Renderer:
             try:
                 check_depth(text, template.source.file, MAX_DEPTH)
             except ConfigError as err:
+                words = err.message if err.message.startswith("nested") else f"not valid YAML: {err.message}"
                 raise self._error(
-                    template, index, manifest, err.line, f"rendered text is {err.message}", a
+                    template, index, manifest, err.line, f"rendered text is {words}", a
                 ) from err
         try:
             docs = [d for d in yaml.load_all(text, Loader=_YamlLoader) if d is not None]

@@ -1,0 +1,16 @@
+# The bad-input corpus on the oldest PyYAML that pyproject.toml allows (the locked one is the
+# newest): every scanner, parser and composer error of either version must read as promoter's
+# own one-line error (docs/architecture.md, "Bad input").
+PYYAML_OLDEST := $(VENV)/pyyaml-oldest
+
+.PHONY: unit-pyyaml-oldest
+
+$(PYYAML_OLDEST)/.complete: $(BIN)/python requirements/pyyaml-oldest.lock
+	rm -rf $(PYYAML_OLDEST)
+	$(PIP) install --quiet --require-hashes --no-deps --target $(PYYAML_OLDEST) -r requirements/pyyaml-oldest.lock
+	touch $@
+
+unit-pyyaml-oldest: deps $(PYYAML_OLDEST)/.complete
+	PYTHONPATH=$(PYYAML_OLDEST) $(BIN)/pytest -q -n $(PYTEST_WORKERS) -p no:cacheprovider tests/test_bad_input.py tests/test_bad_input_hostile.py tests/test_bad_input_kalypso.py tests/test_pyyaml_version.py
+
+test: unit-pyyaml-oldest
