@@ -39,7 +39,7 @@ $(TEST_STAMP): $(STAMP) FORCE
 endif
 
 # The files of the actions' locks for this machine, hash-checked: the install tests and the
-# workflow harness install from here with no index (tests/wheelhouse.py).
+# workflow harness install from here with no index (tests/support/wheelhouse.py).
 $(WHEELHOUSE)/.complete: $(BIN)/python actions/requirements.lock actions/uv.lock
 	rm -rf $(WHEELHOUSE)
 	$(PIP) download --quiet --require-hashes --no-deps -d $(WHEELHOUSE) -r actions/requirements.lock -r actions/uv.lock

@@ -1,5 +1,5 @@
 """Synthetic control planes at sizes S, M and L, written as real git repos with the plumbing the
-tests use (``tests.helpers.ControlPlaneFactory``).
+tests use (``tests.support.helpers.ControlPlaneFactory``).
 
 A control plane of size ``(W, C)`` has W workloads with a deployment target in every environment
 and C cluster types. Four stacks of workloads each go to half the cluster types (by size or by
@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.helpers import ControlPlaneFactory
+from tests.support.helpers import ControlPlaneFactory
 
 ENVIRONMENTS = ("dev", "qa", "prod")
 SIZES_OF_CLUSTERS = ("small", "medium", "large", "xlarge")

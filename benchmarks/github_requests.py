@@ -1,5 +1,5 @@
 """GitHub API requests per environment promotion, counted on the fake GitHub of the tests
-(``tests/fake_github.py``: GitHub's REST shapes, real git behind it): the whole promotion
+(``tests/support/fake_github.py``: GitHub's REST shapes, real git behind it): the whole promotion
 dev -> qa -> prod through the CLI, every merge automatic, as the report counts them."""
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ def measure(root: Path) -> dict[str, Any]:
     from click.testing import CliRunner
 
     from promoter.cli.main import cli
-    from tests.fake_github import make_world
-    from tests.helpers import ControlPlaneFactory
+    from tests.support.fake_github import make_world
+    from tests.support.helpers import ControlPlaneFactory
 
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)

@@ -41,7 +41,7 @@ from promoter.hub.db import Database
 from promoter.hub.keys import digest
 from promoter.hub.reads import read
 from promoter.hub.store import CommitRecord, record_commit
-from tests.hub_support import free_port, new_pg_database, pg_bin, postgres_server
+from tests.support.hub_support import free_port, new_pg_database, pg_bin, postgres_server
 
 OLD, NEW = "a" * 40, "b" * 40
 TYPES = 20

@@ -65,7 +65,7 @@ def watched(forge_class: Any, gap: Gap) -> Iterator[None]:
 
 
 def _pipeline(platform: str) -> str:
-    from tests.waves import waved_pipeline
+    from tests.support.waves import waved_pipeline
 
     text = waved_pipeline(canary_gates='[{command: ["true"]}]', fleet_gates="[]", platform=platform)
     return text.replace("[{soak: 10s}]", "[]")
@@ -79,8 +79,8 @@ def local(root: Path) -> float:
     from promoter.promotion.flows import Orchestrator
     from promoter.promotion.options import Options
     from promoter.runtime import build_runtime
-    from tests.helpers import ControlPlaneFactory
-    from tests.waves import create
+    from tests.support.helpers import ControlPlaneFactory
+    from tests.support.waves import create
 
     root.mkdir(parents=True)
     path = create(ControlPlaneFactory(root), _pipeline("{url: ../platform.git}"))
@@ -104,9 +104,9 @@ def github(root: Path) -> float:
 
     from promoter.cli.main import cli
     from promoter.forges.github.forge import GitHubForge
-    from tests.fake_github import make_world
-    from tests.helpers import ControlPlaneFactory
-    from tests.waves import QA_TYPES
+    from tests.support.fake_github import make_world
+    from tests.support.helpers import ControlPlaneFactory
+    from tests.support.waves import QA_TYPES
 
     root.mkdir(parents=True)
     with pytest.MonkeyPatch.context() as patch:

@@ -11,6 +11,6 @@ $(PYYAML_OLDEST)/.complete: $(BIN)/python requirements/pyyaml-oldest.lock
 	touch $@
 
 unit-pyyaml-oldest: deps $(PYYAML_OLDEST)/.complete
-	PYTHONPATH=$(PYYAML_OLDEST) $(BIN)/pytest -q -n $(PYTEST_WORKERS) -p no:cacheprovider tests/test_bad_input.py tests/test_bad_input_hostile.py tests/test_bad_input_kalypso.py tests/test_pyyaml_version.py
+	PYTHONPATH=$(PYYAML_OLDEST) $(BIN)/pytest -q -n $(PYTEST_WORKERS) -p no:cacheprovider tests/controlplane/test_bad_input.py tests/controlplane/test_bad_input_hostile.py tests/kalypso/test_bad_input.py tests/controlplane/test_pyyaml_version.py
 
 test: unit-pyyaml-oldest

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import ControlPlaneFactory
+from tests.support.helpers import ControlPlaneFactory
 
-pytest_plugins = ["tests.hub_support"]  # the hub's databases and live server
+pytest_plugins = ["tests.support.hub_support"]  # the hub's databases and live server
 
 
 @pytest.fixture(autouse=True)

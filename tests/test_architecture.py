@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "promoter"
+from tests.support.paths import ROOT
+
+PACKAGE = ROOT / "promoter"
 
 # Lowest first. A module may import its own package and anything of a lower rank. A dotted key
 # ranks one module apart from its package (the gate registry sits below the control plane).

@@ -5,16 +5,15 @@ pinned with hashes. A fresh clone installs what these files say, whatever PyPI h
 from __future__ import annotations
 
 import tomllib
-from pathlib import Path
 
 import pytest
 from packaging.markers import default_environment
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from tests.test_actions_install import pins
+from tests.actions.test_install import pins
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 DEV = pins(ROOT / "requirements" / "dev.lock")
 

@@ -1,6 +1,6 @@
 """The starter control plane ``promoter init --skeleton`` writes: a Pipeline, a Workload and a
 ConfigSchema on main; a ClusterType, a SchedulingPolicy and a ConfigMap on every environment
-branch. It validates and renders as it is (tests/test_init.py), and says in comments what to
+branch. It validates and renders as it is (tests/cli/test_init.py), and says in comments what to
 change. Pure text, from values ``promoter init`` checked (DNS-1123 environment names, a platform
 repo URL the github forge accepts)."""
 

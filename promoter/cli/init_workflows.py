@@ -1,7 +1,7 @@
 """The workflows ``promoter init`` writes: on main (promote on push, promote by hand, the render
 check) and on every environment branch (the scheduling flow on push, the render check). Pure text;
 ``promoter init --promoter-repo your-org/promoter --ref 000...0 --tag v0.1.0`` writes exactly the
-files under ``examples/`` (tests/test_init.py holds the two together).
+files under ``examples/`` (tests/cli/test_init.py holds the two together).
 
 Every value written here was checked by ``promoter init`` first (a GitHub ``owner/name``, a full
 SHA or a tag, DNS-1123 environment names, a plain branch name), so nothing needs YAML quoting and

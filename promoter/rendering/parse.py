@@ -8,7 +8,7 @@ files that is most of a promotion. ``yaml_rs`` (a Rust parser) reads the same fi
 by ``yaml_rs`` only when its text holds none of those forms anywhere (a conservative test over
 the whole text, quoted strings included) and no document marker it cannot split on; every other
 file, and every file ``yaml_rs`` refuses, is read by PyYAML. Either way the objects are those
-PyYAML would build (``tests/test_rendered_parse.py`` compares them) for text PyYAML reads, which
+PyYAML would build (``tests/rendering/test_parse.py`` compares them) for text PyYAML reads, which
 every rendered file is: the renderer refused any other text before.
 """
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Debian's chromium and its chromedriver, for the hub's pages tested in a real headless browser
-# (tests/test_hub_pages.py drives them with Selenium; no browser is downloaded).
+# (tests/hub/test_pages.py drives them with Selenium; no browser is downloaded).
 # Idempotent: does nothing when both are on PATH.
 set -euo pipefail
 if command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; then

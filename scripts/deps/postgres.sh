@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Debian's PostgreSQL 15 server, for the hub's tests on a real PostgreSQL (tests/hub_support.py
+# Debian's PostgreSQL 15 server, for the hub's tests on a real PostgreSQL (tests/support/hub_support.py
 # starts its own server, as user postgres, on 127.0.0.1 with a socket dir of its own).
 # Idempotent: does nothing when initdb is already there. The package's own cluster is stopped:
 # the tests never use it.

@@ -1,0 +1,182 @@
+"""House rules for the workflows and composite actions that the linters do not check.
+
+actionlint, zizmor and check-jsonschema run in ``make extra-lint`` (mk/workflows.mk); these
+tests hold what they leave out: descriptions everywhere, no expression inside any script, pins
+with their version, per-job permissions with a reason, and ShellCheck on the actions' scripts
+(actionlint checks workflows only).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.support.paths import ROOT
+
+ACTIONS = sorted(ROOT.glob("actions/*/action.yml"))
+EXAMPLES = sorted(
+    [
+        *ROOT.glob("examples/control-plane/.github/workflows/*.yml"),
+        *ROOT.glob("examples/environments/*/.github/workflows/*.yml"),
+    ]
+)
+WORKFLOWS = sorted([*ROOT.glob(".github/workflows/*.yml"), *EXAMPLES])
+SCRIPTS = sorted(ROOT.glob("actions/*.sh"))
+PINNED = re.compile(r"^\s*(?:- )?uses: [\w.-]+/[\w./-]+@[0-9a-f]{40} # v\d+(\.\d+)*$")
+
+
+def load(path: Path) -> Any:
+    return yaml.safe_load(path.read_text())
+
+
+def rel(path: Path) -> str:
+    return str(path.relative_to(ROOT))
+
+
+def run_steps(path: Path) -> list[dict[str, Any]]:
+    doc = load(path)
+    if "runs" in doc:
+        return [s for s in doc["runs"]["steps"] if "run" in s]
+    return [s for job in doc["jobs"].values() for s in job.get("steps", []) if "run" in s]
+
+
+def test_the_files_exist() -> None:
+    assert [rel(p) for p in ACTIONS] == ["actions/promote/action.yml", "actions/render/action.yml"]
+    assert {p.name for p in WORKFLOWS} >= {"ci.yml", "promote.yml", "render.yml", "schedule.yml"}
+    assert [p.name for p in SCRIPTS] == ["cache-key.sh", "install.sh", "run.sh"]
+
+
+def test_each_branch_carries_the_workflows_its_events_run() -> None:
+    """GitHub runs the workflows of the pushed commit (and of a pull request's merge commit): the
+    scheduling workflow lives on every environment branch and not on main; the render check on
+    main and on every environment branch, the same file everywhere."""
+    main = {p.name for p in ROOT.glob("examples/control-plane/.github/workflows/*.yml")}
+    assert main == {"promote.yml", "promote-by-hand.yml", "render.yml"}
+    render = (ROOT / "examples/control-plane/.github/workflows/render.yml").read_text()
+    branches = sorted(p.name for p in ROOT.glob("examples/environments/*"))
+    assert branches == ["dev", "prod", "qa"]
+    schedules = set()
+    for branch in branches:
+        workflows = ROOT / "examples/environments" / branch / ".github/workflows"
+        assert {p.name for p in workflows.glob("*.yml")} == {"render.yml", "schedule.yml"}
+        assert (workflows / "render.yml").read_text() == render
+        schedules.add((workflows / "schedule.yml").read_text())
+        doc = load(workflows / "schedule.yml")
+        assert branch in doc[True]["push"]["branches"]
+        assert doc["jobs"]["schedule"]["with"]["schedule"] == "${{ github.ref_name }}"
+    assert len(schedules) == 1  # one file, copied: the branch names are the environment names
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=rel)
+def test_examples_pin_the_promoter_once(path: Path) -> None:
+    """The reusable workflow checks out the promoter at promoter-ref to run its actions: the same
+    commit as in ``uses:``, of the team's own copy."""
+    text = path.read_text()
+    pins = set(re.findall(r"your-org/promoter/[\w./-]+@([0-9a-f]{40}) # v\d", text))
+    refs = set(re.findall(r"promoter-ref: ([0-9a-f]{40})$", text, re.M))
+    assert len(pins) == 1 and (not refs or refs == pins), (pins, refs)
+    assert "docs/github-actions.md#hosting-the-promoter" in text
+
+
+def test_the_promoter_holds_the_github_app_and_renews_its_tokens() -> None:
+    """No one-hour token minted for the promoter steps: they get the App's id and key (secrets,
+    masked by the runner and by the promoter), and a token only when there is no App."""
+    for job in load(ROOT / ".github/workflows/promote.yml")["jobs"].values():
+        minted = [s for s in job["steps"] if "create-github-app-token" in str(s.get("uses", ""))]
+        # one read-only token, for checking out a private promoter at the start of the job only
+        assert [m["id"] for m in minted] == ["promoter-token"]
+        assert minted[0]["with"]["permission-contents"] == "read" and len(minted[0]["with"]) == 5
+        (step,) = [s for s in job["steps"] if str(s.get("uses", "")).startswith("./.promoter/actions/")]
+        given = step["with"]
+        assert given["app-id"] == "${{ secrets.PROMOTER_GITHUB_APP_ID }}"
+        assert given["app-private-key"] == "${{ secrets.PROMOTER_GITHUB_APP_PRIVATE_KEY }}"
+        assert given["token"].startswith("${{ env.PROMOTER_HAS_APP != 'true' && ")
+
+
+@pytest.mark.parametrize("path", ACTIONS, ids=rel)
+def test_every_input_and_output_is_described(path: Path) -> None:
+    doc = load(path)
+    for kind in ("inputs", "outputs"):
+        for name, spec in doc[kind].items():
+            assert len(spec.get("description", "")) > 10, f"{kind}.{name}"
+
+
+@pytest.mark.parametrize("path", ACTIONS + WORKFLOWS, ids=rel)
+def test_no_expression_inside_a_script(path: Path) -> None:
+    for step in run_steps(path):
+        assert "${{" not in step["run"], f"{step.get('name')}: pass it through env: instead"
+
+
+@pytest.mark.parametrize("path", ACTIONS, ids=rel)
+def test_every_action_input_reaches_a_step_through_env(path: Path) -> None:
+    doc = load(path)
+    used = " ".join(
+        str(v) for s in doc["runs"]["steps"] for v in {**s.get("env", {}), **s.get("with", {})}.values()
+    )
+    used += " " + " ".join(f"${{{{ {s['if']} }}}}" for s in doc["runs"]["steps"] if "if" in s)
+    for name in doc["inputs"]:
+        assert f"inputs.{name} " in used + " " or f"inputs.{name}}}" in used, name
+    assert "INPUT_" not in " ".join(s.get("run", "") for s in doc["runs"]["steps"]).replace(
+        "PROMOTER_INPUT_", ""
+    )
+
+
+@pytest.mark.parametrize("path", ACTIONS + WORKFLOWS, ids=rel)
+def test_remote_actions_are_pinned_by_sha_with_their_version(path: Path) -> None:
+    for line in path.read_text().splitlines():
+        if re.match(r"^\s*(- )?uses: ", line) and "uses: ./" not in line:
+            assert PINNED.match(line), line
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=rel)
+def test_permissions_start_empty_and_each_grant_says_why(path: Path) -> None:
+    doc = load(path)
+    assert doc["permissions"] == {}
+    text = path.read_text()
+    for job_id, job in doc["jobs"].items():
+        grants = job.get("permissions")
+        assert isinstance(grants, dict) and grants, f"{job_id} needs its own permissions"
+        for scope, level in grants.items():
+            assert re.search(rf"^\s+{scope}: {level} # \S", text, re.M), f"{job_id}.{scope} has no reason"
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=rel)
+def test_checkouts_keep_no_credentials(path: Path) -> None:
+    for job in load(path)["jobs"].values():
+        for step in job.get("steps", []):
+            if str(step.get("uses", "")).startswith("actions/checkout@"):
+                assert step["with"]["persist-credentials"] is False
+
+
+def test_the_reusable_workflow_queues_promotions_and_guards_environments() -> None:
+    doc = load(ROOT / ".github/workflows/promote.yml")
+    triggers = doc[True]  # YAML 1.1 reads the key `on` as true
+    assert set(triggers) == {"workflow_call", "workflow_dispatch"}
+    assert doc["concurrency"] == {"group": "promoter-${{ github.repository }}", "cancel-in-progress": False}
+    promote = doc["jobs"]["promote"]
+    assert promote["environment"] == "${{ matrix.environment }}"
+    assert promote["strategy"]["max-parallel"] == 1 and promote["strategy"]["fail-fast"] is True
+
+
+def test_the_scripts_beside_the_actions_pass_shellcheck() -> None:
+    if shutil.which("shellcheck") is None:
+        pytest.skip("shellcheck is not installed (make deps installs it)")
+    proc = subprocess.run(["shellcheck", *map(str, SCRIPTS)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout
+
+
+@pytest.mark.parametrize("path", ACTIONS, ids=rel)
+def test_action_scripts_pass_shellcheck(path: Path, tmp_path: Path) -> None:
+    if shutil.which("shellcheck") is None:
+        pytest.skip("shellcheck is not installed (make deps installs it)")
+    for i, step in enumerate(run_steps(path)):
+        script = tmp_path / f"step{i}.sh"
+        script.write_text("#!/usr/bin/env bash\n" + step["run"])
+        proc = subprocess.run(["shellcheck", "-s", "bash", str(script)], capture_output=True, text=True)
+        assert proc.returncode == 0, f"{step['name']}:\n{proc.stdout}"

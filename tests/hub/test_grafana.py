@@ -1,0 +1,75 @@
+"""The Grafana dashboard's SQL runs on the hub's PostgreSQL schema and reads what the hub holds:
+each panel's query, with Grafana's macros expanded as its PostgreSQL data source expands them."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+
+import pytest
+
+from promoter.hub.db import Database
+from promoter.hub.store import CommitRecord, record_commit
+from tests.support.hub_support import (
+    LiveHub,
+    drop_pg_database,
+    flux_event,
+    new_pg_database,
+    post_flux,
+    register,
+)
+from tests.support.paths import ROOT
+
+DASHBOARD = ROOT / "docs" / "grafana" / "promoter-hub.json"
+M = "1" * 40
+
+
+def expand(sql: str) -> str:
+    """Grafana's macros for epoch-second columns, over all time, and the environment variable."""
+    sql = re.sub(r"\$__unixEpochGroupAlias\((\w+), '1m'\)", r'floor(\1/60)*60 AS "time"', sql)
+    sql = re.sub(r"\$__unixEpochFilter\((\w+)\)", r"\1 BETWEEN 0 AND 9999999999", sql)
+    return sql.replace("$environment", "'dev'")
+
+
+@pytest.fixture
+def pg_db(postgres: str) -> Iterator[Database]:
+    url, name = new_pg_database(postgres)
+    db = Database(url)
+    db.migrate()
+    yield db
+    db.close()
+    drop_pg_database(postgres, name)
+
+
+def test_every_panel_query_runs_on_postgresql(pg_db: Database) -> None:
+    hub_db = pg_db
+    record_commit(hub_db, CommitRecord("dev", M, "dev", None, "a" * 40, None, (), ("dev",)), 1.0)
+    with LiveHub(hub_db) as live:
+        for name, severity in (("edge-1", "info"), ("edge-2", "error")):
+            key = register(hub_db, name)
+            post_flux(
+                live.url,
+                name,
+                key,
+                flux_event(
+                    f"dev@sha1:{M}",
+                    severity=severity,
+                    reason="X" if severity == "error" else "ReconciliationSucceeded",
+                ),
+            )
+    register(hub_db, "edge-3")
+    dashboard = json.loads(DASHBOARD.read_text())
+    variable = dashboard["templating"]["list"][0]["query"]
+    results = {}
+    with hub_db.transaction(write=False) as tx:
+        assert tx.rows(variable) == [("dev",)]
+        for panel in dashboard["panels"]:
+            results[panel["title"]] = tx.rows(expand(panel["targets"][0]["rawSql"]))
+    assert results["Rollout of each environment's head, per cluster type"] == [
+        ("dev", "small", M[:12], "a" * 12, 3, 1, 1, 1)
+    ]
+    assert sorted(r[1] for r in results["Reports per minute, by state"]) == ["failure", "success"]
+    assert results["Clusters per platform commit"] == [(f"dev {M[:12]}", 2), ("dev none", 1)]
+    assert [r[0] for r in results["Stale clusters (silent for 30 minutes)"]] == ["edge-3"]
+    assert [r[1] for r in results["Latest failures"]] == ["edge-2"]

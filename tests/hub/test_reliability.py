@@ -1,0 +1,124 @@
+"""SIGKILL of ``promoter hub serve`` while clusters report loses no acknowledged report, on
+both engines; the restarted hub resumes, and a retry of an acknowledged delivery stays one row."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import requests
+
+from promoter.hub.db import Database
+from tests.support.hub_support import free_port, register, report_count
+
+
+@contextmanager
+def served(url: str) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "promoter",
+            "hub",
+            "serve",
+            "--database",
+            url,
+            "--listen",
+            f"127.0.0.1:{port}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            if requests.get(f"{base}/healthz", timeout=1).status_code == 200:
+                break
+        except requests.ConnectionError:
+            pass
+        if time.monotonic() > deadline or proc.poll() is not None:
+            proc.kill()
+            raise AssertionError(f"the hub did not start: {proc.stderr.read() if proc.stderr else b''!r}")
+        time.sleep(0.05)
+    try:
+        yield proc, base
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(10)
+
+
+def _body(i: int) -> dict[str, object]:
+    return {
+        "reconciler": f"Kustomization/flux-system/r{i % 20}",
+        "state": "success",
+        "revision": f"dev@sha1:{i:040x}",
+        "timestamp": time.time(),
+    }
+
+
+def test_sigkill_during_ingest_loses_no_acknowledged_report(hub_db: Database) -> None:
+    key = register(hub_db, "edge-1")
+    headers = {"Authorization": f"Bearer {key}"}
+    acked: dict[int, dict[str, object]] = {}
+    stop = threading.Event()
+
+    def sender(base: str) -> None:
+        session = requests.Session()
+        i = 0
+        while not stop.is_set():
+            body = _body(i)
+            try:
+                answer = session.post(
+                    f"{base}/v1/reports",
+                    data=json.dumps(body),
+                    headers={**headers, "Content-Type": "application/json"},
+                    timeout=5,
+                )
+            except requests.RequestException:
+                return  # the hub died under this request: it was never acknowledged
+            if answer.status_code == 201:
+                acked[answer.json()["id"]] = body
+            i += 1
+
+    with served(hub_db.url) as (proc, base):
+        thread = threading.Thread(target=sender, args=(base,))
+        thread.start()
+        deadline = time.monotonic() + 20
+        while len(acked) < 50 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+        stop.set()
+        thread.join(10)
+    assert len(acked) >= 50
+    with hub_db.transaction() as tx:
+        stored = {int(r[0]) for r in tx.rows("SELECT id FROM reports")}
+    assert set(acked) <= stored
+    before = report_count(hub_db)
+    with served(hub_db.url) as (_, base):
+        # The restarted hub takes reports again, and a retry of an acknowledged one is a no-op.
+        first_id, first_body = next(iter(acked.items()))
+        retry = requests.post(
+            f"{base}/v1/reports",
+            data=json.dumps(first_body),
+            headers={**headers, "Content-Type": "application/json"},
+            timeout=5,
+        )
+        assert retry.status_code == 200 and retry.json() == {
+            "id": first_id,
+            "cluster": "edge-1",
+            "duplicate": True,
+        }
+        fresh = requests.post(f"{base}/v1/reports", json=_body(10**6), headers=headers, timeout=5)
+        assert fresh.status_code == 201
+    assert report_count(hub_db) == before + 1

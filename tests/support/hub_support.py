@@ -1,0 +1,291 @@
+"""Fixtures of the hub's tests: a real PostgreSQL (started once per session, as user postgres,
+on 127.0.0.1 with a socket dir of its own), a fresh database per test on both engines, and the
+real HTTP server on loopback. Payloads are built from Flux's and Argo CD's documented shapes
+(tests/fixtures/hub/).
+
+Without PostgreSQL's binaries the PostgreSQL half skips, saying so, unless CI is set: then it fails.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import hmac
+import itertools
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from promoter.hub import keys
+from promoter.hub.db import Database
+from tests.support.paths import TESTS
+
+FIXTURES = TESTS / "fixtures" / "hub"
+_counter = itertools.count()
+
+
+def missing(what: str) -> None:
+    """Skip, or fail under CI, when a tool the test needs is not installed."""
+    message = f"{what} (run scripts/deps/*.sh, or make deps)"
+    if os.environ.get("CI", "").lower() in ("true", "1"):
+        pytest.fail(f"CI is set and {message}")
+    pytest.skip(message)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def pg_bin() -> Path | None:
+    for candidate in sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True):
+        if (candidate / "initdb").exists() and (candidate / "pg_ctl").exists():
+            return candidate
+    found = shutil.which("pg_ctl")
+    return Path(found).parent if found else None
+
+
+def _as_postgres(argv: list[str]) -> list[str]:
+    # pg_ctl and initdb refuse to run as root.
+    return ["runuser", "-u", "postgres", "--", *argv] if os.geteuid() == 0 else argv
+
+
+@contextmanager
+def postgres_server(bin_dir: Path) -> Iterator[str]:
+    """A PostgreSQL server of its own (as user postgres when run as root), on 127.0.0.1 and a
+    free port, with a socket dir of its own; its admin URL. Stopped and removed afterwards."""
+    root = Path(tempfile.mkdtemp(prefix="promoter-hub-pg-", dir="/tmp"))
+    root.chmod(0o755)
+    data, sockets = root / "data", root / "run"
+    sockets.mkdir()
+    if os.geteuid() == 0:
+        shutil.chown(root, "postgres")
+        shutil.chown(sockets, "postgres")
+    port = free_port()
+    run: dict[str, Any] = {"check": True, "capture_output": True, "timeout": 120}
+    initdb = [
+        str(bin_dir / "initdb"),
+        "-D",
+        str(data),
+        "-U",
+        "postgres",
+        "--auth=trust",
+        "-E",
+        "UTF8",
+        "--locale=C",
+    ]
+    subprocess.run(_as_postgres(initdb), **run)
+    options = f"-h 127.0.0.1 -p {port} -k {sockets} -c fsync=on -c max_connections=200"
+    pg_ctl = str(bin_dir / "pg_ctl")
+    subprocess.run(
+        _as_postgres([pg_ctl, "-D", str(data), "-o", options, "-l", str(root / "log"), "-w", "start"]), **run
+    )
+    try:
+        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+    finally:
+        subprocess.run(
+            _as_postgres([pg_ctl, "-D", str(data), "-m", "immediate", "stop"]), capture_output=True
+        )
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[str]:
+    """The admin URL of a PostgreSQL server of this test session."""
+    bin_dir = pg_bin()
+    if bin_dir is None:
+        missing("PostgreSQL's binaries (initdb, pg_ctl) are not installed")
+    assert bin_dir is not None
+    with postgres_server(bin_dir) as url:
+        yield url
+
+
+def new_pg_database(admin: str) -> tuple[str, str]:
+    """A new, empty database on the server of ``admin``: its URL and name."""
+    import psycopg
+
+    name = f"hub_{os.getpid()}_{next(_counter)}"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return admin.rsplit("/", 1)[0] + f"/{name}", name
+
+
+def drop_pg_database(admin: str, name: str) -> None:
+    import psycopg
+
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def hub_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh, empty hub database URL on each engine."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "hub.sqlite3")
+        return
+    admin = request.getfixturevalue("postgres")
+    url, name = new_pg_database(admin)
+    try:
+        yield url
+    finally:
+        drop_pg_database(admin, name)
+
+
+@pytest.fixture
+def hub_db(hub_url: str) -> Iterator[Database]:
+    db = Database(hub_url)
+    db.migrate()
+    yield db
+    db.close()
+
+
+class LiveHub:
+    """The real server (uvicorn + the app) on a loopback port, in a thread of this process."""
+
+    def __init__(self, db: Database, **limits: Any) -> None:
+        import uvicorn
+
+        from promoter.hub.app import build_app
+        from promoter.hub.ingest import Limits
+
+        self.db = db
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = uvicorn.Config(
+            build_app(db, Limits(**limits)),
+            host="127.0.0.1",
+            port=self.port,
+            log_level="warning",
+            lifespan="off",
+        )
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> LiveHub:
+        self.thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the hub did not start in 10s")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+
+
+@pytest.fixture
+def live_hub(hub_db: Database) -> Iterator[LiveHub]:
+    with LiveHub(hub_db) as live:
+        yield live
+
+
+def register(db: Database, name: str, environment: str = "dev", cluster_type: str = "small") -> str:
+    return keys.add_cluster_key(db, name, environment, cluster_type)[1]
+
+
+def now_rfc3339(offset: float = 0.0) -> str:
+    return datetime.fromtimestamp(time.time() + offset, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def flux_event(
+    revision: str | None,
+    *,
+    severity: str = "info",
+    reason: str = "ReconciliationSucceeded",
+    name: str = "platform",
+    kind: str = "Kustomization",
+    metadata: dict[str, str] | None = None,
+    revision_key: str = "revision",
+    offset: float = 0.0,
+) -> dict[str, Any]:
+    """A notification-controller event, from tests/fixtures/hub/flux-event.json."""
+    event: dict[str, Any] = copy.deepcopy(json.loads((FIXTURES / "flux-event.json").read_text()))
+    event["involvedObject"].update({"kind": kind, "name": name})
+    event.update({"severity": severity, "reason": reason, "timestamp": now_rfc3339(offset)})
+    meta = dict(metadata or {})
+    if revision is not None:
+        meta[revision_key] = revision
+    event["metadata"] = meta
+    return event
+
+
+def argocd_body(
+    revision: str, *, sync: str = "Synced", health: str = "Healthy", phase: str = "Succeeded"
+) -> dict[str, Any]:
+    """What the documented Argo CD template sends, from tests/fixtures/hub/argocd-app.json."""
+    app: dict[str, Any] = copy.deepcopy(json.loads((FIXTURES / "argocd-app.json").read_text()))
+    app["status"]["sync"].update({"status": sync, "revision": revision})
+    app["status"]["health"]["status"] = health
+    app["status"]["operationState"].update({"phase": phase})
+    app["status"]["operationState"]["syncResult"]["revision"] = revision
+    return {"app": app}
+
+
+def sign(body: bytes, key: str) -> str:
+    return "sha256=" + hmac.new(key.encode(), body, hashlib.sha256).hexdigest()
+
+
+def post_flux(url: str, cluster: str, key: str, event: dict[str, Any], **kwargs: Any) -> Any:
+    import requests
+
+    body = json.dumps(event).encode()
+    headers = {
+        "Content-Type": "application/json",
+        "X-Signature": sign(body, key),
+        "Gotk-Component": "kustomize-controller",
+    }
+    headers.update(kwargs.pop("headers", {}))
+    return requests.post(f"{url}/v1/ingest/flux/{cluster}", data=body, headers=headers, timeout=10, **kwargs)
+
+
+def report_count(db: Database) -> int:
+    with db.transaction() as tx:
+        row = tx.one("SELECT COUNT(*) FROM reports")
+    return int(row[0]) if row else 0
+
+
+def platform_repo(root: Path, commits: int = 2, branch: str = "dev") -> tuple[str, list[str]]:
+    """A platform repo whose ``branch`` has ``commits`` renders as the promoter lays them out
+    (cluster-type folders, provenance); its path and the commits' shas, oldest first."""
+    repo = root / "platform"
+    repo.mkdir()
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
+        ).stdout.strip()
+
+    git("init", "--quiet", f"--initial-branch={branch}")
+    shas = []
+    for i in range(commits):
+        for cluster_type in ("small", "large"):
+            folder = repo / cluster_type / "hello-world-functional-test"
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "reconciler.yaml").write_text(f"# render {i}\n")
+        if i:
+            folder = repo / "small" / "observability-metrics"
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "reconciler.yaml").write_text("# metrics\n")
+        (repo / ".promoter").mkdir(exist_ok=True)
+        (repo / ".promoter" / "promotion.yaml").write_text(
+            f"apiVersion: promoter.dev/v1alpha1\nkind: Promotion\nenvironment: {branch}\nmainCommit: {str(i) * 40}\n"
+        )
+        git("add", "-A")
+        git("commit", "--quiet", "-m", f"render {i}")
+        shas.append(git("rev-parse", "HEAD"))
+    return str(repo), shas
