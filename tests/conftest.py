@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from promoter import masking
+from promoter.cli import actions_output
 from tests.support.helpers import ControlPlaneFactory
 
 pytest_plugins = ["tests.support.hub_support"]  # the hub's databases and live server
@@ -42,6 +44,17 @@ def isolated_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
         monkeypatch.setenv(key, value)
     yield
     os.environ.pop("PROMOTER_TEST_MARKER", None)
+
+
+@pytest.fixture(autouse=True)
+def fresh_secrets() -> Iterator[None]:
+    """Each test starts with no secret registered or announced (``::add-mask::``) by an earlier
+    one in the same worker, so that what a test sees does not depend on the order of tests."""
+    masking._extra.clear()
+    actions_output._masked.clear()
+    yield
+    masking._extra.clear()
+    actions_output._masked.clear()
 
 
 @pytest.fixture

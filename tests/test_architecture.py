@@ -195,3 +195,25 @@ def test_nothing_at_radon_rank_d_or_worse() -> None:
         [str(radon), "cc", "-n", "D", str(PACKAGE)], capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "", out.stdout
+
+
+# Folders of tests/ that mirror no package: shared code and data, and the parts of the project
+# outside promoter/ (the composite actions, the benchmarks).
+NOT_PACKAGES = {"support", "fixtures", "golden", "golden-sources", "actions", "benchmarks", "__pycache__"}
+
+
+def test_the_tests_are_laid_out_like_the_package() -> None:
+    """The tests of ``promoter/x/y.py`` live in ``tests/x/``; a module at the package's root has
+    its tests at ``tests/``'s root. So a reader finds a module's tests next to its name."""
+    tests = ROOT / "tests"
+    for folder in tests.rglob("*"):
+        if not folder.is_dir() or NOT_PACKAGES & set(folder.relative_to(tests).parts):
+            continue
+        if any(folder.glob("test_*.py")):
+            package = PACKAGE / folder.relative_to(tests)
+            assert (package / "__init__.py").is_file(), (
+                f"tests/{folder.relative_to(tests)} mirrors no package"
+            )
+    for module in tests.glob("test_*.py"):
+        name = module.stem.removeprefix("test_")
+        assert (PACKAGE / f"{name}.py").is_file() or name in {"architecture", "locks"}, module.name
