@@ -10,6 +10,7 @@ import pytest
 
 from promoter import masking
 from promoter.cli import actions_output
+from promoter.clock import FakeClock
 from tests.support.helpers import ControlPlaneFactory
 
 pytest_plugins = ["tests.support.hub_support"]  # the hub's databases and live server
@@ -60,3 +61,12 @@ def fresh_secrets() -> Iterator[None]:
 @pytest.fixture
 def factory(tmp_path: Path) -> ControlPlaneFactory:
     return ControlPlaneFactory(tmp_path)
+
+
+@pytest.fixture
+def fake_time(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
+    """The CLI's clock, faked: soaks, bakes and poll intervals of a promotion run in the test's
+    process pass at once. Only for runs whose gates need no real process to move meanwhile."""
+    clock = FakeClock()
+    monkeypatch.setattr("promoter.clock.RealClock", lambda: clock)
+    return clock

@@ -39,7 +39,7 @@ def _merges(platform: Path, branch: str) -> list[str]:
     return out.stdout.split()
 
 
-def test_whole_sample_promotion_through_the_cli(tmp_path: Path) -> None:
+def test_whole_sample_promotion_through_the_cli(tmp_path: Path, fake_time: FakeClock) -> None:
     control_plane, platform = build_repos(tmp_path)
     x = Git(control_plane).out("rev-parse", "main")
     result = CliRunner().invoke(

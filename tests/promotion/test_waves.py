@@ -34,7 +34,9 @@ from tests.support.waves import (
 )
 
 
-def test_the_whole_promotion_in_waves_through_the_cli(factory: ControlPlaneFactory) -> None:
+def test_the_whole_promotion_in_waves_through_the_cli(
+    factory: ControlPlaneFactory, fake_time: FakeClock
+) -> None:
     path = create(factory, waved_pipeline(canary_gates='[{command: ["true"]}]', fleet_gates="[]"))
     x = Git(path).out("rev-parse", "main")
     args = ["promote", "--control-plane", str(path), "--poll-interval", "0.1s", "--output", "json"]
@@ -229,7 +231,7 @@ def test_a_command_gate_is_told_its_waves_cluster_types() -> None:
     )
 
 
-def test_waves_flag_is_for_the_scheduling_flow(factory: ControlPlaneFactory) -> None:
+def test_waves_flag_is_for_the_scheduling_flow(factory: ControlPlaneFactory, fake_time: FakeClock) -> None:
     path = create(factory, waved_pipeline(canary_gates="[]", fleet_gates="[]"))
     refs = factory.refs()
     result = CliRunner().invoke(cli, ["promote", "--control-plane", str(path), "--waves"])

@@ -44,8 +44,14 @@ GIT_STATUSES = {
 }
 
 
-@pytest.mark.parametrize("kind", FAULTS)
-@pytest.mark.parametrize("call", CALLS)
+# A push that stalls until git gives up and one whose connection resets are one kind of failure
+# to the promoter (git says so in the same words, and the same message names both); each is
+# retried once in test_faults.py. For good, the stalled push would only spend five more git
+# time-outs of real time on the point that the reset push already makes.
+CASES = [(call, kind) for call in CALLS for kind in FAULTS if (call, kind) != ("push", "timeout")]
+
+
+@pytest.mark.parametrize(("call", "kind"), CASES)
 def test_failing_for_good_exits_1_naming_call_and_status(
     call: str, kind: str, factory: ControlPlaneFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
