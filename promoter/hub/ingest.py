@@ -114,6 +114,7 @@ def commit_from_json(body: dict[str, Any]) -> CommitRecord:
         "committedAt",
         "assignments",
         "environments",
+        "platformRepo",
     }
     unknown = sorted(set(body) - known)
     if unknown:
@@ -138,7 +139,17 @@ def commit_from_json(body: dict[str, Any]) -> CommitRecord:
         committed_at=float(committed) if isinstance(committed, int | float) else None,
         assignments=tuple(pairs),
         order=tuple(order),
+        repo_url=_web_url(body.get("platformRepo")),
     )
+
+
+def _web_url(value: Any) -> str:
+    """A platform repo's web page, kept only when it is a plain http(s) URL (it becomes a link)."""
+    if not isinstance(value, str) or not value:
+        return ""
+    if not value.startswith(("https://", "http://")) or any(c in value for c in "\"'<> @"):
+        raise IngestError(422, "'platformRepo' must be the repo's http(s) web address, without credentials")
+    return value.rstrip("/")[:500]
 
 
 def _assignments(items: Any) -> list[tuple[str, str]]:
