@@ -75,8 +75,12 @@ class Hub:
             return self.refuse(err, f"{source} report for {cluster or 'a Bearer key'}")
         except database_errors() as err:
             return self.unavailable(err)
-        status = 200 if stored.duplicate else 201
-        return JSONResponse({"id": stored.id, "cluster": who.name, "duplicate": stored.duplicate}, status)
+        # 201 only when history grew; a retry or a report that changed nothing is 200.
+        status = 200 if stored.duplicate or stored.unchanged else 201
+        answer = {"id": stored.id, "cluster": who.name, "duplicate": stored.duplicate}
+        if stored.unchanged:
+            answer["unchanged"] = True
+        return JSONResponse(answer, status)
 
     async def commits(self, request: Request) -> Response:
         try:

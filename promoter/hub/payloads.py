@@ -178,7 +178,7 @@ def argocd_notification(body: dict[str, Any]) -> Report:
         # The documented template sends status.reconciledAt, with a trigger that fires once per
         # value of it: a notification at every reconciliation, a heartbeat. Without it Argo CD
         # notifies only on transitions, and silence says nothing.
-        heartbeat="reconciledAt" in status,
+        heartbeat=status.get("reconciledAt") is not None,
     )
 
 
