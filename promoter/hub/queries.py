@@ -110,7 +110,9 @@ def _failing_reconcilers(tx: Tx, environment: str | None) -> dict[str, tuple[str
 def _senders(tx: Tx, environment: str | None) -> dict[str, list[str]]:
     """Per cluster, the controllers that report for it (flux, argocd, native)."""
     where, params = ("WHERE environment = ?", [environment]) if environment else ("", [])
-    rows = tx.rows(f"SELECT DISTINCT cluster, source FROM reconcilers {where} ORDER BY cluster, source", params)
+    rows = tx.rows(
+        f"SELECT DISTINCT cluster, source FROM reconcilers {where} ORDER BY cluster, source", params
+    )
     out: dict[str, list[str]] = {}
     for cluster, source in rows:
         out.setdefault(str(cluster), []).append(str(source))

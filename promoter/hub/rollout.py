@@ -102,7 +102,9 @@ def cluster_states(
     )
     out = []
     for row in rows:
-        name, cluster_type, last_seen, low, low_sha, platform, ok, failing_at, failing_since, beats, busy = row
+        name, cluster_type, last_seen, low, low_sha, platform, ok, failing_at, failing_since, beats, busy = (
+            row
+        )
         if is_stale(last_seen, beats, now, stale_after):
             state = "stale"
         elif (failing_at is not None and failing_at >= commit.position) or (
@@ -110,7 +112,12 @@ def cluster_states(
         ):
             state = "failed"
         elif (
-            platform and ok == platform and not busy and low is not None and low >= commit.position and low_sha in later
+            platform
+            and ok == platform
+            and not busy
+            and low is not None
+            and low >= commit.position
+            and low_sha in later
         ):
             state = "success"
         else:

@@ -8,12 +8,89 @@ from __future__ import annotations
 
 import logging
 import os
+import re
+import socket
+import threading
+import time
 from typing import Any
 
-from promoter.errors import UsageError
+from promoter.clock import parse_duration
+from promoter.errors import PromoterError, UsageError, one_line
 from promoter.hub.app import build_app
-from promoter.hub.db import DATABASE_ENV, Database
+from promoter.hub.db import DATABASE_ENV, Database, database_errors
 from promoter.hub.ingest import Limits
+from promoter.hub.store import prune
+
+PRUNE_EVERY = 3600.0
+log = logging.getLogger("promoter.hub")
+
+
+class ServeError(PromoterError):
+    """The hub cannot serve (its port is taken): exit 1, one line."""
+
+    exit_code = 1
+
+
+def parse_retention(text: str) -> float:
+    """Seconds of ``--retain``: a number of days (``90d``) or a duration (``36h``)."""
+    days = re.fullmatch(r"(\d+(?:\.\d+)?)d", text.strip())
+    try:
+        seconds = float(days[1]) * 86400 if days else parse_duration(text)
+    except ValueError as err:
+        raise UsageError(
+            f"--retain {text!r}: use a number of days such as 90d, or a duration such as 36h"
+        ) from err
+    if seconds <= 0:
+        raise UsageError(f"--retain {text!r}: must be more than zero")
+    return seconds
+
+
+class Pruner:
+    """Deletes history older than ``retain`` seconds, now and every ``every`` seconds, in a daemon
+    thread; a database that is down is a logged line, and the next round tries again."""
+
+    def __init__(self, db: Database, retain: float, every: float = PRUNE_EVERY) -> None:
+        self.db, self.retain, self.every = db, retain, every
+        self._stop = threading.Event()
+        self.thread = threading.Thread(target=self._loop, name="hub-pruner", daemon=True)
+
+    def start(self) -> Pruner:
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.thread.join(10)
+
+    def run_once(self, now: float) -> int:
+        deleted = prune(self.db, now - self.retain)
+        if deleted:
+            log.info("pruned %d report(s) older than %.0f day(s)", deleted, self.retain / 86400)
+        return deleted
+
+    def _loop(self) -> None:
+        while True:  # a first round at once, then one each ``every`` until stopped
+            try:
+                self.run_once(time.time())
+            except database_errors() as err:
+                log.error(
+                    "pruning failed: %s",
+                    one_line(str(err).strip().splitlines()[0] if str(err).strip() else repr(err)),
+                )
+            if self._stop.wait(self.every):
+                return
+
+
+def check_port(host: str, port: int) -> None:
+    """Refuse at once, in one line, a port another process holds (uvicorn would log and exit 3)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as err:
+            raise ServeError(f"cannot listen on {host}:{port}: {err.strerror or err}") from err
+
 
 _MAX_BODY_ENV = "PROMOTER_HUB_MAX_BODY"
 _MAX_AGE_ENV = "PROMOTER_HUB_MAX_AGE"
@@ -35,13 +112,15 @@ def create_app() -> Any:
     return build_app(Database.from_option(None), limits)
 
 
-def serve(db: Database, listen: str, limits: Limits, workers: int = 1) -> None:
+def serve(db: Database, listen: str, limits: Limits, workers: int = 1, retain: float | None = None) -> None:
     import uvicorn  # optional: the hub extra; the rest of the CLI runs without it
 
     host, port = parse_listen(listen)
+    check_port(host, port)
     applied = db.migrate()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    log = logging.getLogger("promoter.hub")
+    if retain:
+        Pruner(db, retain).start()
     if applied:
         log.info("migrated %s to schema version %d", db.describe(), applied[-1])
     log.info("serving %s on http://%s:%d with %d worker(s)", db.describe(), host, port, workers)

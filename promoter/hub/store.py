@@ -194,21 +194,25 @@ def prune(db: Database, before: float, batch: int = 5000) -> int:
     total = 0
     while True:
         with db.transaction() as tx:
-            ids = [int(r[0]) for r in tx.rows(
-                "SELECT id FROM reports WHERE received_at < ? ORDER BY id LIMIT ?", (before, batch)
-            )]
+            ids = [
+                int(r[0])
+                for r in tx.rows(
+                    "SELECT id FROM reports WHERE received_at < ? ORDER BY id LIMIT ?", (before, batch)
+                )
+            ]
             if ids:
                 tx.run(f"DELETE FROM reports WHERE id IN ({', '.join('?' for _ in ids)})", ids)
-            else:
-                tx.run(
-                    "DELETE FROM deployments WHERE COALESCE(last_success, last_failure, first_seen) < ?"
-                    " AND NOT EXISTS (SELECT 1 FROM reconcilers r WHERE r.cluster = deployments.cluster"
-                    " AND r.name = deployments.reconciler AND r.revision = deployments.revision)",
-                    (before,),
-                )
         total += len(ids)
         if len(ids) < batch:
-            return total
+            break
+    with db.transaction() as tx:
+        tx.run(
+            "DELETE FROM deployments WHERE COALESCE(last_success, last_failure, first_seen) < ?"
+            " AND NOT EXISTS (SELECT 1 FROM reconcilers r WHERE r.cluster = deployments.cluster"
+            " AND r.name = deployments.reconciler AND r.revision = deployments.revision)",
+            (before,),
+        )
+    return total
 
 
 _SUMMARY = (
@@ -305,7 +309,9 @@ def record_commit(db: Database, record: CommitRecord, now: float) -> bool:
     with db.transaction() as tx:
         _environments(tx, record.environment, record.branch, record.order)
         if record.repo_url:
-            tx.run("UPDATE environments SET repo_url = ? WHERE name = ?", (record.repo_url, record.environment))
+            tx.run(
+                "UPDATE environments SET repo_url = ? WHERE name = ?", (record.repo_url, record.environment)
+            )
         if tx.one(
             "SELECT 1 FROM platform_commits WHERE environment = ? AND sha = ?",
             (record.environment, record.sha),

@@ -11,12 +11,12 @@ from typing import Any
 import click
 
 from promoter.cli import actions_output
-from promoter.cli.commands.hub_reads import DATABASE, OUTPUT, URL, read_commands
+from promoter.cli.commands.hub_reads import DATABASE, OUTPUT, URL, env_option, read_commands
 from promoter.errors import ForgeError, UsageError
 from promoter.gates.http import HttpProblem
 from promoter.gates.hubapi import TOKEN_ENV, HubClient, secret_from_env
 from promoter.hub import keys as hub_keys
-from promoter.hub.db import Database
+from promoter.hub.db import Database, existing
 from promoter.hub.ingest import DEFAULT_MAX_AGE, Limits, commit_from_json
 from promoter.hub.payloads import STATES, IngestError
 from promoter.hub.store import record_commit
@@ -51,13 +51,23 @@ def hub() -> None:
     show_default=True,
     help="Processes serving the same port (PostgreSQL, or a busy SQLite).",
 )
-def serve(database: str | None, listen: str, max_body: int, max_age: float, workers: int) -> None:
+@click.option(
+    "--retain",
+    default=None,
+    help="Delete history older than this, in the background (e.g. 90d; default: keep it).",
+)
+def serve(
+    database: str | None, listen: str, max_body: int, max_age: float, workers: int, retain: str | None
+) -> None:
     """Serve the ingest endpoints, the JSON API and the pages (migrating the schema first)."""
     try:
+        from promoter.hub.server import parse_retention
         from promoter.hub.server import serve as run  # optional: needs the hub extra
     except ImportError as err:
         raise UsageError(f"the hub needs its extra: pip install 'promoter[hub]' ({err})") from err
-    run(Database.from_option(database), listen, Limits(max_body=max_body, max_age=max_age), workers)
+    seconds = parse_retention(retain) if retain else None
+    limits = Limits(max_body=max_body, max_age=max_age)
+    run(Database.from_option(database), listen, limits, workers, seconds)
 
 
 @hub.command()
@@ -76,7 +86,7 @@ def keys() -> None:
 
 @keys.command("add")
 @click.argument("cluster")
-@click.option("--environment", required=True)
+@env_option(required=True, help="The cluster's environment.")
 @click.option("--cluster-type", required=True)
 @DATABASE
 def keys_add(cluster: str, environment: str, cluster_type: str, database: str | None) -> None:
@@ -116,7 +126,7 @@ def _mask_in_actions(key: str) -> None:
 @OUTPUT
 def keys_list(database: str | None, output: str) -> None:
     """Every key's id, owner and dates (never the key)."""
-    db = Database.from_option(database)
+    db = existing(database)
     db.migrate()
     rows = hub_keys.list_keys(db)
     if output == "json":
@@ -196,7 +206,7 @@ def _sink(url: str | None, database: str | None) -> Any:
 
 @hub.command()
 @click.option("--platform-repo", required=True, help="The platform repo: a path or git URL.")
-@click.option("--environment", required=True)
+@env_option(required=True)
 @click.option("--branch", default=None, help="The environment's platform branch (default: the environment).")
 @click.option("--path", "root", default="", help="The environment's folder in the branch (gitops.path).")
 @click.option("--environments", default="", help="All environments in the Pipeline's order, comma-separated.")
@@ -232,7 +242,7 @@ def sync(
 
 @hub.command()
 @click.option("--platform-repo", required=True, help="The platform repo: a path or git URL.")
-@click.option("--environment", required=True)
+@env_option(required=True)
 @click.option("--commit", required=True, help="The merged platform commit.")
 @click.option("--branch", default=None, help="The environment's platform branch (default: the environment).")
 @click.option("--path", "root", default="", help="The environment's folder in the branch (gitops.path).")
