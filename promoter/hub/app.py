@@ -7,6 +7,7 @@ stack trace. Blocking database work runs in Starlette's thread pool.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable
@@ -22,10 +23,12 @@ from promoter.clock import parse_duration
 from promoter.errors import one_line
 from promoter.hub import pages
 from promoter.hub.db import Database, database_errors
-from promoter.hub.ingest import Limits, ingest, record
-from promoter.hub.payloads import IngestError
+from promoter.hub.ingest import KeyCache, KeyMiss, Limits, late_retry, prepare, record, stale
+from promoter.hub.keys import Cluster
+from promoter.hub.payloads import IngestError, Report
 from promoter.hub.reads import read
 from promoter.hub.rollout import NotFound
+from promoter.hub.store import Stored
 from promoter.hub.writer import GroupWriter
 
 log = logging.getLogger("promoter.hub")
@@ -38,6 +41,7 @@ class Hub:
     def __init__(self, db: Database, limits: Limits, clock: Callable[[], float] = time.time) -> None:
         self.db, self.limits, self.clock = db, limits, clock
         self.writer = GroupWriter(db)
+        self.keys = KeyCache()
 
     async def body(self, request: Request) -> bytes:
         """The body, refused before it is read when it says it is too long or not JSON."""
@@ -56,31 +60,36 @@ class Hub:
         return b"".join(chunks)
 
     async def ingest(self, request: Request) -> Response:
+        """Authenticate and parse in the event loop when the sender's keys are cached (CPU only:
+        HMAC and JSON), else in a worker thread; then await the group writer's commit."""
         source = request.url.path.split("/")[3] if request.url.path.startswith("/v1/ingest/") else "native"
         cluster = request.path_params.get("cluster")
         try:
             body = await self.body(request)
-            who, stored = await run_in_threadpool(
-                ingest,
-                self.db,
-                source,
-                cluster,
-                request.headers,
-                body,
-                self.clock(),
-                self.limits,
-                self.writer.store,
-            )
+            args = (self.db, source, cluster, request.headers, body, self.limits, self.keys)
+            try:
+                who, report, digest = prepare(*args, offline=True)
+            except KeyMiss:
+                who, report, digest = await run_in_threadpool(prepare, *args)
+            now = self.clock()
+            stored = await self._store(who, report, digest, now)
         except IngestError as err:
             return self.refuse(err, f"{source} report for {cluster or 'a Bearer key'}")
         except database_errors() as err:
             return self.unavailable(err)
         # 201 only when history grew; a retry or a report that changed nothing is 200.
         status = 200 if stored.duplicate or stored.unchanged else 201
-        answer = {"id": stored.id, "cluster": who.name, "duplicate": stored.duplicate}
+        answer: dict[str, Any] = {"id": stored.id, "cluster": who.name, "duplicate": stored.duplicate}
         if stored.unchanged:
             answer["unchanged"] = True
         return JSONResponse(answer, status)
+
+    async def _store(self, who: Cluster, report: Report, digest: str, now: float) -> Stored:
+        if stale(report, now, self.limits):  # a late retry of a stored delivery stays idempotent
+            earlier = await run_in_threadpool(late_retry, self.db, report, digest, now, self.limits)
+            if earlier is not None:
+                return earlier
+        return await asyncio.wrap_future(self.writer.submit(who, report, digest, now))
 
     async def commits(self, request: Request) -> Response:
         try:

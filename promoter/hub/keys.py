@@ -156,10 +156,15 @@ def cluster_with_secrets(tx: Tx, name: str) -> tuple[Cluster | None, list[str]]:
 
 def cluster_of_key(tx: Tx, key: str) -> Cluster | None:
     """The registered, unrevoked cluster whose active key ``key`` is (a Bearer token)."""
+    return cluster_of_key_digest(tx, digest(key))
+
+
+def cluster_of_key_digest(tx: Tx, key_digest: str) -> Cluster | None:
+    """The registered, unrevoked cluster whose active key has SHA-256 ``key_digest``."""
     row = tx.one(
         "SELECT c.name, c.environment, c.cluster_type FROM sender_keys k JOIN clusters c ON c.name = k.owner"
         " WHERE k.digest = ? AND k.role = 'cluster' AND k.revoked_at IS NULL AND c.revoked_at IS NULL",
-        (digest(key),),
+        (key_digest,),
     )
     return Cluster(*row) if row else None
 
