@@ -26,7 +26,7 @@ from promoter.hub.db import Database, database_errors
 from promoter.hub.ingest import KeyCache, KeyMiss, Limits, late_retry, prepare, record, stale
 from promoter.hub.keys import Cluster
 from promoter.hub.payloads import IngestError, Report
-from promoter.hub.reads import read
+from promoter.hub.reads import read, repo_urls
 from promoter.hub.rollout import NotFound
 from promoter.hub.store import Stored
 from promoter.hub.writer import GroupWriter
@@ -131,12 +131,13 @@ class Hub:
         try:
             stale_after = _duration(request.query_params.get("staleAfter"), DEFAULT_STALE_AFTER)
             data = await run_in_threadpool(self._read, name, request, stale_after)
+            repos = await run_in_threadpool(repo_urls, self.db)
         except (IngestError, NotFound) as err:
             return HTMLResponse(pages.not_found(str(getattr(err, "message", err))), 404)
         except database_errors() as err:
             self.unavailable(err)
             return HTMLResponse(pages.not_found("the database is unavailable; reload in a moment"), 503)
-        return HTMLResponse(pages.render(name, data, self.clock()))
+        return HTMLResponse(pages.render(name, data, self.clock(), repos))
 
     async def healthz(self, request: Request) -> Response:
         try:

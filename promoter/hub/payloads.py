@@ -103,7 +103,9 @@ def flux_event(body: dict[str, Any]) -> Report:
     sha, branch = split_revision(flux_revision(metadata))
     if severity == "error":
         state: State = "failure"
-    elif reason in FLUX_SUCCESS:
+    elif reason in FLUX_SUCCESS or kind in FLUX_SOURCES:
+        # A source that fetched (NewArtifact, ArtifactUpToDate, ...) did its job; a source's
+        # success never puts a cluster at a commit (its role is "source").
         state = "success"
     else:
         state = "progressing"

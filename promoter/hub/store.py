@@ -248,7 +248,8 @@ def refresh_cluster(tx: Tx, name: str, seen: float | None = None) -> None:
 
 def _latest(tx: Tx, cluster: Cluster, report: Report, report_id: int, now: float) -> None:
     """The reconciler's latest state; an event older than the one held (a late retry) leaves it."""
-    failing = now if report.state == "failure" else None
+    # When the failure began: the event's own time (a delivery may come late), never ahead of now.
+    failing = min(report.event_time or now, now) if report.state == "failure" else None
     tx.run(
         "INSERT INTO reconcilers (cluster, name, environment, role, source, state, revision, reason,"
         " message, event_time, received_at, failing_since, last_report, heartbeat)"
