@@ -135,7 +135,9 @@ def test_list_pages_link_to_clusters(browser: Any, live_hub: LiveHub) -> None:
     browser.find_element(By.LINK_TEXT, "History").click()
     assert len(browser.find_elements(By.CSS_SELECTOR, "table.history tr")) == 6  # a header and 5 reports
     browser.find_element(By.LINK_TEXT, "edge-4").click()
-    assert browser.find_element(By.CSS_SELECTOR, "table.reconcilers td.failure").text.startswith("failure\nsince ")
+    assert browser.find_element(By.CSS_SELECTOR, "table.reconcilers td.failure").text.startswith(
+        "failure\nsince "
+    )
 
 
 def test_an_unknown_environment_is_a_page_that_says_so(browser: Any, live_hub: LiveHub) -> None:
