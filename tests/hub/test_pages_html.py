@@ -197,3 +197,16 @@ def test_html_is_escaped(hub_db: Database) -> None:
         2.0,
     )
     assert "<script>" not in page and "&lt;script&gt;" in page and "<b>x</b>" not in page
+
+
+def test_the_platform_repos_web_page_is_read_from_its_git_url() -> None:
+    from promoter.gates.hubapi import repo_web_url
+
+    assert repo_web_url("https://x-access-token:ghs_secret@github.com/org/platform.git") == (
+        "https://github.com/org/platform"
+    )
+    assert (
+        repo_web_url("git@github.example.com:org/platform.git") == "https://github.example.com/org/platform"
+    )
+    assert repo_web_url("ssh://git@gitlab.com/group/sub/platform") == "https://gitlab.com/group/sub/platform"
+    assert repo_web_url("/srv/git/platform") == "" and repo_web_url("file:///srv/git/platform") == ""
