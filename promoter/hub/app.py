@@ -8,6 +8,7 @@ stack trace. Blocking database work runs in Starlette's thread pool.
 from __future__ import annotations
 
 import asyncio
+import base64
 import logging
 import time
 from collections.abc import Callable
@@ -21,7 +22,7 @@ from starlette.routing import Route
 
 from promoter.clock import parse_duration
 from promoter.errors import one_line
-from promoter.hub import pages
+from promoter.hub import keys, pages
 from promoter.hub.db import Database, database_errors
 from promoter.hub.ingest import KeyCache, KeyMiss, Limits, late_retry, prepare, record, stale
 from promoter.hub.keys import Cluster
@@ -38,8 +39,15 @@ DEFAULT_STALE_AFTER = 1800.0
 class Hub:
     """The application's state: its database, limits and clock."""
 
-    def __init__(self, db: Database, limits: Limits, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        db: Database,
+        limits: Limits,
+        clock: Callable[[], float] = time.time,
+        require_read_key: bool = False,
+    ) -> None:
         self.db, self.limits, self.clock = db, limits, clock
+        self.require_read_key = require_read_key
         self.writer = GroupWriter(db)
         self.keys = KeyCache()
 
@@ -109,9 +117,42 @@ class Hub:
         log.error("database unavailable: %s", str(err).strip().splitlines()[0] if str(err).strip() else err)
         return JSONResponse({"error": "the database is unavailable; retry"}, 503)
 
+    async def reader(self, request: Request) -> str | None:
+        """Who may read, when reads need a key: a reader's or a promoter's key, as a Bearer
+        token or as the password of HTTP Basic (what a browser sends); IngestError(401) else."""
+        if not self.require_read_key:
+            return None
+        scheme, _, value = request.headers.get("authorization", "").partition(" ")
+        key = value.strip()
+        if scheme.lower() == "basic":
+            try:
+                key = base64.b64decode(key, validate=True).decode().partition(":")[2]
+            except (ValueError, UnicodeDecodeError):
+                key = ""
+        elif scheme.lower() != "bearer":
+            key = ""
+        if not key:
+            raise IngestError(
+                401, "reads need a key: Authorization: Bearer <reader key> (promoter hub keys add-reader)"
+            )
+        key_digest = keys.digest(key)
+        known = self.keys.get("reader", key_digest)
+        if known is not None:
+            return known[0].name
+        owner = await run_in_threadpool(self._reader_of, key_digest)
+        if owner is None:
+            raise IngestError(401, "the read key is unknown or revoked")
+        self.keys.put("reader", key_digest, Cluster(owner, "", ""), [])
+        return owner
+
+    def _reader_of(self, key_digest: str) -> str | None:
+        with self.db.transaction(write=False) as tx:
+            return keys.reader_of(tx, key_digest)
+
     async def read(self, request: Request, name: str) -> Response:
         """A JSON read, or its page when the path is a page's."""
         try:
+            await self.reader(request)
             stale_after = _duration(request.query_params.get("staleAfter"), DEFAULT_STALE_AFTER)
             data = await run_in_threadpool(self._read, name, request, stale_after)
         except IngestError as err:
@@ -128,6 +169,14 @@ class Hub:
         return read(self.db, name, params, self.clock(), stale_after)
 
     async def page(self, request: Request, name: str) -> Response:
+        try:
+            await self.reader(request)
+        except IngestError as err:
+            challenge = {"WWW-Authenticate": 'Basic realm="promoter hub", charset="UTF-8"'}
+            return HTMLResponse(pages.not_found(err.message), 401, headers=challenge)
+        except database_errors() as err:
+            self.unavailable(err)
+            return HTMLResponse(pages.not_found("the database is unavailable; reload in a moment"), 503)
         try:
             stale_after = _duration(request.query_params.get("staleAfter"), DEFAULT_STALE_AFTER)
             data = await run_in_threadpool(self._read, name, request, stale_after)
@@ -161,9 +210,12 @@ def _duration(text: str | None, default: float) -> float:
 
 
 def build_app(
-    db: Database, limits: Limits | None = None, clock: Callable[[], float] = time.time
+    db: Database,
+    limits: Limits | None = None,
+    clock: Callable[[], float] = time.time,
+    require_read_key: bool = False,
 ) -> Starlette:
-    hub = Hub(db, limits or Limits(), clock)
+    hub = Hub(db, limits or Limits(), clock, require_read_key)
 
     def reader(name: str, page: bool = False) -> Callable[[Request], Any]:
         async def endpoint(request: Request) -> Response:

@@ -18,7 +18,10 @@ from typing import Literal
 from promoter.errors import UsageError
 from promoter.hub.db import Database, Tx
 
-Role = Literal["cluster", "promoter"]
+Role = Literal["cluster", "promoter", "reader"]
+#: The roles whose keys may read (``hub serve --require-read-key``): a reader, and a promoter
+#: (the ``hub`` gate reads the rollout with the key it records commits with).
+READ_ROLES = ("reader", "promoter")
 KEY_PREFIX = "phk_"
 #: Cluster, environment and cluster type names: DNS names, as Kubernetes and the control plane use.
 NAME_PATTERN = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
@@ -77,6 +80,25 @@ def add_promoter_key(db: Database, name: str) -> tuple[int, str]:
     with db.transaction() as tx:
         key_id = _insert_key(tx, name, "promoter", key)
     return key_id, key
+
+
+def add_reader_key(db: Database, name: str) -> tuple[int, str]:
+    """A key that may read the API and pages of a hub serving with ``--require-read-key``."""
+    check_name(name, "name")
+    key = new_key()
+    with db.transaction() as tx:
+        key_id = _insert_key(tx, name, "reader", key)
+    return key_id, key
+
+
+def reader_of(tx: Tx, key_digest: str) -> str | None:
+    """The owner of an active key that may read, by its SHA-256, or None."""
+    marks = ", ".join("?" for _ in READ_ROLES)
+    row = tx.one(
+        f"SELECT owner FROM sender_keys WHERE digest = ? AND role IN ({marks}) AND revoked_at IS NULL",
+        (key_digest, *READ_ROLES),
+    )
+    return str(row[0]) if row else None
 
 
 def _insert_key(tx: Tx, owner: str, role: Role, key: str) -> int:

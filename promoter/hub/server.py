@@ -6,6 +6,7 @@ advisory lock). SQLite is for one process on one machine.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
 import re
@@ -81,6 +82,14 @@ class Pruner:
                 return
 
 
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (an address or a name) listens on this machine alone."""
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
 def check_port(host: str, port: int) -> None:
     """Refuse at once, in one line, a port another process holds (uvicorn would log and exit 3)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -94,6 +103,7 @@ def check_port(host: str, port: int) -> None:
 
 _MAX_BODY_ENV = "PROMOTER_HUB_MAX_BODY"
 _MAX_AGE_ENV = "PROMOTER_HUB_MAX_AGE"
+_READ_KEY_ENV = "PROMOTER_HUB_REQUIRE_READ_KEY"
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -109,10 +119,17 @@ def create_app() -> Any:
         max_body=int(os.environ.get(_MAX_BODY_ENV) or Limits().max_body),
         max_age=float(os.environ.get(_MAX_AGE_ENV) or Limits().max_age),
     )
-    return build_app(Database.from_option(None), limits)
+    return build_app(Database.from_option(None), limits, require_read_key=bool(os.environ.get(_READ_KEY_ENV)))
 
 
-def serve(db: Database, listen: str, limits: Limits, workers: int = 1, retain: float | None = None) -> None:
+def serve(
+    db: Database,
+    listen: str,
+    limits: Limits,
+    workers: int = 1,
+    retain: float | None = None,
+    require_read_key: bool = False,
+) -> None:
     import uvicorn  # optional: the hub extra; the rest of the CLI runs without it
 
     host, port = parse_listen(listen)
@@ -121,15 +138,27 @@ def serve(db: Database, listen: str, limits: Limits, workers: int = 1, retain: f
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     if retain:
         Pruner(db, retain).start()
+    if not require_read_key and not is_loopback(host):
+        log.warning(
+            "reads are open: anyone who can reach %s:%d sees every cluster, commit and failure message;"
+            " serve with --require-read-key (keys: promoter hub keys add-reader) or restrict them at a proxy",
+            host,
+            port,
+        )
     if applied:
         log.info("migrated %s to schema version %d", db.describe(), applied[-1])
     log.info("serving %s on http://%s:%d with %d worker(s)", db.describe(), host, port, workers)
     options: dict[str, Any] = {"host": host, "port": port, "log_level": "warning", "access_log": False}
     if workers <= 1:
-        uvicorn.run(build_app(db, limits), **options)
+        uvicorn.run(build_app(db, limits, require_read_key=require_read_key), **options)
         return
     # Worker processes build their own app (and database connections) from the environment.
     os.environ.update(
-        {DATABASE_ENV: db.url, _MAX_BODY_ENV: str(limits.max_body), _MAX_AGE_ENV: str(limits.max_age)}
+        {
+            DATABASE_ENV: db.url,
+            _MAX_BODY_ENV: str(limits.max_body),
+            _MAX_AGE_ENV: str(limits.max_age),
+            _READ_KEY_ENV: "1" if require_read_key else "",
+        }
     )
     uvicorn.run("promoter.hub.server:create_app", factory=True, workers=workers, **options)

@@ -56,8 +56,19 @@ def hub() -> None:
     default=None,
     help="Delete history older than this, in the background (e.g. 90d; default: keep it).",
 )
+@click.option(
+    "--require-read-key",
+    is_flag=True,
+    help="The API and pages answer only a reader's or a promoter's key (keys add-reader).",
+)
 def serve(
-    database: str | None, listen: str, max_body: int, max_age: float, workers: int, retain: str | None
+    database: str | None,
+    listen: str,
+    max_body: int,
+    max_age: float,
+    workers: int,
+    retain: str | None,
+    require_read_key: bool,
 ) -> None:
     """Serve the ingest endpoints, the JSON API and the pages (migrating the schema first)."""
     try:
@@ -67,7 +78,7 @@ def serve(
         raise UsageError(f"the hub needs its extra: pip install 'promoter[hub]' ({err})") from err
     seconds = parse_retention(retain) if retain else None
     limits = Limits(max_body=max_body, max_age=max_age)
-    run(Database.from_option(database), listen, limits, workers, seconds)
+    run(Database.from_option(database), listen, limits, workers, seconds, require_read_key)
 
 
 @hub.command()
@@ -111,6 +122,20 @@ def keys_add_promoter(name: str, database: str | None) -> None:
     key_id, key = hub_keys.add_promoter_key(db, name)
     _mask_in_actions(key)
     click.echo(f"# promoter key {key_id} ({name}); it is not shown again", err=True)
+    click.echo(key)
+
+
+@keys.command("add-reader")
+@click.argument("name")
+@DATABASE
+def keys_add_reader(name: str, database: str | None) -> None:
+    """Print a new key that may read the API and pages of a hub served with --require-read-key
+    (PROMOTER_HUB_READ_KEY for the read commands; a browser asks for it as a password)."""
+    db = Database.from_option(database)
+    db.migrate()
+    key_id, key = hub_keys.add_reader_key(db, name)
+    _mask_in_actions(key)
+    click.echo(f"# reader key {key_id} ({name}); it is not shown again", err=True)
     click.echo(key)
 
 

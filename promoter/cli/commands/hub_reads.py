@@ -13,13 +13,16 @@ import click
 from promoter.clock import parse_duration
 from promoter.errors import ForgeError, UsageError
 from promoter.gates.http import HttpProblem
-from promoter.gates.hubapi import HubClient
+from promoter.gates.hubapi import TOKEN_ENV, HubClient, secret_from_env
 from promoter.hub.db import existing
 from promoter.hub.payloads import IngestError
 from promoter.hub.reads import read
 from promoter.hub.rollout import NotFound
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+#: A reader's key, for a hub served with --require-read-key (else a promoter key is tried).
+READ_KEY_ENV = "PROMOTER_HUB_READ_KEY"
 
 DATABASE = click.option(
     "--database",
@@ -77,7 +80,8 @@ def fetch(name: str, params: dict[str, Any], url: str | None, database: str | No
     try:
         if url:
             path = _PATHS[name].format(name=params.pop("name", ""))
-            return HubClient(url).get(path, {**params, "staleAfter": f"{int(seconds)}s"})
+            key = secret_from_env(READ_KEY_ENV) or secret_from_env(TOKEN_ENV)
+            return HubClient(url, key).get(path, {**params, "staleAfter": f"{int(seconds)}s"})
         db = existing(database)
         db.migrate()
         return read(db, name, params, time.time(), seconds)
