@@ -30,6 +30,7 @@ from promoter.hub.keys import Cluster
 from promoter.hub.payloads import IngestError, Report
 from promoter.hub.reads import read, repo_urls
 from promoter.hub.rollout import NotFound
+from promoter.hub.sealing import Sealer
 from promoter.hub.store import Stored
 from promoter.hub.writer import GroupWriter
 
@@ -46,11 +47,12 @@ class Hub:
         limits: Limits,
         clock: Callable[[], float] = time.time,
         require_read_key: bool = False,
+        sealer: Sealer | None = None,
     ) -> None:
         self.db, self.limits, self.clock = db, limits, clock
         self.require_read_key = require_read_key
         self.writer = GroupWriter(db)
-        self.keys = KeyCache()
+        self.keys = KeyCache(sealer=sealer)
 
     async def body(self, headers: Mapping[str, str], stream: AsyncIterator[bytes]) -> bytes:
         """The body, refused before it is read when it says it is too long or not JSON."""
@@ -224,8 +226,9 @@ def build_app(
     limits: Limits | None = None,
     clock: Callable[[], float] = time.time,
     require_read_key: bool = False,
+    sealer: Sealer | None = None,
 ) -> FastIngest:
-    hub = Hub(db, limits or Limits(), clock, require_read_key)
+    hub = Hub(db, limits or Limits(), clock, require_read_key, sealer)
 
     def reader(name: str, page: bool = False) -> Callable[[Request], Any]:
         async def endpoint(request: Request) -> Response:

@@ -15,6 +15,7 @@ from typing import Any
 from promoter.hub import keys
 from promoter.hub.db import Database
 from promoter.hub.payloads import IngestError, Report, argocd_notification, decode, flux_event, native_report
+from promoter.hub.sealing import Sealer
 from promoter.hub.store import (
     CommitRecord,
     Stored,
@@ -54,9 +55,14 @@ class KeyCache:
     senders are kept (an unknown name costs a lookup each time, and no memory)."""
 
     def __init__(
-        self, ttl: float = 5.0, size: int = 100_000, clock: Callable[[], float] = time.monotonic
+        self,
+        ttl: float = 5.0,
+        size: int = 100_000,
+        clock: Callable[[], float] = time.monotonic,
+        sealer: Sealer | None = None,
     ) -> None:
         self.ttl, self.size, self.clock = ttl, size, clock
+        self.sealer = sealer  # opens the cluster keys the database keeps sealed
         self._entries: dict[tuple[str, str], tuple[float, keys.Cluster, list[str]]] = {}
 
     def get(self, kind: str, name: str) -> tuple[keys.Cluster, list[str]] | None:
@@ -114,7 +120,7 @@ def _signed(
         if offline:
             raise KeyMiss(name)
         with db.transaction(write=False) as tx:
-            found, secrets = keys.cluster_with_secrets(tx, name)
+            found, secrets = keys.cluster_with_secrets(tx, name, cache.sealer if cache else None)
         if found is not None and cache:
             cache.put("flux", name, found, secrets)
     else:
@@ -157,10 +163,11 @@ def ingest(
     now: float,
     limits: Limits = Limits(),
     store: Callable[[keys.Cluster, Report, str, float], Stored] | None = None,
+    cache: KeyCache | None = None,
 ) -> tuple[keys.Cluster, Stored]:
     """Authenticate, parse, check and store one delivery (with ``store``, e.g. a GroupWriter's,
     else in a transaction of its own); IngestError when refused."""
-    cluster, report, digest = prepare(db, source, path_cluster, headers, body, limits)
+    cluster, report, digest = prepare(db, source, path_cluster, headers, body, limits, cache)
     earlier = late_retry(db, report, digest, now, limits)
     if earlier is not None:
         return cluster, earlier

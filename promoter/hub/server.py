@@ -20,6 +20,8 @@ from promoter.errors import PromoterError, UsageError, one_line
 from promoter.hub.app import build_app
 from promoter.hub.db import DATABASE_ENV, Database, database_errors
 from promoter.hub.ingest import Limits
+from promoter.hub.keys import check_sealer
+from promoter.hub.sealing import NEW_SECRET_ENV, SECRET_ENV, Sealer
 from promoter.hub.store import prune
 
 PRUNE_EVERY = 3600.0
@@ -119,7 +121,12 @@ def create_app() -> Any:
         max_body=int(os.environ.get(_MAX_BODY_ENV) or Limits().max_body),
         max_age=float(os.environ.get(_MAX_AGE_ENV) or Limits().max_age),
     )
-    return build_app(Database.from_option(None), limits, require_read_key=bool(os.environ.get(_READ_KEY_ENV)))
+    return build_app(
+        Database.from_option(None),
+        limits,
+        require_read_key=bool(os.environ.get(_READ_KEY_ENV)),
+        sealer=Sealer.from_env(),
+    )
 
 
 def serve(
@@ -135,7 +142,16 @@ def serve(
     host, port = parse_listen(listen)
     check_port(host, port)
     applied = db.migrate()
+    sealer = Sealer.from_env()
+    clear = check_sealer(db, sealer)  # refuses a secret that does not open the sealed keys
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    if clear:
+        log.warning(
+            "%d cluster key(s) kept in the clear in %s: set %s and run promoter hub keys reseal (docs/hub.md)",
+            clear,
+            db.describe(),
+            SECRET_ENV if sealer is None else NEW_SECRET_ENV,
+        )
     if retain:
         Pruner(db, retain).start()
     if not require_read_key and not is_loopback(host):
@@ -150,7 +166,7 @@ def serve(
     log.info("serving %s on http://%s:%d with %d worker(s)", db.describe(), host, port, workers)
     options: dict[str, Any] = {"host": host, "port": port, "log_level": "warning", "access_log": False}
     if workers <= 1:
-        uvicorn.run(build_app(db, limits, require_read_key=require_read_key), **options)
+        uvicorn.run(build_app(db, limits, require_read_key=require_read_key, sealer=sealer), **options)
         return
     # Worker processes build their own app (and database connections) from the environment.
     os.environ.update(

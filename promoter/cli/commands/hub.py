@@ -19,6 +19,7 @@ from promoter.hub import keys as hub_keys
 from promoter.hub.db import Database, existing
 from promoter.hub.ingest import DEFAULT_MAX_AGE, Limits, commit_from_json
 from promoter.hub.payloads import STATES, IngestError
+from promoter.hub.sealing import NEW_SECRET_ENV, SECRET_ENV, Sealer
 from promoter.hub.store import record_commit
 from promoter.hub.sync import DEFAULT_MAX_COMMITS, describe_commit
 from promoter.hub.sync import sync as sync_history
@@ -104,7 +105,9 @@ def keys_add(cluster: str, environment: str, cluster_type: str, database: str | 
     """Register CLUSTER and print a new key for it (shown this once)."""
     db = Database.from_option(database)
     db.migrate()
-    key_id, key = hub_keys.add_cluster_key(db, cluster, environment, cluster_type)
+    sealer = Sealer.from_env()
+    hub_keys.check_sealer(db, sealer)  # every key sealed with one secret
+    key_id, key = hub_keys.add_cluster_key(db, cluster, environment, cluster_type, sealer)
     _mask_in_actions(key)
     click.echo(
         f"# key {key_id} of cluster {cluster} ({environment}/{cluster_type}); it is not shown again", err=True
@@ -137,6 +140,24 @@ def keys_add_reader(name: str, database: str | None) -> None:
     _mask_in_actions(key)
     click.echo(f"# reader key {key_id} ({name}); it is not shown again", err=True)
     click.echo(key)
+
+
+@keys.command("reseal")
+@DATABASE
+def keys_reseal(database: str | None) -> None:
+    """Seal every cluster key with the secret in PROMOTER_HUB_NEW_SECRET (or its _FILE),
+    opening it with PROMOTER_HUB_SECRET (none for keys kept in the clear): all or nothing.
+    Then restart the hub with the new secret as PROMOTER_HUB_SECRET."""
+    db = existing(database)
+    db.migrate()
+    new = Sealer.from_env(NEW_SECRET_ENV)
+    if new is None:
+        raise UsageError(f"{NEW_SECRET_ENV} is not set: the secret to seal the keys with")
+    resealed, clear = hub_keys.reseal(db, Sealer.from_env(), new)
+    click.echo(
+        f"sealed {resealed} cluster key(s) with {NEW_SECRET_ENV} ({clear} were kept in the clear);"
+        f" serve with it as {SECRET_ENV} from now on"
+    )
 
 
 def _mask_in_actions(key: str) -> None:
