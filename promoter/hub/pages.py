@@ -118,7 +118,7 @@ last seen <span class="{{ 'stale' if data.stale }}">{{ data.lastSeen|when }}</sp
 <h2>Clusters not at their environment's head</h2>{{ drift_table(data | selectattr('kind', 'equalto', 'drift') | list, repos) }}
 {% endblock %}""",
     "drift": """{% extends "base" %}{% from "_macros" import drift_table with context %}{% block body %}{{ drift_table(data, repos) }}{% endblock %}""",
-    "stale": """{% extends "base" %}{% block body %}<table class="stale"><tr><th>cluster</th><th>environment</th><th>type</th>
+    "stale": """{% extends "base" %}{% block body %}<table class="stale-clusters"><tr><th>cluster</th><th>environment</th><th>type</th>
 <th>last seen (UTC)</th></tr>{% for s in data %}<tr><td class="name"><a href="/clusters/{{ s.name|q }}">{{ s.name }}</a></td>
 <td><a href="/environments/{{ s.environment|q }}">{{ s.environment }}</a></td><td>{{ s.clusterType }}</td>
 <td class="t stale">{{ s.lastSeen|stamp }}</td></tr>{% else %}<tr><td colspan="4">No stale cluster.</td></tr>{% endfor %}

@@ -127,7 +127,7 @@ def test_list_pages_link_to_clusters(browser: Any, live_hub: LiveHub) -> None:
     browser.get(live_hub.url + "/")
     browser.find_element(By.LINK_TEXT, "Stale").click()
     assert browser.find_element(By.TAG_NAME, "h1").text == "Stale clusters"
-    names = [a.text for a in browser.find_elements(By.CSS_SELECTOR, "table.stale td:first-child a")]
+    names = [a.text for a in browser.find_elements(By.CSS_SELECTOR, "table.stale-clusters td:first-child a")]
     assert names == ["edge-5", "prod-1"]
     browser.find_element(By.LINK_TEXT, "Drift").click()
     drifted = {a.text for a in browser.find_elements(By.CSS_SELECTOR, "table.drift td:first-child a")}
