@@ -129,10 +129,16 @@ def _cluster_detail_lines(c: dict[str, Any]) -> list[str]:
         lines.append(f"  failing since {_when(c['failingSince'])}: {c.get('failingReconciler')}")
     for r in c.get("reconcilerStates", []):
         lines.append(
-            f"  {r['name']:<48} {r['state']:<11} {str(r['revision'] or '-')[:20]:<20} {_when(r['receivedAt'])}"
+            f"  {r['name']:<48} {r['state']:<11} {_revision(r['revision']):<20} {_when(r['receivedAt'])}"
             + (f"  {r['message'][:120]}" if r["message"] else "")
         )
     return lines
+
+
+def _revision(value: Any) -> str:
+    """A commit as 12 characters; a chart version or an OCI digest as up to 20."""
+    text = str(value or "-")
+    return text[:12] if len(text) == 40 and all(c in "0123456789abcdef" for c in text) else text[:20]
 
 
 def _when(at: Any) -> str:
