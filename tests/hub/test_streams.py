@@ -257,3 +257,23 @@ def test_a_silent_healthy_argocd_cluster(live_hub: LiveHub) -> None:
     assert _state(live_hub.db, "edge-2", later=an_hour) == "success"
     counts = read(live_hub.db, "rollout", {"environment": "dev", "commit": M}, now + an_hour, 1800)
     assert counts["clusterTypes"]["small"]["success"] == 1 and counts["clusterTypes"]["small"]["stale"] == 1
+
+
+def test_a_late_retry_from_an_earlier_reconcile_does_not_move_the_state_back(live_hub: LiveHub) -> None:
+    """notification-controller retries a post that failed (5xx, a reset connection): the retry of
+    the previous reconcile's Progressing event at the older commit lands after the new
+    reconcile's outcome. It is history; the reconciler stays at M, successful."""
+    key = register(live_hub.db, "edge-1")
+    now = time.time()
+    _commits(live_hub.db, now - 60)
+    earlier = _kustomization("Progressing", "Health check passed in 2s", now - 30, revision=f"dev@sha1:{OLD}")
+    for body, header in (
+        _kustomization("ReconciliationSucceeded", FINISHED, now - 30, revision=f"dev@sha1:{OLD}"),
+        _kustomization("Progressing", "Deployment/apps/web configured", now - 5),
+        _kustomization("ReconciliationSucceeded", FINISHED.replace("2.3s", "4.1s"), now - 4),
+        earlier,  # the retry, last
+    ):
+        assert post_flux_body(live_hub.url, "edge-1", key, body, header).status_code == 201
+    assert _state(live_hub.db) == "success"
+    states = read(live_hub.db, "cluster", {"name": "edge-1"}, time.time(), 1800)["reconcilerStates"]
+    assert [(r["state"], r["revision"]) for r in states] == [("success", M)]
