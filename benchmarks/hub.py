@@ -8,9 +8,16 @@ process of its own) on loopback:
 - **ingest**: ``--senders`` threads post signed Flux events of the new commit for random
   (cluster, reconciler) pairs for ``--seconds``; reports/s and p50/p99 latency of each POST;
 - **gate**: ``GET /v1/rollout`` of the new commit, as the ``hub`` gate asks it, p50 of 20;
+- **steady**: ``--steady-clusters`` clusters, all reconcilers at the new commit, each posting
+  one "Reconciliation finished" per round for ``--steady-rounds`` rounds (a round stands for a
+  10-minute interval): the database's size after each quarter (flat: heartbeats add no
+  history), its growth in bytes per cluster per day, and the hub's CPU per heartbeat;
 - **page**: ``GET /`` (every environment's rollout per cluster type), p50 of 5.
 
-The last line sums up: ``engine=<e> clusters=<n> reports_s=<r> p50_ms=... p99_ms=... gate_ms=... page_ms=...``.
+The last line sums up: ``engine=<e> clusters=<n> reports_s=<r> p50_ms=... p99_ms=...
+server_cpu_ms_per_report=... heartbeat_cpu_ms=... bytes_per_cluster_day=... gate_ms=...
+gate_query_ms=... page_ms=...``. The hub's CPU is read from /proc for the hub's processes
+alone, apart from the load generator's.
 """
 
 from __future__ import annotations
@@ -188,6 +195,122 @@ def _sender(
     return latencies, failures
 
 
+def _heartbeats(
+    port: int, owned: list[tuple[str, str]], reconcilers: int, rounds: int, first: int
+) -> tuple[int, int]:
+    """Each of ``owned`` clusters' reconcilers posts one "Reconciliation finished" per round
+    (rounds stand for 10-minute intervals), in order: (reports, failures)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    sent = failures = 0
+    for round_ in range(first, first + rounds):
+        for name, key in owned:
+            for r in range(reconcilers):
+                body = _steady_event(name, r, round_)
+                signature = "sha256=" + hmac.new(key.encode(), body, hashlib.sha256).hexdigest()
+                conn.request(
+                    "POST",
+                    f"/v1/ingest/flux/{name}",
+                    body,
+                    {"Content-Type": "application/json", "X-Signature": signature},
+                )
+                answer = conn.getresponse()
+                answer.read()
+                sent += 1
+                failures += answer.status not in (200, 201)
+    return sent, failures
+
+
+def _steady_event(name: str, reconciler: int, round_: int) -> bytes:
+    event = {
+        "involvedObject": {"kind": "Kustomization", "namespace": "flux-system", "name": f"r{reconciler:02d}"},
+        "severity": "info",
+        "timestamp": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "message": f"Reconciliation finished in {1 + round_ % 7}.{round_ % 10}s, next run in 10m0s",
+        "reason": "ReconciliationSucceeded",
+        "metadata": {"cluster": name, "revision": f"prod@sha1:{NEW}"},
+    }
+    return json.dumps(event, separators=(",", ":")).encode()
+
+
+def _heartbeat_process(
+    port: int, owned: list[tuple[str, str]], reconcilers: int, rounds: int, first: int, threads: int
+) -> tuple[int, int]:
+    with ThreadPoolExecutor(threads) as pool:
+        parts = list(
+            pool.map(
+                lambda i: _heartbeats(port, owned[i::threads], reconcilers, rounds, first), range(threads)
+            )
+        )
+    return sum(p[0] for p in parts), sum(p[1] for p in parts)
+
+
+def database_bytes(url: str) -> int:
+    """The database's size on disk after a checkpoint (SQLite: pages in use and free; the WAL
+    folded in), or PostgreSQL's ``pg_database_size`` after a VACUUM of the hot tables."""
+    db = Database(url)
+    try:
+        if db.dialect == "sqlite":
+            with db.transaction(write=False) as tx:
+                tx.one("SELECT 1")
+            conn = db._connection()
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            return Path(db.path).stat().st_size
+        import psycopg
+
+        with psycopg.connect(url, autocommit=True) as conn:
+            for table in ("reconcilers", "clusters", "reports"):
+                conn.execute(f"VACUUM {table}")
+            row = conn.execute("SELECT pg_database_size(current_database())").fetchone()
+            return int(row[0]) if row else 0
+    finally:
+        db.close()
+
+
+def steady(
+    base: str, pid: int, url: str, senders: list[tuple[str, str]], args: argparse.Namespace
+) -> dict[str, Any]:
+    """``--steady-clusters`` clusters at the new commit, every reconciler heartbeating once per
+    round for ``--steady-rounds`` 10-minute rounds: the database's size after each quarter,
+    the growth per cluster per day, and the hub's CPU per heartbeat."""
+    port = int(base.rsplit(":", 1)[1])
+    owned = senders[: args.steady_clusters]
+    halves = [owned[0::2], owned[1::2]]
+
+    def run(rounds: int, first: int) -> tuple[int, int]:
+        with ProcessPoolExecutor(2) as pool:
+            parts = list(
+                pool.map(
+                    _heartbeat_process,
+                    [port] * 2,
+                    halves,
+                    [args.reconcilers] * 2,
+                    [rounds] * 2,
+                    [first] * 2,
+                    [max(1, args.senders // 2)] * 2,
+                )
+            )
+        return sum(p[0] for p in parts), sum(p[1] for p in parts)
+
+    run(1, 0)  # every reconciler moves to the new commit: a transition each, then steady
+    sizes = [database_bytes(url)]
+    quarter = max(1, args.steady_rounds // 4)
+    before = cpu_seconds(pid)
+    sent = failed = 0
+    for i in range(4):
+        n, bad = run(quarter, 1 + i * quarter)
+        sent, failed = sent + n, failed + bad
+        sizes.append(database_bytes(url))
+    used = cpu_seconds(pid) - before
+    days = 4 * quarter * 600 / 86400
+    return {
+        "steady_reports": sent,
+        "steady_failed": failed,
+        "db_bytes": sizes,
+        "bytes_per_cluster_day": round((sizes[-1] - sizes[0]) / len(owned) / days, 1),
+        "heartbeat_cpu_ms": round(1000 * used / max(sent, 1), 3),
+    }
+
+
 def _process(
     port: int, senders: list[tuple[str, str]], reconcilers: int, stop: float, threads: int, seed_value: int
 ) -> tuple[list[float], int]:
@@ -262,6 +385,7 @@ def run_engine(engine: str, db_url: str, args: argparse.Namespace) -> dict[str, 
         figures = ingest(base, senders, args.reconcilers, args.seconds, args.senders)
         used = cpu_seconds(pid) - before
         figures["server_cpu_ms_per_report"] = round(1000 * used / max(figures["reports"], 1), 3)
+        figures.update(steady(base, pid, db_url, senders, args))
         gate = timed(f"{base}/v1/rollout?environment=prod&commit={NEW}&clusterType=type-00&times=false", 20)
         gate_all = timed(f"{base}/v1/rollout?environment=prod&commit={NEW}&times=false", 20)
         page = timed(f"{base}/", 5)
@@ -287,6 +411,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--senders", type=int, default=16)
     parser.add_argument("--workers", type=int, default=1, help="hub processes (promoter hub serve --workers)")
+    parser.add_argument(
+        "--steady-clusters", type=int, default=20, help="clusters heartbeating in the steady run"
+    )
+    parser.add_argument(
+        "--steady-rounds", type=int, default=72, help="10-minute rounds of heartbeats (72: half a day)"
+    )
     args = parser.parse_args()
     results = []
     with ExitStack() as stack:
@@ -314,6 +444,8 @@ def main() -> None:
                     "p50_ms",
                     "p99_ms",
                     "server_cpu_ms_per_report",
+                    "heartbeat_cpu_ms",
+                    "bytes_per_cluster_day",
                     "gate_ms",
                     "gate_query_ms",
                     "page_ms",

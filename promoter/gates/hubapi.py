@@ -11,8 +11,10 @@ commit, and its assignments, read from the rendered layout
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import requests
 
@@ -125,7 +127,25 @@ def commit_record(
         "committedAt": float(committed) if committed.isdigit() else None,
         "assignments": [{"clusterType": t, "deploymentTarget": d} for t, d in sorted(assignments)],
         "environments": list(order),
+        "platformRepo": repo_web_url(str(getattr(platform, "url", "") or "")),
     }
+
+
+def repo_web_url(url: str) -> str:
+    """The web page of a git repo URL (``https://host/owner/repo``), for links to its commits,
+    without any credentials it carried; empty for a local path or a ``file://`` URL."""
+    url = url.strip()
+    scp = re.fullmatch(r"[\w.-]+@([\w.-]+):(.+)", url)  # git@github.com:owner/repo.git
+    if scp:
+        host, path = scp.groups()
+    else:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https", "ssh", "git") or not parts.hostname:
+            return ""
+        port = f":{parts.port}" if parts.port and parts.scheme in ("http", "https") else ""
+        host, path = parts.hostname + port, parts.path
+    path = path.strip("/").removesuffix(".git")
+    return f"https://{host}/{path}" if path else ""
 
 
 def record_merge(

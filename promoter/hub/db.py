@@ -167,6 +167,26 @@ def _dialect_sql(statement: str, dialect: Dialect) -> str:
     return statement.replace("{serial}", serial)
 
 
+def sqlite_file(url: str) -> Path | None:
+    """The file a SQLite ``--database`` names (nothing is created), None for PostgreSQL."""
+    if url.startswith(("postgresql://", "postgres://")):
+        return None
+    path = url[len("sqlite:///") - 1 :] if url.startswith("sqlite:///") else url
+    return Path(path).expanduser()
+
+
+def existing(url: str | None) -> Database:
+    """The database of a ``--database`` option for a command that only reads: a SQLite file
+    that does not exist is a one-line UsageError, never a new empty database."""
+    chosen = url or os.environ.get(DATABASE_ENV) or DEFAULT_DATABASE
+    path = sqlite_file(chosen)
+    if path is not None and "://" not in str(path) and not path.is_file():
+        raise UsageError(
+            f"--database {chosen}: no hub database there (promoter hub serve or migrate creates one)"
+        )
+    return Database(chosen)
+
+
 def _sqlite_path(url: str) -> str:
     path = url[len("sqlite:///") - 1 :] if url.startswith("sqlite:///") else url
     if "://" in path:

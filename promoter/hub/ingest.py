@@ -7,13 +7,15 @@ Authentication comes before the body is parsed: an unsigned body is never read a
 from __future__ import annotations
 
 import hmac
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from promoter.hub import keys
-from promoter.hub.db import Database, Tx
+from promoter.hub.db import Database
 from promoter.hub.payloads import IngestError, Report, argocd_notification, decode, flux_event, native_report
+from promoter.hub.sealing import Sealer
 from promoter.hub.store import (
     CommitRecord,
     Stored,
@@ -43,16 +45,64 @@ def bearer(headers: Mapping[str, str]) -> str:
     return token.strip()
 
 
+class KeyMiss(Exception):
+    """The sender's keys are not in the cache: look them up in the database (off the event loop)."""
+
+
+class KeyCache:
+    """Senders' keys, for ``ttl`` seconds, so that a report needs no database read before its
+    write: a key revoked (or a cluster registered) takes effect within ``ttl``. Only found
+    senders are kept (an unknown name costs a lookup each time, and no memory)."""
+
+    def __init__(
+        self,
+        ttl: float = 5.0,
+        size: int = 100_000,
+        clock: Callable[[], float] = time.monotonic,
+        sealer: Sealer | None = None,
+    ) -> None:
+        self.ttl, self.size, self.clock = ttl, size, clock
+        self.sealer = sealer  # opens the cluster keys the database keeps sealed
+        self._entries: dict[tuple[str, str], tuple[float, keys.Cluster, list[str]]] = {}
+
+    def get(self, kind: str, name: str) -> tuple[keys.Cluster, list[str]] | None:
+        entry = self._entries.get((kind, name))
+        if entry is None or entry[0] < self.clock():
+            return None
+        return entry[1], entry[2]
+
+    def put(self, kind: str, name: str, cluster: keys.Cluster, secrets: list[str]) -> None:
+        if len(self._entries) >= self.size:
+            self._entries.clear()
+        self._entries[(kind, name)] = (self.clock() + self.ttl, cluster, secrets)
+
+
 def authenticate(
-    db: Database, source: str, path_cluster: str | None, headers: Mapping[str, str], body: bytes
+    db: Database,
+    source: str,
+    path_cluster: str | None,
+    headers: Mapping[str, str],
+    body: bytes,
+    cache: KeyCache | None = None,
+    offline: bool = False,
 ) -> keys.Cluster:
     """The cluster that sent ``body``: named by the path and proven by the HMAC (Flux), or named
-    by its Bearer key (Argo CD, native; a path that names another cluster is refused)."""
-    with db.transaction(write=False) as tx:
-        if source == "flux":
-            assert path_cluster is not None
-            return _signed(tx, path_cluster, headers.get("x-signature", ""), body)
-        found = keys.cluster_of_key(tx, bearer(headers))
+    by its Bearer key (Argo CD, native; a path that names another cluster is refused). With
+    ``offline``, only the cache is read (KeyMiss when it does not know the sender)."""
+    if source == "flux":
+        assert path_cluster is not None
+        return _signed(db, path_cluster, headers.get("x-signature", ""), body, cache, offline)
+    token_digest = keys.digest(bearer(headers))
+    known = cache.get("bearer", token_digest) if cache else None
+    if known is None:
+        if offline:
+            raise KeyMiss(token_digest)
+        with db.transaction(write=False) as tx:
+            found = keys.cluster_of_key_digest(tx, token_digest)
+        if found is not None and cache:
+            cache.put("bearer", token_digest, found, [])
+    else:
+        found = known[0]
     if found is None:
         raise IngestError(401, "the Bearer key is unknown or revoked")
     if path_cluster is not None and not hmac.compare_digest(path_cluster, found.name):
@@ -62,8 +112,19 @@ def authenticate(
     return found
 
 
-def _signed(tx: Tx, name: str, signature: str, body: bytes) -> keys.Cluster:
-    found, secrets = keys.cluster_with_secrets(tx, name)
+def _signed(
+    db: Database, name: str, signature: str, body: bytes, cache: KeyCache | None, offline: bool
+) -> keys.Cluster:
+    known = cache.get("flux", name) if cache else None
+    if known is None:
+        if offline:
+            raise KeyMiss(name)
+        with db.transaction(write=False) as tx:
+            found, secrets = keys.cluster_with_secrets(tx, name, cache.sealer if cache else None)
+        if found is not None and cache:
+            cache.put("flux", name, found, secrets)
+    else:
+        found, secrets = known
     if found is None:
         raise IngestError(404, f"unknown cluster {name!r}: register it with promoter hub keys add")
     if not signature:
@@ -71,6 +132,26 @@ def _signed(tx: Tx, name: str, signature: str, body: bytes) -> keys.Cluster:
     if not keys.signature_matches(secrets, body, signature):
         raise IngestError(401, f"X-Signature does not match the body with cluster {found.name}'s key")
     return found
+
+
+def prepare(
+    db: Database,
+    source: str,
+    path_cluster: str | None,
+    headers: Mapping[str, str],
+    body: bytes,
+    limits: Limits = Limits(),
+    cache: KeyCache | None = None,
+    offline: bool = False,
+) -> tuple[keys.Cluster, Report, str]:
+    """Authenticate and parse one delivery: its cluster, report and digest; IngestError when
+    refused (KeyMiss with ``offline`` when the cache does not know the sender)."""
+    if len(body) > limits.max_body:
+        raise IngestError(413, f"the body is {len(body)} bytes, over the limit of {limits.max_body}")
+    cluster = authenticate(db, source, path_cluster, headers, body, cache, offline)
+    report = PARSERS[source](decode(body))
+    check_identity(cluster, report)
+    return cluster, report, report_digest(cluster.name, source, body)
 
 
 def ingest(
@@ -82,25 +163,39 @@ def ingest(
     now: float,
     limits: Limits = Limits(),
     store: Callable[[keys.Cluster, Report, str, float], Stored] | None = None,
+    cache: KeyCache | None = None,
 ) -> tuple[keys.Cluster, Stored]:
     """Authenticate, parse, check and store one delivery (with ``store``, e.g. a GroupWriter's,
     else in a transaction of its own); IngestError when refused."""
-    if len(body) > limits.max_body:
-        raise IngestError(413, f"the body is {len(body)} bytes, over the limit of {limits.max_body}")
-    cluster = authenticate(db, source, path_cluster, headers, body)
-    report = PARSERS[source](decode(body))
-    check_identity(cluster, report)
-    digest = report_digest(cluster.name, source, body)
-    try:
-        check_fresh(report, now, limits.max_age)
-    except IngestError:
-        earlier = stored_as(db, digest)  # a late retry of a stored delivery stays idempotent
-        if earlier is None:
-            raise
+    cluster, report, digest = prepare(db, source, path_cluster, headers, body, limits, cache)
+    earlier = late_retry(db, report, digest, now, limits)
+    if earlier is not None:
         return cluster, earlier
     if store is None:
         return cluster, _store(db, cluster, report, digest, now)
     return cluster, store(cluster, report, digest, now)
+
+
+def stale(report: Report, now: float, limits: Limits) -> bool:
+    """Whether ``report`` is outside the accepted window (then ``late_retry`` decides)."""
+    try:
+        check_fresh(report, now, limits.max_age)
+    except IngestError:
+        return True
+    return False
+
+
+def late_retry(db: Database, report: Report, digest: str, now: float, limits: Limits) -> Stored | None:
+    """None when the report is fresh; the stored delivery when a stale one is a late retry of
+    it (idempotent); else the 409 (or 422 for a time in the future)."""
+    try:
+        check_fresh(report, now, limits.max_age)
+    except IngestError:
+        earlier = stored_as(db, digest)
+        if earlier is None:
+            raise
+        return earlier
+    return None
 
 
 def commit_from_json(body: dict[str, Any]) -> CommitRecord:
@@ -114,6 +209,7 @@ def commit_from_json(body: dict[str, Any]) -> CommitRecord:
         "committedAt",
         "assignments",
         "environments",
+        "platformRepo",
     }
     unknown = sorted(set(body) - known)
     if unknown:
@@ -138,7 +234,17 @@ def commit_from_json(body: dict[str, Any]) -> CommitRecord:
         committed_at=float(committed) if isinstance(committed, int | float) else None,
         assignments=tuple(pairs),
         order=tuple(order),
+        repo_url=_web_url(body.get("platformRepo")),
     )
+
+
+def _web_url(value: Any) -> str:
+    """A platform repo's web page, kept only when it is a plain http(s) URL (it becomes a link)."""
+    if not isinstance(value, str) or not value:
+        return ""
+    if not value.startswith(("https://", "http://")) or any(c in value for c in "\"'<> @"):
+        raise IngestError(422, "'platformRepo' must be the repo's http(s) web address, without credentials")
+    return value.rstrip("/")[:500]
 
 
 def _assignments(items: Any) -> list[tuple[str, str]]:

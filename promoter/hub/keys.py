@@ -17,8 +17,12 @@ from typing import Literal
 
 from promoter.errors import UsageError
 from promoter.hub.db import Database, Tx
+from promoter.hub.sealing import SECRET_ENV, Sealer, is_sealed, opened, stored_form
 
-Role = Literal["cluster", "promoter"]
+Role = Literal["cluster", "promoter", "reader"]
+#: The roles whose keys may read (``hub serve --require-read-key``): a reader, and a promoter
+#: (the ``hub`` gate reads the rollout with the key it records commits with).
+READ_ROLES = ("reader", "promoter")
 KEY_PREFIX = "phk_"
 #: Cluster, environment and cluster type names: DNS names, as Kubernetes and the control plane use.
 NAME_PATTERN = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
@@ -47,7 +51,9 @@ def check_name(value: str, what: str) -> str:
     return value
 
 
-def add_cluster_key(db: Database, name: str, environment: str, cluster_type: str) -> tuple[int, str]:
+def add_cluster_key(
+    db: Database, name: str, environment: str, cluster_type: str, sealer: Sealer | None = None
+) -> tuple[int, str]:
     """Register cluster ``name`` (or check it is registered as said) and make it a new key."""
     for value, what in ((name, "cluster"), (environment, "--environment"), (cluster_type, "--cluster-type")):
         check_name(value, what)
@@ -66,7 +72,7 @@ def add_cluster_key(db: Database, name: str, environment: str, cluster_type: str
             )
         elif row[2] is not None:
             tx.run("UPDATE clusters SET revoked_at = NULL WHERE name = ?", (name,))
-        key_id = _insert_key(tx, name, "cluster", key)
+        key_id = _insert_key(tx, name, "cluster", key, sealer)
     return key_id, key
 
 
@@ -79,10 +85,33 @@ def add_promoter_key(db: Database, name: str) -> tuple[int, str]:
     return key_id, key
 
 
-def _insert_key(tx: Tx, owner: str, role: Role, key: str) -> int:
+def add_reader_key(db: Database, name: str) -> tuple[int, str]:
+    """A key that may read the API and pages of a hub serving with ``--require-read-key``."""
+    check_name(name, "name")
+    key = new_key()
+    with db.transaction() as tx:
+        key_id = _insert_key(tx, name, "reader", key)
+    return key_id, key
+
+
+def reader_of(tx: Tx, key_digest: str) -> str | None:
+    """The owner of an active key that may read, by its SHA-256, or None."""
+    marks = ", ".join("?" for _ in READ_ROLES)
+    row = tx.one(
+        f"SELECT owner FROM sender_keys WHERE digest = ? AND role IN ({marks}) AND revoked_at IS NULL",
+        (key_digest, *READ_ROLES),
+    )
+    return str(row[0]) if row else None
+
+
+def _insert_key(tx: Tx, owner: str, role: Role, key: str, sealer: Sealer | None = None) -> int:
+    # Only a cluster's key is kept (a Flux signature is checked with it), sealed when the hub has
+    # a secret; a Bearer-only key (promoter, reader) is found by its digest and kept no more.
+    key_digest = digest(key)
+    kept = stored_form(key, key_digest, sealer) if role == "cluster" else ""
     row = tx.one(
         "INSERT INTO sender_keys (owner, role, digest, secret, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id",
-        (owner, role, digest(key), key, time.time()),
+        (owner, role, key_digest, kept, time.time()),
     )
     assert row is not None
     return int(row[0])
@@ -141,25 +170,66 @@ def signature_matches(secrets: list[str], body: bytes, signature: str) -> bool:
     return False
 
 
-def cluster_with_secrets(tx: Tx, name: str) -> tuple[Cluster | None, list[str]]:
-    """A registered, unrevoked cluster and its active keys, in one query."""
+def cluster_with_secrets(tx: Tx, name: str, sealer: Sealer | None = None) -> tuple[Cluster | None, list[str]]:
+    """A registered, unrevoked cluster and its active keys (opened), in one query; a key that
+    cannot be opened (sealed with another secret) is left out."""
     rows = tx.rows(
-        "SELECT c.name, c.environment, c.cluster_type, k.secret FROM clusters c LEFT JOIN sender_keys k"
+        "SELECT c.name, c.environment, c.cluster_type, k.secret, k.digest FROM clusters c LEFT JOIN sender_keys k"
         " ON k.owner = c.name AND k.role = 'cluster' AND k.revoked_at IS NULL"
         " WHERE c.name = ? AND c.revoked_at IS NULL",
         (name,),
     )
     if not rows:
         return None, []
-    return Cluster(*rows[0][:3]), [str(r[3]) for r in rows if r[3] is not None]
+    found = [opened(str(r[3]), str(r[4]), sealer) for r in rows if r[3]]
+    return Cluster(*rows[0][:3]), [k for k in found if k]
+
+
+def reseal(db: Database, old: Sealer | None, new: Sealer) -> tuple[int, int]:
+    """Seal every cluster key with ``new``, opening it with ``old`` (or reading it as kept in
+    the clear), in one transaction: all or nothing. (resealed, kept in the clear before); a key
+    ``old`` does not open is a UsageError and nothing changes."""
+    resealed = clear = 0
+    with db.transaction() as tx:
+        rows = tx.rows("SELECT id, digest, secret FROM sender_keys WHERE role = 'cluster' AND secret <> ''")
+        for key_id, key_digest, stored in rows:
+            key = opened(str(stored), str(key_digest), old)
+            if key is None:
+                raise UsageError(
+                    f"key {key_id} is sealed with another secret than {SECRET_ENV}: give the current one"
+                )
+            clear += not is_sealed(str(stored))
+            tx.run("UPDATE sender_keys SET secret = ? WHERE id = ?", (new.seal(key, str(key_digest)), key_id))
+            resealed += 1
+    return resealed, clear
+
+
+def check_sealer(db: Database, sealer: Sealer | None) -> int:
+    """That ``sealer`` opens the sealed keys (a UsageError naming the variable if not); the
+    number of cluster keys kept in the clear."""
+    with db.transaction(write=False) as tx:
+        rows = tx.rows("SELECT digest, secret FROM sender_keys WHERE role = 'cluster' AND secret <> ''")
+    sealed = [(str(d), str(s)) for d, s in rows if is_sealed(str(s))]
+    if sealed and sealer is None:
+        raise UsageError(f"the hub's keys are sealed: give the secret in {SECRET_ENV} (or {SECRET_ENV}_FILE)")
+    if sealed and opened(sealed[0][1], sealed[0][0], sealer) is None:
+        raise UsageError(
+            f"{SECRET_ENV} does not open the hub's sealed keys: give the secret they were sealed with"
+        )
+    return len(rows) - len(sealed)
 
 
 def cluster_of_key(tx: Tx, key: str) -> Cluster | None:
     """The registered, unrevoked cluster whose active key ``key`` is (a Bearer token)."""
+    return cluster_of_key_digest(tx, digest(key))
+
+
+def cluster_of_key_digest(tx: Tx, key_digest: str) -> Cluster | None:
+    """The registered, unrevoked cluster whose active key has SHA-256 ``key_digest``."""
     row = tx.one(
         "SELECT c.name, c.environment, c.cluster_type FROM sender_keys k JOIN clusters c ON c.name = k.owner"
         " WHERE k.digest = ? AND k.role = 'cluster' AND k.revoked_at IS NULL AND c.revoked_at IS NULL",
-        (digest(key),),
+        (key_digest,),
     )
     return Cluster(*row) if row else None
 

@@ -16,10 +16,25 @@ State = Literal["success", "failure", "progressing"]
 STATES: tuple[State, ...] = ("success", "failure", "progressing")
 #: Flux kinds that fetch sources: their success says an artifact was fetched, not applied.
 FLUX_SOURCES = {"GitRepository", "OCIRepository", "Bucket", "HelmRepository", "HelmChart", "ExternalArtifact"}
-FLUX_SUCCESS = {"ReconciliationSucceeded", "UpgradeSucceeded", "InstallSucceeded", "TestSucceeded"}
+FLUX_SUCCESS = {
+    "ReconciliationSucceeded",
+    "UpgradeSucceeded",
+    "InstallSucceeded",
+    "TestSucceeded",
+    "RollbackSucceeded",
+    "UninstallSucceeded",
+}
+#: Flux kinds whose controller posts an event at every reconcile, changed or not (kustomize-
+#: controller's "Reconciliation finished in X, next run in Y"): their silence means the cluster is
+#: silent. helm-controller and the source controllers post only when something happens.
+FLUX_HEARTBEATS = {"Kustomization"}
+#: Flux's own order for the commit an event is about (notification-controller's commit status
+#: providers): the commit key, else the origin revision (an OCI artifact built from a commit),
+#: else the revision.
+FLUX_REVISION_KEYS = ("commit", "originRevision", "revision")
 #: The metadata keys that say who sent a report; a value that contradicts the key's cluster is refused.
 IDENTITY_KEYS = {"cluster": "name", "clusterType": "cluster_type", "environment": "environment"}
-_REVISION = re.compile(r"(?P<branch>.*)@sha1:(?P<sha>[0-9a-f]{40})")
+_REVISION = re.compile(r"(?:(?P<branch>.*)@)?sha1:(?P<sha>[0-9a-f]{40})")
 _OLD_REVISION = re.compile(r"(?P<branch>.+)/(?P<sha>[0-9a-f]{40})")
 _SHA = re.compile(r"[0-9a-f]{40}")
 MAX_TEXT = 2000
@@ -46,6 +61,9 @@ class Report:
     message: str
     event_time: float | None
     claimed: dict[str, str] = field(default_factory=dict)
+    #: Whether this reconciler's sender reports at every reconcile even when nothing changed, so
+    #: that its silence can mark its cluster stale.
+    heartbeat: bool = True
 
 
 def decode(body: bytes) -> dict[str, Any]:
@@ -66,7 +84,7 @@ def split_revision(text: str) -> tuple[str, str]:
     for pattern in (_REVISION, _OLD_REVISION):
         found = pattern.fullmatch(text)
         if found:
-            return found["sha"], found["branch"]
+            return found["sha"], found["branch"] or ""
     return text[:200], ""
 
 
@@ -82,13 +100,12 @@ def flux_event(body: dict[str, Any]) -> Report:
     metadata = body.get("metadata") or {}
     if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
         raise IngestError(422, "'metadata' must be an object of strings")
-    raw = metadata.get("revision") or next(
-        (v for k, v in sorted(metadata.items()) if k.endswith("/revision")), ""
-    )
-    sha, branch = split_revision(raw)
+    sha, branch = split_revision(flux_revision(metadata))
     if severity == "error":
         state: State = "failure"
-    elif reason in FLUX_SUCCESS:
+    elif reason in FLUX_SUCCESS or kind in FLUX_SOURCES:
+        # A source that fetched (NewArtifact, ArtifactUpToDate, ...) did its job; a source's
+        # success never puts a cluster at a commit (its role is "source").
         state = "success"
     else:
         state = "progressing"
@@ -103,7 +120,32 @@ def flux_event(body: dict[str, Any]) -> Report:
         message=str(body.get("message") or "")[:MAX_TEXT],
         event_time=timestamp(body.get("timestamp"), "timestamp", required=True),
         claimed={k: metadata[k] for k in IDENTITY_KEYS if k in metadata},
+        heartbeat=kind in FLUX_HEARTBEATS,
     )
+
+
+def flux_revision(metadata: dict[str, str]) -> str:
+    """The revision an event is about, in Flux's order (commit, originRevision, revision), read
+    from the plain keys of notification-controller 1.5 and later or the API-group-prefixed keys
+    (``kustomize.toolkit.fluxcd.io/revision``) older ones forwarded as the controller wrote them.
+    A value that names no git commit (an OCI digest, a chart version) gives way to the next key
+    that does, and is kept only when no key names one."""
+    found = [_meta(metadata, key) for key in FLUX_REVISION_KEYS]
+    for value in found:
+        if value and _names_commit(value):
+            return value
+    return next((v for v in found if v), "")
+
+
+def _meta(metadata: dict[str, str], key: str) -> str:
+    if metadata.get(key):
+        return metadata[key]
+    return next((v for k, v in sorted(metadata.items()) if k.endswith("/" + key) and v), "")
+
+
+def _names_commit(value: str) -> bool:
+    sha, _ = split_revision(value)
+    return bool(_SHA.fullmatch(sha))
 
 
 def argocd_notification(body: dict[str, Any]) -> Report:
@@ -122,20 +164,46 @@ def argocd_notification(body: dict[str, Any]) -> Report:
     health = str(health_block.get("status") or "Unknown")
     sync_status = str(sync.get("status") or "Unknown")
     phase = str(operation.get("phase") or "")
-    message = str(operation.get("message") or health_block.get("message") or "")
+    state = _argocd_state(sync_status, health, phase)
     return Report(
         source="argocd",
         reconciler=f"Application/{meta.get('namespace') or ''}/{name}",
         role="apply",
-        state=_argocd_state(sync_status, health, phase),
+        state=state,
         revision=(_first(sync) or _first(_obj(operation, "syncResult")))[:200],
         branch=str(_obj(_obj(app, "spec"), "source").get("targetRevision") or ""),
         reason=f"{sync_status}/{health}" + (f"/{phase}" if phase else ""),
-        message=message[:MAX_TEXT],
+        message=_argocd_message(status, state)[:MAX_TEXT],
         # Not finishedAt: a health notification may come long after the sync finished.
         event_time=timestamp(body.get("timestamp"), "timestamp"),
         claimed={k: str(body[k]) for k in IDENTITY_KEYS if isinstance(body.get(k), str)},
+        # The documented template sends status.reconciledAt, with a trigger that fires once per
+        # value of it: a notification at every reconciliation, a heartbeat. Without it Argo CD
+        # notifies only on transitions, and silence says nothing.
+        heartbeat=status.get("reconciledAt") is not None,
     )
+
+
+def _argocd_message(status: dict[str, Any], state: State) -> str:
+    """Why an app is where it is: a failed operation's message; for a Degraded app (whose
+    ``status.health`` has no message since Argo CD 3) its unhealthy resources' messages and its
+    error conditions; else the operation's message."""
+    operation = _obj(status, "operationState")
+    phase = str(operation.get("phase") or "")
+    if phase in ("Failed", "Error") and operation.get("message"):
+        return str(operation["message"])
+    if state != "failure":
+        return str(operation.get("message") or "")
+    reasons = [str(m) for m in (_obj(status, "health").get("message"),) if m]
+    for resource in status.get("resources") or []:
+        health = _obj(resource, "health") if isinstance(resource, dict) else {}
+        if health.get("status") in ("Degraded", "Missing") and isinstance(resource, dict):
+            what = "/".join(str(resource.get(k) or "") for k in ("kind", "namespace", "name"))
+            reasons.append(f"{what}: {health.get('message') or health.get('status')}")
+    for condition in status.get("conditions") or []:
+        if isinstance(condition, dict) and str(condition.get("type", "")).endswith("Error"):
+            reasons.append(f"{condition.get('type')}: {condition.get('message') or ''}")
+    return "; ".join(reasons) or str(operation.get("message") or "")
 
 
 def _obj(holder: dict[str, Any], key: str) -> dict[str, Any]:

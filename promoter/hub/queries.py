@@ -11,7 +11,7 @@ import itertools
 from typing import Any
 
 from promoter.hub.db import Tx
-from promoter.hub.rollout import NotFound, rollout
+from promoter.hub.rollout import NotFound, cluster_states, find_commit, is_stale, rollout
 
 HISTORY_LIMIT = 1000
 
@@ -31,37 +31,91 @@ def head(tx: Tx, environment: str) -> dict[str, Any] | None:
     )
     if row is None:
         return None
-    return {"commit": row[0], "mainCommit": row[1], "position": int(row[2]), "recordedAt": row[3]}
+    repo = tx.one("SELECT repo_url FROM environments WHERE name = ?", (environment,))
+    return {
+        "commit": row[0],
+        "mainCommit": row[1],
+        "position": int(row[2]),
+        "recordedAt": row[3],
+        "platformRepo": str(repo[0]) if repo and repo[0] else None,
+    }
 
 
 def clusters(tx: Tx, now: float, stale_after: float, environment: str | None = None) -> list[dict[str, Any]]:
-    """Each registered cluster: where it is, how far behind its environment's head, how healthy."""
+    """Each registered cluster: where it is, how far behind its environment's head, its state in
+    the head's rollout, since when and why it fails, and which controllers report for it."""
     where, params = ("AND environment = ?", [environment]) if environment else ("", [])
     rows = tx.rows(
-        "SELECT name, environment, cluster_type, last_seen, platform_position, platform_sha, failing"
-        f" FROM clusters c WHERE revoked_at IS NULL {where} ORDER BY environment, cluster_type, name",
+        "SELECT name, environment, cluster_type, last_seen, platform_position, platform_sha, failing,"
+        f" failing_since, heartbeats FROM clusters c WHERE revoked_at IS NULL {where}"
+        " ORDER BY environment, cluster_type, name",
         params,
     )
     heads: dict[str, dict[str, Any] | None] = {}
     mains: dict[str, dict[str, str | None]] = {}
+    states: dict[str, str] = {}
+    failing, senders = _failing_reconcilers(tx, environment), _senders(tx, environment)
     out = []
-    for name, env, cluster_type, last_seen, position, sha, failing in rows:
+    for name, env, cluster_type, last_seen, position, sha, count, since, beats in rows:
         if env not in heads:
             heads[env], mains[env] = head(tx, env), _mains(tx, env)
+            states.update(_head_states(tx, env, heads[env], now, stale_after))
         top = heads[env]
+        first = failing.get(name)
         out.append(
             {
                 "name": name,
                 "environment": env,
                 "clusterType": cluster_type,
                 "lastSeen": last_seen,
-                "stale": last_seen is None or last_seen < now - stale_after,
+                "stale": is_stale(last_seen, beats, now, stale_after),
                 "commit": sha,
                 "mainCommit": mains[env].get(sha) if sha else None,
                 "behind": top["position"] - int(position) if top and position is not None else None,
-                "failingReconcilers": int(failing or 0),
+                "state": states.get(name),
+                "failingReconcilers": int(count or 0),
+                "failingSince": since if count else None,
+                "failingReconciler": first[0] if first else None,
+                "failingMessage": first[1] if first else None,
+                "senders": senders.get(name, []),
             }
         )
+    return out
+
+
+def _head_states(
+    tx: Tx, environment: str, top: dict[str, Any] | None, now: float, stale_after: float
+) -> dict[str, str]:
+    """Each cluster's state in the rollout of its environment's head (as the gate counts it)."""
+    if top is None:
+        return {}
+    commit = find_commit(tx, environment, top["commit"])
+    return {name: state for name, _, state in cluster_states(tx, commit, now, stale_after)}
+
+
+def _failing_reconcilers(tx: Tx, environment: str | None) -> dict[str, tuple[str, str]]:
+    """Per cluster, the reconciler failing longest and its message."""
+    where, params = ("AND environment = ?", [environment]) if environment else ("", [])
+    rows = tx.rows(
+        "SELECT cluster, name, message FROM reconcilers WHERE state = 'failure'"
+        f" {where} ORDER BY cluster, failing_since, name",
+        params,
+    )
+    out: dict[str, tuple[str, str]] = {}
+    for cluster, name, message in rows:
+        out.setdefault(str(cluster), (str(name), str(message)))
+    return out
+
+
+def _senders(tx: Tx, environment: str | None) -> dict[str, list[str]]:
+    """Per cluster, the controllers that report for it (flux, argocd, native)."""
+    where, params = ("WHERE environment = ?", [environment]) if environment else ("", [])
+    rows = tx.rows(
+        f"SELECT DISTINCT cluster, source FROM reconcilers {where} ORDER BY cluster, source", params
+    )
+    out: dict[str, list[str]] = {}
+    for cluster, source in rows:
+        out.setdefault(str(cluster), []).append(str(source))
     return out
 
 
@@ -137,16 +191,18 @@ def environment_state(tx: Tx, environment: str, now: float, stale_after: float) 
         )
         for cluster_type, target in scheduled:
             of_type = [c for c in members if c["clusterType"] == cluster_type]
-            carrying = _carrying(tx, environment, cluster_type, target)
             targets.append(
                 {
                     "clusterType": cluster_type,
                     "deploymentTarget": target,
                     "clusters": len(of_type),
-                    "deployed": sum(1 for c in of_type if c["commit"] in carrying),
+                    # As the rollout counts them: running the head (or later), healthy.
+                    "deployed": sum(1 for c in of_type if c["state"] == "success"),
                 }
             )
     progress = rollout(tx, environment, top["commit"], now, stale_after) if top else None
+    if top:
+        top["runningSince"] = running_since(progress)
     return {
         "environment": environment,
         "head": top,
@@ -156,12 +212,18 @@ def environment_state(tx: Tx, environment: str, now: float, stale_after: float) 
     }
 
 
-def _carrying(tx: Tx, environment: str, cluster_type: str, target: str) -> set[str]:
-    rows = tx.rows(
-        "SELECT sha FROM assignments WHERE environment = ? AND cluster_type = ? AND deployment_target = ?",
-        (environment, cluster_type, target),
-    )
-    return {str(r[0]) for r in rows}
+def running_since(progress: dict[str, Any] | None) -> float | None:
+    """When the last fresh cluster of every type first succeeded at the head (the head runs
+    everywhere since then), or None while it does not yet."""
+    if not progress or not progress["clusterTypes"]:
+        return None
+    latest = 0.0
+    for counts in progress["clusterTypes"].values():
+        done = (counts.get("timeToPercent") or {}).get("100")
+        if done is None or counts["failed"] or counts["pending"]:
+            return None
+        latest = max(latest, float(done))
+    return float(progress["recordedAt"]) + latest
 
 
 def overview(tx: Tx, now: float, stale_after: float) -> list[dict[str, Any]]:
@@ -170,6 +232,8 @@ def overview(tx: Tx, now: float, stale_after: float) -> list[dict[str, Any]]:
     for name in environment_names(tx):
         top = head(tx, name)
         progress = rollout(tx, name, top["commit"], now, stale_after) if top else None
+        if top:
+            top["runningSince"] = running_since(progress)
         out.append({"environment": name, "head": top, "rollout": progress})
     return out
 

@@ -31,6 +31,13 @@ def read(db: Database, name: str, params: Mapping[str, Any], now: float, stale_a
         return _readers(tx, params, now, stale_after)[name]()
 
 
+def repo_urls(db: Database) -> dict[str, str]:
+    """Each environment's platform repo web page, where the promoter recorded one (page links)."""
+    with db.transaction(write=False) as tx:
+        rows = tx.rows("SELECT name, repo_url FROM environments WHERE repo_url <> ''")
+    return {str(name): str(url) for name, url in rows}
+
+
 def _readers(tx: Tx, q: Mapping[str, Any], now: float, stale_after: float) -> dict[str, Callable[[], Any]]:
     return {
         "rollout": lambda: _rollout(tx, q, now, stale_after),

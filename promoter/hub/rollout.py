@@ -3,13 +3,15 @@
 
 Over the environment's registered clusters (revoked ones are not counted), each cluster is:
 
-- **stale** when it has not reported for ``stale_after`` (or never did): it is not counted in
-  the percentage, since nothing is known of it;
+- **stale** when it never reported, or has not reported for ``stale_after`` although one of its
+  reconcilers heartbeats (``is_stale``): it is not counted in the percentage, since nothing is
+  known of it;
 - **failed** when a reconciler's latest report is a failure at M or a later commit, or a failure
   that began after M was recorded;
 - **success** when every reconciler that applies the platform repo (its latest revision is a
   recorded platform commit of the environment) is at M or a first-parent descendant of M, and
-  its latest report there is a success;
+  its latest report there is a success, and no other applying reconciler (a HelmRelease, whose
+  revision is a chart version) is progressing;
 - **pending** otherwise (still at an older commit, progressing, or not reporting the platform).
 """
 
@@ -94,24 +96,44 @@ def cluster_states(
         types = f" AND cluster_type IN ({', '.join('?' for _ in cluster_types)})"
     rows = tx.rows(
         "SELECT name, cluster_type, last_seen, platform_position, platform_sha, platform_reconcilers,"
-        " platform_ok, failing_position, failing_since FROM clusters"
+        " platform_ok, failing_position, failing_since, heartbeats, busy FROM clusters"
         f" WHERE environment = ? AND revoked_at IS NULL{types}",
         (commit.environment, *cluster_types),
     )
     out = []
-    for name, cluster_type, last_seen, low, low_sha, platform, ok, failing_at, failing_since in rows:
-        if last_seen is None or last_seen < now - stale_after:
+    for row in rows:
+        name, cluster_type, last_seen, low, low_sha, platform, ok, failing_at, failing_since, beats, busy = (
+            row
+        )
+        if is_stale(last_seen, beats, now, stale_after):
             state = "stale"
         elif (failing_at is not None and failing_at >= commit.position) or (
             failing_since is not None and failing_since >= commit.recorded_at
         ):
             state = "failed"
-        elif platform and ok == platform and low is not None and low >= commit.position and low_sha in later:
+        elif (
+            platform
+            and ok == platform
+            and not busy
+            and low is not None
+            and low >= commit.position
+            and low_sha in later
+        ):
             state = "success"
         else:
             state = "pending"
         out.append((str(name), str(cluster_type), state))
     return out
+
+
+def is_stale(last_seen: float | None, heartbeats: int | None, now: float, stale_after: float) -> bool:
+    """A cluster that never reported is stale; one silent for ``stale_after`` is stale only when
+    one of its reconcilers heartbeats (a Flux Kustomization, an Argo CD app with the documented
+    heartbeat trigger): a HelmRelease or a transitions-only Argo CD says nothing while nothing
+    changes, so its silence is no sign of trouble."""
+    if last_seen is None:
+        return True
+    return bool(heartbeats) and last_seen < now - stale_after
 
 
 def success_times(

@@ -1,10 +1,12 @@
 """The hub's schema, as numbered migrations that run the same on SQLite and PostgreSQL.
 
 Times are seconds since the epoch (``DOUBLE PRECISION``; Grafana reads them with
-``to_timestamp(...)``). ``reports`` is append-only history: a report is never updated or
-deleted. ``reconcilers`` (each reconciler's latest report), the summary columns of ``clusters`` and ``deployments`` (per reconciler
-and revision: first seen, first and last success and failure) are kept from it in the same
-transaction, so reads need not scan history. Keys live in ``sender_keys`` alone, a table a
+``to_timestamp(...)``). ``reports`` is the history of transitions: a report that changes
+nothing a reader needs (same reconciler, state, revision and reason as its latest) moves that
+reconciler's last-seen time instead of adding a row, and ``hub serve --retain`` prunes rows
+older than the retention. ``reconcilers`` (each reconciler's latest report), the summary
+columns of ``clusters`` and ``deployments`` (per reconciler and revision: first seen, first and
+last success and failure) are kept in the same transaction, so reads need not scan history. Keys live in ``sender_keys`` alone, a table a
 read-only dashboard user is not granted (docs/hub.md).
 
 A migration is appended, never edited: a database records the versions it has run.
@@ -61,5 +63,21 @@ _V1 = (
     " deployment_target TEXT NOT NULL, PRIMARY KEY (environment, sha, cluster_type, deployment_target))",
 )
 
+_V2 = (
+    # Whether a reconciler's sender reports at every reconcile (a heartbeat), and per cluster how
+    # many of its reconcilers do: a cluster none of whose senders heartbeats is not stale by silence.
+    "ALTER TABLE reconcilers ADD COLUMN heartbeat INTEGER NOT NULL DEFAULT 1",
+    "ALTER TABLE clusters ADD COLUMN heartbeats INTEGER NOT NULL DEFAULT 1",
+    # Applying reconcilers at no platform commit (a HelmRelease: its revision is a chart version)
+    # whose latest report is progressing: the cluster is mid-change, not yet a success.
+    "ALTER TABLE clusters ADD COLUMN busy INTEGER NOT NULL DEFAULT 0",
+    # The platform repo's URL, to link commits on the pages.
+    "ALTER TABLE environments ADD COLUMN repo_url TEXT NOT NULL DEFAULT ''",
+    "CREATE INDEX reports_by_received ON reports (received_at)",
+)
+
 #: (version, name, statements), oldest first.
-MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = ((1, "initial schema", _V1),)
+MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
+    (1, "initial schema", _V1),
+    (2, "heartbeats, busy reconcilers, platform repo URL, retention index", _V2),
+)

@@ -21,6 +21,21 @@ from promoter.hub.payloads import IngestError, Report
 class Stored:
     id: int
     duplicate: bool
+    #: Nothing a reader needs changed: the reconciler's last-seen time moved, no history was added.
+    unchanged: bool = False
+
+
+@dataclass(frozen=True)
+class _Held:
+    """A reconciler's latest state, as the hub holds it."""
+
+    state: str
+    revision: str
+    reason: str
+    when: float
+    heartbeat: bool
+    last_report: int
+    digest: str | None
 
 
 @dataclass(frozen=True)
@@ -35,6 +50,7 @@ class CommitRecord:
     committed_at: float | None = None
     assignments: tuple[tuple[str, str], ...] = ()  # (cluster type, deployment target)
     order: tuple[str, ...] = ()  # the Pipeline's environments, in order, when known
+    repo_url: str = ""  # the platform repo's web page, when it has one (links on the pages)
 
 
 def report_digest(cluster: str, source: str, body: bytes) -> str:
@@ -81,7 +97,15 @@ def store_report(db: Database, cluster: Cluster, report: Report, digest: str, no
 
 
 def store_in(tx: Tx, cluster: Cluster, report: Report, digest: str, now: float) -> Stored:
-    """Append ``report`` and update the latest state, in the open transaction ``tx``."""
+    """Store ``report`` in the open transaction ``tx``: a report that changes nothing a reader
+    needs (same state, revision and reason as the reconciler's latest) only moves last-seen
+    times; any other is appended to history and, unless older than the latest, becomes it."""
+    held = _held(tx, cluster.name, report.reconciler)
+    when = min(report.event_time, now) if report.event_time is not None else now
+    if held is not None and _same(held, report):
+        if when >= held.when:
+            _seen(tx, cluster.name, report, when, now)
+        return Stored(held.last_report, held.digest == digest, unchanged=True)
     row = tx.one(
         "INSERT INTO reports (cluster, environment, cluster_type, source, reconciler, role, state,"
         " revision, branch, reason, message, event_time, received_at, digest)"
@@ -107,16 +131,93 @@ def store_in(tx: Tx, cluster: Cluster, report: Report, digest: str, now: float) 
         found = tx.one("SELECT id FROM reports WHERE digest = ?", (digest,))
         return Stored(int(found[0]) if found else 0, True)
     report_id = int(row[0])
-    _latest(tx, cluster, report, report_id, now)
+    if held is None or _supersedes(report.state, when, held):
+        _latest(tx, cluster, report, report_id, now)
     if report.revision:
-        _deployment(tx, cluster, report, min(report.event_time or now, now))
+        _deployment(tx, cluster, report, when)
     refresh_cluster(tx, cluster.name, now)
     return Stored(report_id, False)
 
 
+def _held(tx: Tx, cluster: str, reconciler: str) -> _Held | None:
+    # Row-locked on PostgreSQL, where several writers run: the read and the write that follows
+    # see the same latest state. SQLite has one writer at a time.
+    lock = " FOR UPDATE" if tx.dialect == "postgresql" else ""
+    row = tx.one(
+        "SELECT state, revision, reason, COALESCE(event_time, received_at), heartbeat, last_report,"
+        " (SELECT digest FROM reports WHERE id = reconcilers.last_report)"
+        f" FROM reconcilers WHERE cluster = ? AND name = ?{lock}",
+        (cluster, reconciler),
+    )
+    if row is None:
+        return None
+    state, revision, reason, when, heartbeat, last, held_digest = row
+    return _Held(state, revision, reason, float(when), bool(heartbeat), int(last), held_digest)
+
+
+def _same(held: _Held, report: Report) -> bool:
+    """Whether ``report`` says what the reconciler's latest already says (a heartbeat)."""
+    return (
+        held.state == report.state
+        and held.revision == (report.revision or held.revision)
+        and held.reason == report.reason
+        and held.heartbeat == report.heartbeat
+    )
+
+
+def _rank(state: str) -> int:
+    """Within one second, an outcome outranks progress: Flux stamps events with whole seconds
+    and posts each from its own goroutine, so a reconcile's "Health check passed"
+    (``Progressing``) may land after its "Reconciliation finished" with the same timestamp."""
+    return 0 if state == "progressing" else 1
+
+
+def _supersedes(state: str, when: float, held: _Held) -> bool:
+    return when > held.when or (when == held.when and _rank(state) >= _rank(held.state))
+
+
+def _seen(tx: Tx, cluster: str, report: Report, when: float, now: float) -> None:
+    tx.run(
+        "UPDATE reconcilers SET message = ?, event_time = ?, received_at = ? WHERE cluster = ? AND name = ?",
+        (report.message, report.event_time, now, cluster, report.reconciler),
+    )
+    tx.run(
+        "UPDATE clusters SET last_seen = ? WHERE name = ? AND (last_seen IS NULL OR last_seen < ?)",
+        (now, cluster, now),
+    )
+
+
+def prune(db: Database, before: float, batch: int = 5000) -> int:
+    """Delete history received before ``before``, in batches (each its own short transaction, so
+    ingest is never held up for long), and the per-revision rows of revisions no reconciler is at
+    that saw nothing since; the number of reports deleted."""
+    total = 0
+    while True:
+        with db.transaction() as tx:
+            ids = [
+                int(r[0])
+                for r in tx.rows(
+                    "SELECT id FROM reports WHERE received_at < ? ORDER BY id LIMIT ?", (before, batch)
+                )
+            ]
+            if ids:
+                tx.run(f"DELETE FROM reports WHERE id IN ({', '.join('?' for _ in ids)})", ids)
+        total += len(ids)
+        if len(ids) < batch:
+            break
+    with db.transaction() as tx:
+        tx.run(
+            "DELETE FROM deployments WHERE COALESCE(last_success, last_failure, first_seen) < ?"
+            " AND NOT EXISTS (SELECT 1 FROM reconcilers r WHERE r.cluster = deployments.cluster"
+            " AND r.name = deployments.reconciler AND r.revision = deployments.revision)",
+            (before,),
+        )
+    return total
+
+
 _SUMMARY = (
     "UPDATE clusters SET (platform_position, platform_sha, platform_reconcilers, platform_ok, failing,"
-    " failing_position, failing_since) = (SELECT"
+    " failing_position, failing_since, heartbeats, busy) = (SELECT"
     " MIN(CASE WHEN r.role = 'apply' THEN pc.position END),"
     " (SELECT pc2.sha FROM reconcilers r2 JOIN platform_commits pc2"
     " ON pc2.environment = r2.environment AND pc2.sha = r2.revision"
@@ -124,7 +225,9 @@ _SUMMARY = (
     " COALESCE(SUM(CASE WHEN r.role = 'apply' AND pc.sha IS NOT NULL THEN 1 ELSE 0 END), 0),"
     " COALESCE(SUM(CASE WHEN r.role = 'apply' AND pc.sha IS NOT NULL AND r.state = 'success' THEN 1 ELSE 0 END), 0),"
     " COALESCE(SUM(CASE WHEN r.state = 'failure' THEN 1 ELSE 0 END), 0),"
-    " MAX(CASE WHEN r.state = 'failure' THEN pc.position END), MAX(r.failing_since)"
+    " MAX(CASE WHEN r.state = 'failure' THEN pc.position END), MAX(r.failing_since),"
+    " COALESCE(SUM(r.heartbeat), 0),"
+    " COALESCE(SUM(CASE WHEN r.role = 'apply' AND pc.sha IS NULL AND r.state = 'progressing' THEN 1 ELSE 0 END), 0)"
     " FROM reconcilers r LEFT JOIN platform_commits pc ON pc.environment = r.environment AND pc.sha = r.revision"
     " WHERE r.cluster = clusters.name)"
 )
@@ -145,12 +248,14 @@ def refresh_cluster(tx: Tx, name: str, seen: float | None = None) -> None:
 
 def _latest(tx: Tx, cluster: Cluster, report: Report, report_id: int, now: float) -> None:
     """The reconciler's latest state; an event older than the one held (a late retry) leaves it."""
-    failing = now if report.state == "failure" else None
+    # When the failure began: the event's own time (a delivery may come late), never ahead of now.
+    failing = min(report.event_time or now, now) if report.state == "failure" else None
     tx.run(
         "INSERT INTO reconcilers (cluster, name, environment, role, source, state, revision, reason,"
-        " message, event_time, received_at, failing_since, last_report)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        " message, event_time, received_at, failing_since, last_report, heartbeat)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         " ON CONFLICT (cluster, name) DO UPDATE SET role = excluded.role, source = excluded.source,"
+        " heartbeat = excluded.heartbeat,"
         " state = excluded.state,"
         " revision = CASE WHEN excluded.revision = '' THEN reconcilers.revision ELSE excluded.revision END,"
         " reason = excluded.reason, message = excluded.message, event_time = excluded.event_time,"
@@ -158,8 +263,12 @@ def _latest(tx: Tx, cluster: Cluster, report: Report, report_id: int, now: float
         " failing_since = CASE WHEN excluded.state = 'failure'"
         " THEN COALESCE(reconcilers.failing_since, excluded.failing_since) ELSE NULL END,"
         " last_report = excluded.last_report"
+        # The guard of _supersedes, again: two PostgreSQL writers may insert the first row at once.
         " WHERE COALESCE(excluded.event_time, excluded.received_at)"
-        " >= COALESCE(reconcilers.event_time, reconcilers.received_at)",
+        " > COALESCE(reconcilers.event_time, reconcilers.received_at)"
+        " OR (COALESCE(excluded.event_time, excluded.received_at)"
+        " = COALESCE(reconcilers.event_time, reconcilers.received_at)"
+        " AND (excluded.state <> 'progressing' OR reconcilers.state = 'progressing'))",
         (
             cluster.name,
             report.reconciler,
@@ -174,6 +283,7 @@ def _latest(tx: Tx, cluster: Cluster, report: Report, report_id: int, now: float
             now,
             failing,
             report_id,
+            1 if report.heartbeat else 0,
         ),
     )
 
@@ -199,6 +309,10 @@ def record_commit(db: Database, record: CommitRecord, now: float) -> bool:
     """Record a merged platform commit; False when it was recorded already."""
     with db.transaction() as tx:
         _environments(tx, record.environment, record.branch, record.order)
+        if record.repo_url:
+            tx.run(
+                "UPDATE environments SET repo_url = ? WHERE name = ?", (record.repo_url, record.environment)
+            )
         if tx.one(
             "SELECT 1 FROM platform_commits WHERE environment = ? AND sha = ?",
             (record.environment, record.sha),

@@ -44,10 +44,15 @@ class GroupWriter:
         self._lock = threading.Lock()
 
     def store(self, cluster: Cluster, report: Report, digest: str, now: float) -> Stored:
+        return self.submit(cluster, report, digest, now).result()
+
+    def submit(self, cluster: Cluster, report: Report, digest: str, now: float) -> Future[Stored]:
+        """Queue a report; the future is done once its transaction committed (an event loop
+        awaits it without holding a thread)."""
         item = _Item(cluster, report, digest, now, Future())
         self._start()
         self._queue.put(item)
-        return item.done.result()
+        return item.done
 
     def _start(self) -> None:
         with self._lock:

@@ -164,3 +164,75 @@ def test_report_reads_its_key_from_a_file(hub_db, tmp_path: Path) -> None:
         )
     assert sent.exit_code == 0, sent.output
     assert "stored for cluster edge-1" in sent.output
+
+
+def test_one_name_for_the_environment_option(hub_db, tmp_path: Path) -> None:
+    url = hub_db.url
+    repo, (_, m) = platform_repo(tmp_path)
+    assert run("sync", "--platform-repo", repo, "--env", "dev", "--database", url).exit_code == 0
+    assert (
+        run("keys", "add", "edge-1", "--env", "dev", "--cluster-type", "small", "--database", url).exit_code
+        == 0
+    )
+    for flag in ("--env", "--environment"):
+        answer = run("rollout", flag, "dev", "--commit", m, "--database", url, "-o", "json")
+        assert answer.exit_code == 0 and json.loads(answer.stdout)["commit"] == m, answer.output
+        assert run("clusters", flag, "dev", "--database", url, "-o", "json").exit_code == 0
+    helps = [
+        run(*cmd, "--help").output
+        for cmd in (("rollout",), ("keys", "add"), ("sync",), ("record",), ("drift",))
+    ]
+    assert all("--env, --environment" in h for h in helps)
+
+
+def test_read_commands_refuse_a_database_that_does_not_exist(tmp_path: Path) -> None:
+    typo = tmp_path / "nowhere" / "hub.sqlite3"
+    for command in (("status",), ("clusters",), ("cluster", "edge-1"), ("history",), ("keys", "list")):
+        answer = run(*command, "--database", str(typo))
+        assert answer.exit_code == 2, (command, answer.output)
+        assert answer.output.count("\n") == 1 and "no hub database there" in answer.output
+    assert not typo.exists() and not typo.parent.exists()
+
+
+def test_cluster_in_text_lists_its_reconcilers(hub_db) -> None:
+    key = run("keys", "add", "edge-1", "--env", "dev", "--cluster-type", "small", "--database", hub_db.url)
+    assert key.exit_code == 0
+    from promoter.hub import keys as hub_keys
+    from promoter.hub.payloads import Report
+    from promoter.hub.store import store_report
+
+    with hub_db.transaction() as tx:
+        cluster = hub_keys.cluster(tx, "edge-1")
+    assert cluster is not None
+    for name, state, message in (
+        ("apps", "success", ""),
+        ("infra", "failure", "kustomize build failed: no such file"),
+    ):
+        report = Report(
+            "flux", f"Kustomization/flux-system/{name}", "apply", state, "a" * 40, "dev", state, message, None
+        )  # type: ignore[arg-type]
+        store_report(hub_db, cluster, report, name, 1.0e9)
+    text = run("cluster", "edge-1", "--database", hub_db.url).output.splitlines()
+    assert text[0].startswith("edge-1")
+    assert any("Kustomization/flux-system/apps" in line and "success" in line for line in text)
+    assert any(
+        "Kustomization/flux-system/infra" in line and "kustomize build failed" in line for line in text
+    )
+    assert any(line.strip().startswith("failing since") for line in text)
+
+
+def test_serve_on_a_busy_port_exits_1_with_one_line(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        answer = run("serve", "--database", str(tmp_path / "hub.sqlite3"), "--listen", f"127.0.0.1:{port}")
+    assert answer.exit_code == 1, answer.output
+    assert answer.output.count("\n") == 1 and f"cannot listen on 127.0.0.1:{port}" in answer.output
+
+
+def test_serve_retain_is_checked(tmp_path: Path) -> None:
+    answer = run("serve", "--database", str(tmp_path / "hub.sqlite3"), "--retain", "ninety days")
+    assert answer.exit_code == 2 and "--retain 'ninety days'" in answer.output

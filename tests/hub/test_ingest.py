@@ -55,7 +55,7 @@ def test_flux_older_revision_key_and_failures_and_sources(live_hub: LiveHub) -> 
     for event in (old_key, failed, source):
         assert post_flux(live_hub.url, "edge-1", key, event).status_code == 201
     assert _reconciler(live_hub.db, "edge-1") == [
-        ("GitRepository/flux-system/flux-system", "source", "progressing", M),
+        ("GitRepository/flux-system/flux-system", "source", "success", M),  # fetched: its job done
         ("Kustomization/flux-system/apps", "apply", "success", M),
         ("Kustomization/flux-system/infra", "apply", "failure", M),
     ]

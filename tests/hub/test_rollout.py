@@ -107,9 +107,11 @@ def test_reads_environment_drift_stale_and_discrepancies(hub_db: Database) -> No
     now, stale = T + 100, 600.0
     env = read(hub_db, "environment", {"name": "dev"}, now, stale)
     assert env["head"]["commit"] == M2
+    # Deployed as the head's rollout counts it: only s2 runs M2, healthy (s1 and s4 are at M).
     assert env["targets"] == [
-        {"clusterType": "small", "deploymentTarget": "hello-functional", "clusters": 5, "deployed": 4}
+        {"clusterType": "small", "deploymentTarget": "hello-functional", "clusters": 5, "deployed": 1}
     ]
+    assert env["rollout"]["clusterTypes"]["small"]["success"] == 1
     drifted = {d["name"]: d["behind"] for d in read(hub_db, "drift", {"environment": "dev"}, now, stale)}
     assert drifted == {"s1": 1, "s3": 2, "s4": 1, "s5": None, "l1": 2, "l2": 1}
     assert [s["name"] for s in read(hub_db, "stale", {}, now, stale)] == ["s5", "q1"]
@@ -128,7 +130,8 @@ def test_reads_environment_drift_stale_and_discrepancies(hub_db: Database) -> No
     assert names == ["dev", "qa"]
     detail = read(hub_db, "cluster", {"name": "l2"}, now, stale)
     assert [r["name"] for r in detail["reconcilerStates"]] == ["app", "platform"]
-    assert len(detail["history"]) == 3
+    # l2's app failed twice with the same reason: one transition, the repeat only moved last-seen.
+    assert len(detail["history"]) == 2
 
 
 def test_commits_are_recorded_once_and_keep_the_pipeline_order(hub_db: Database) -> None:

@@ -155,7 +155,9 @@ def hub_db(hub_url: str) -> Iterator[Database]:
 class LiveHub:
     """The real server (uvicorn + the app) on a loopback port, in a thread of this process."""
 
-    def __init__(self, db: Database, **limits: Any) -> None:
+    def __init__(
+        self, db: Database, require_read_key: bool = False, sealer: Any = None, **limits: Any
+    ) -> None:
         import uvicorn
 
         from promoter.hub.app import build_app
@@ -165,7 +167,7 @@ class LiveHub:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         config = uvicorn.Config(
-            build_app(db, Limits(**limits)),
+            build_app(db, Limits(**limits), require_read_key=require_read_key, sealer=sealer),
             host="127.0.0.1",
             port=self.port,
             log_level="warning",
@@ -289,3 +291,182 @@ def platform_repo(root: Path, commits: int = 2, branch: str = "dev") -> tuple[st
         git("commit", "--quiet", "-m", f"render {i}")
         shas.append(git("rev-parse", "HEAD"))
     return str(repo), shas
+
+
+# --- Event streams as the controllers produce them ------------------------------------------
+
+#: The API group each Flux kind's controller prefixes its metadata keys with.
+FLUX_GROUPS = {
+    "Kustomization": "kustomize.toolkit.fluxcd.io",
+    "HelmRelease": "helm.toolkit.fluxcd.io",
+    "GitRepository": "source.toolkit.fluxcd.io",
+    "OCIRepository": "source.toolkit.fluxcd.io",
+}
+FLUX_CONTROLLERS = {
+    "kustomize.toolkit.fluxcd.io": "kustomize-controller",
+    "helm.toolkit.fluxcd.io": "helm-controller",
+    "source.toolkit.fluxcd.io": "source-controller",
+}
+
+
+def go_json(value: Any) -> bytes:
+    """``value`` as Go's ``json.Marshal`` writes it: compact, dicts in the order given (a struct's
+    field order; build map-valued fields with ``sorted`` keys, as Go sorts map keys), ``<``, ``>``
+    and ``&`` escaped as ``\\u003c``, ``\\u003e``, ``\\u0026``, and U+2028/U+2029 escaped."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    for char, escaped in (
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("&", "\\u0026"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
+        text = text.replace(char, escaped)
+    return text.encode()
+
+
+def flux_stream_event(
+    kind: str,
+    name: str,
+    reason: str,
+    message: str,
+    when: str,
+    *,
+    severity: str = "info",
+    revision: str = "",
+    origin_revision: str = "",
+    extra: dict[str, str] | None = None,
+    alert_metadata: dict[str, str] | None = None,
+    legacy: bool = False,
+) -> tuple[bytes, dict[str, str]]:
+    """The body and the Flux-specific header of one event as notification-controller's
+    ``generic-hmac`` provider posts it: the controller writes metadata keys prefixed with its API
+    group (``kustomize.toolkit.fluxcd.io/revision``); notification-controller keeps only the
+    keys of the object's group, drops ``checksum``, ``digest`` and ``token``, strips the prefix
+    (``legacy`` keeps it, as before RFC 0008), and adds the Alert's ``eventMetadata``."""
+    group = FLUX_GROUPS[kind]
+    written = {
+        f"{group}/{k}": v for k, v in (("revision", revision), ("originRevision", origin_revision)) if v
+    }
+    written.update({f"{group}/{k}": v for k, v in (extra or {}).items()})
+    metadata: dict[str, str] = {}
+    for key, value in written.items():
+        short = key.removeprefix(f"{group}/")
+        if key.startswith(group + "/") and short not in ("checksum", "digest", "token"):
+            metadata[key if legacy else short] = value
+    metadata.update(alert_metadata or {})
+    controller = FLUX_CONTROLLERS[group]
+    event: dict[str, Any] = {
+        "involvedObject": {
+            "kind": kind,
+            "namespace": "flux-system",
+            "name": name,
+            "uid": f"{hashlib.sha1(name.encode()).hexdigest()[:8]}-0000-4000-8000-000000000000",
+            "apiVersion": f"{group}/v1",
+            "resourceVersion": "8815",
+        },
+        "severity": severity,
+        "timestamp": when,
+        "message": message,
+        "reason": reason,
+    }
+    if metadata:
+        event["metadata"] = dict(sorted(metadata.items()))
+    event["reportingController"] = controller
+    event["reportingInstance"] = f"{controller}-7f5d9c8d4-x2x9q"
+    return go_json(event), {"gotk-component": controller}
+
+
+def post_flux_body(url: str, cluster: str, key: str, body: bytes, extra: dict[str, str]) -> Any:
+    """POST ``body`` as notification-controller does: its header names and Go's User-Agent."""
+    import requests
+
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": "Go-http-client/1.1",
+        "X-Signature": sign(body, key),
+        **extra,
+    }
+    return requests.post(f"{url}/v1/ingest/flux/{cluster}", data=body, headers=headers, timeout=10)
+
+
+def rfc3339(at: float) -> str:
+    """A Flux timestamp: RFC 3339 in UTC, whole seconds."""
+    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def argocd_app(
+    revision: str,
+    *,
+    sync: str = "Synced",
+    health: str = "Healthy",
+    phase: str | None = "Succeeded",
+    reconciled_at: str | None = None,
+    resources: list[dict[str, Any]] | None = None,
+    conditions: list[dict[str, Any]] | None = None,
+    operation_message: str = "successfully synced (all tasks run)",
+) -> dict[str, Any]:
+    """An Argo CD 3 Application as notifications-engine hands it to a template (``.app``):
+    ``status.health`` carries the status only; reasons are in ``resources`` and ``conditions``."""
+    app: dict[str, Any] = copy.deepcopy(json.loads((FIXTURES / "argocd-app.json").read_text()))
+    status = app["status"]
+    status["sync"].update({"status": sync, "revision": revision})
+    status["health"] = {"status": health}
+    if phase is None:
+        del status["operationState"]
+    else:
+        status["operationState"].update({"phase": phase, "message": operation_message})
+        status["operationState"]["syncResult"]["revision"] = revision
+    if reconciled_at is not None:
+        status["reconciledAt"] = reconciled_at
+    status["resources"] = resources or []
+    if conditions is not None:
+        status["conditions"] = conditions
+    return app
+
+
+def argocd_template_body(app: dict[str, Any]) -> bytes:
+    """What the documented ``template.promoter-hub`` renders for ``app``: the template text with
+    each ``{{toJson ...}}`` replaced by Go's JSON of that field (map keys sorted; ``null`` for a
+    missing one). The text around them is kept as the template writes it."""
+    status = app.get("status", {})
+
+    def to_json(value: Any) -> str:
+        return go_json(_sorted(value)).decode()
+
+    return (
+        '{"app": {"metadata": '
+        + to_json(app.get("metadata"))
+        + ', "spec": '
+        + to_json(app.get("spec"))
+        + ",\n"
+        ' "status": {"sync": '
+        + to_json(status.get("sync"))
+        + ', "health": '
+        + to_json(status.get("health"))
+        + ",\n"
+        '            "operationState": ' + to_json(status.get("operationState")) + ",\n"
+        '            "reconciledAt": ' + to_json(status.get("reconciledAt")) + ",\n"
+        '            "conditions": ' + to_json(status.get("conditions")) + ",\n"
+        '            "resources": ' + to_json(status.get("resources")) + "}}}\n"
+    ).encode()
+
+
+def _sorted(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _sorted(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(v) for v in value]
+    return value
+
+
+def post_argocd_body(url: str, cluster: str, key: str, body: bytes) -> Any:
+    """POST ``body`` as notifications-engine's webhook service does with the documented headers."""
+    import requests
+
+    headers = {
+        "Content-Type": "application/json",
+        "Authorization": f"Bearer {key}",
+        "User-Agent": "Go-http-client/1.1",
+    }
+    return requests.post(f"{url}/v1/ingest/argocd/{cluster}", data=body, headers=headers, timeout=10)

@@ -11,14 +11,15 @@ from typing import Any
 import click
 
 from promoter.cli import actions_output
-from promoter.cli.commands.hub_reads import DATABASE, OUTPUT, URL, read_commands
+from promoter.cli.commands.hub_reads import DATABASE, OUTPUT, URL, env_option, read_commands
 from promoter.errors import ForgeError, UsageError
 from promoter.gates.http import HttpProblem
 from promoter.gates.hubapi import TOKEN_ENV, HubClient, secret_from_env
 from promoter.hub import keys as hub_keys
-from promoter.hub.db import Database
+from promoter.hub.db import Database, existing
 from promoter.hub.ingest import DEFAULT_MAX_AGE, Limits, commit_from_json
 from promoter.hub.payloads import STATES, IngestError
+from promoter.hub.sealing import NEW_SECRET_ENV, SECRET_ENV, Sealer
 from promoter.hub.store import record_commit
 from promoter.hub.sync import DEFAULT_MAX_COMMITS, describe_commit
 from promoter.hub.sync import sync as sync_history
@@ -51,13 +52,34 @@ def hub() -> None:
     show_default=True,
     help="Processes serving the same port (PostgreSQL, or a busy SQLite).",
 )
-def serve(database: str | None, listen: str, max_body: int, max_age: float, workers: int) -> None:
+@click.option(
+    "--retain",
+    default=None,
+    help="Delete history older than this, in the background (e.g. 90d; default: keep it).",
+)
+@click.option(
+    "--require-read-key",
+    is_flag=True,
+    help="The API and pages answer only a reader's or a promoter's key (keys add-reader).",
+)
+def serve(
+    database: str | None,
+    listen: str,
+    max_body: int,
+    max_age: float,
+    workers: int,
+    retain: str | None,
+    require_read_key: bool,
+) -> None:
     """Serve the ingest endpoints, the JSON API and the pages (migrating the schema first)."""
     try:
+        from promoter.hub.server import parse_retention
         from promoter.hub.server import serve as run  # optional: needs the hub extra
     except ImportError as err:
         raise UsageError(f"the hub needs its extra: pip install 'promoter[hub]' ({err})") from err
-    run(Database.from_option(database), listen, Limits(max_body=max_body, max_age=max_age), workers)
+    seconds = parse_retention(retain) if retain else None
+    limits = Limits(max_body=max_body, max_age=max_age)
+    run(Database.from_option(database), listen, limits, workers, seconds, require_read_key)
 
 
 @hub.command()
@@ -76,14 +98,16 @@ def keys() -> None:
 
 @keys.command("add")
 @click.argument("cluster")
-@click.option("--environment", required=True)
+@env_option(required=True, help="The cluster's environment.")
 @click.option("--cluster-type", required=True)
 @DATABASE
 def keys_add(cluster: str, environment: str, cluster_type: str, database: str | None) -> None:
     """Register CLUSTER and print a new key for it (shown this once)."""
     db = Database.from_option(database)
     db.migrate()
-    key_id, key = hub_keys.add_cluster_key(db, cluster, environment, cluster_type)
+    sealer = Sealer.from_env()
+    hub_keys.check_sealer(db, sealer)  # every key sealed with one secret
+    key_id, key = hub_keys.add_cluster_key(db, cluster, environment, cluster_type, sealer)
     _mask_in_actions(key)
     click.echo(
         f"# key {key_id} of cluster {cluster} ({environment}/{cluster_type}); it is not shown again", err=True
@@ -104,6 +128,38 @@ def keys_add_promoter(name: str, database: str | None) -> None:
     click.echo(key)
 
 
+@keys.command("add-reader")
+@click.argument("name")
+@DATABASE
+def keys_add_reader(name: str, database: str | None) -> None:
+    """Print a new key that may read the API and pages of a hub served with --require-read-key
+    (PROMOTER_HUB_READ_KEY for the read commands; a browser asks for it as a password)."""
+    db = Database.from_option(database)
+    db.migrate()
+    key_id, key = hub_keys.add_reader_key(db, name)
+    _mask_in_actions(key)
+    click.echo(f"# reader key {key_id} ({name}); it is not shown again", err=True)
+    click.echo(key)
+
+
+@keys.command("reseal")
+@DATABASE
+def keys_reseal(database: str | None) -> None:
+    """Seal every cluster key with the secret in PROMOTER_HUB_NEW_SECRET (or its _FILE),
+    opening it with PROMOTER_HUB_SECRET (none for keys kept in the clear): all or nothing.
+    Then restart the hub with the new secret as PROMOTER_HUB_SECRET."""
+    db = existing(database)
+    db.migrate()
+    new = Sealer.from_env(NEW_SECRET_ENV)
+    if new is None:
+        raise UsageError(f"{NEW_SECRET_ENV} is not set: the secret to seal the keys with")
+    resealed, clear = hub_keys.reseal(db, Sealer.from_env(), new)
+    click.echo(
+        f"sealed {resealed} cluster key(s) with {NEW_SECRET_ENV} ({clear} were kept in the clear);"
+        f" serve with it as {SECRET_ENV} from now on"
+    )
+
+
 def _mask_in_actions(key: str) -> None:
     """In GitHub Actions, the log shows the new key as *** (a captured stdout still has it)."""
     if actions_output.active():
@@ -116,7 +172,7 @@ def _mask_in_actions(key: str) -> None:
 @OUTPUT
 def keys_list(database: str | None, output: str) -> None:
     """Every key's id, owner and dates (never the key)."""
-    db = Database.from_option(database)
+    db = existing(database)
     db.migrate()
     rows = hub_keys.list_keys(db)
     if output == "json":
@@ -196,7 +252,7 @@ def _sink(url: str | None, database: str | None) -> Any:
 
 @hub.command()
 @click.option("--platform-repo", required=True, help="The platform repo: a path or git URL.")
-@click.option("--environment", required=True)
+@env_option(required=True)
 @click.option("--branch", default=None, help="The environment's platform branch (default: the environment).")
 @click.option("--path", "root", default="", help="The environment's folder in the branch (gitops.path).")
 @click.option("--environments", default="", help="All environments in the Pipeline's order, comma-separated.")
@@ -232,7 +288,7 @@ def sync(
 
 @hub.command()
 @click.option("--platform-repo", required=True, help="The platform repo: a path or git URL.")
-@click.option("--environment", required=True)
+@env_option(required=True)
 @click.option("--commit", required=True, help="The merged platform commit.")
 @click.option("--branch", default=None, help="The environment's platform branch (default: the environment).")
 @click.option("--path", "root", default="", help="The environment's folder in the branch (gitops.path).")

@@ -6,18 +6,23 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
 from promoter.clock import parse_duration
 from promoter.errors import ForgeError, UsageError
 from promoter.gates.http import HttpProblem
-from promoter.gates.hubapi import HubClient
-from promoter.hub.db import Database
+from promoter.gates.hubapi import TOKEN_ENV, HubClient, secret_from_env
+from promoter.hub.db import existing
 from promoter.hub.payloads import IngestError
 from promoter.hub.reads import read
 from promoter.hub.rollout import NotFound
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: A reader's key, for a hub served with --require-read-key (else a promoter key is tried).
+READ_KEY_ENV = "PROMOTER_HUB_READ_KEY"
 
 DATABASE = click.option(
     "--database",
@@ -28,6 +33,16 @@ URL = click.option("--url", default=None, help="Ask the hub at this URL instead 
 OUTPUT = click.option(
     "-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
+
+
+def env_option(required: bool = False, help: str = "The environment.") -> Callable[[F], F]:
+    """The environment option of every ``hub`` command: ``--env``, ``--environment`` accepted."""
+    option: Callable[[F], F] = click.option(
+        "--env", "--environment", "environment", required=required, default=None, help=help
+    )
+    return option
+
+
 STALE = click.option(
     "--stale-after", default="30m", show_default=True, help="A cluster silent this long is stale."
 )
@@ -65,8 +80,9 @@ def fetch(name: str, params: dict[str, Any], url: str | None, database: str | No
     try:
         if url:
             path = _PATHS[name].format(name=params.pop("name", ""))
-            return HubClient(url).get(path, {**params, "staleAfter": f"{int(seconds)}s"})
-        db = Database.from_option(database)
+            key = secret_from_env(READ_KEY_ENV) or secret_from_env(TOKEN_ENV)
+            return HubClient(url, key).get(path, {**params, "staleAfter": f"{int(seconds)}s"})
+        db = existing(database)
         db.migrate()
         return read(db, name, params, time.time(), seconds)
     except NotFound as err:
@@ -100,9 +116,33 @@ def _rollout_lines(r: dict[str, Any]) -> list[str]:
 def _cluster_lines(rows: list[dict[str, Any]]) -> list[str]:
     return [
         f"{c['name']:<30} {c['environment']:<10} {c['clusterType']:<20} {str(c['commit'] or 'none')[:12]:<12}"
-        f" behind {c['behind'] if c['behind'] is not None else '?'}{'  STALE' if c['stale'] else ''}"
+        f" behind {c['behind'] if c['behind'] is not None else '?'}  {c.get('state') or '-'}"
+        + ("  STALE" if c["stale"] and c.get("state") != "stale" else "")
         for c in rows
     ]
+
+
+def _cluster_detail_lines(c: dict[str, Any]) -> list[str]:
+    """One cluster: its summary line, then each reconciler's state, revision and message."""
+    lines = _cluster_lines([c])
+    if c.get("failingSince"):
+        lines.append(f"  failing since {_when(c['failingSince'])}: {c.get('failingReconciler')}")
+    for r in c.get("reconcilerStates", []):
+        lines.append(
+            f"  {r['name']:<48} {r['state']:<11} {_revision(r['revision']):<20} {_when(r['receivedAt'])}"
+            + (f"  {r['message'][:120]}" if r["message"] else "")
+        )
+    return lines
+
+
+def _revision(value: Any) -> str:
+    """A commit as 12 characters; a chart version or an OCI digest as up to 20."""
+    text = str(value or "-")
+    return text[:12] if len(text) == 40 and all(c in "0123456789abcdef" for c in text) else text[:20]
+
+
+def _when(at: Any) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(at)) if isinstance(at, int | float) else "never"
 
 
 def _history_lines(rows: list[dict[str, Any]]) -> list[str]:
@@ -146,28 +186,28 @@ def read_commands() -> list[click.Command]:
             "rollout",
             "rollout",
             [
-                _opt("--env", "environment", True),
+                env_option(required=True),
                 _opt("--commit", "commit", True),
                 _multi("--cluster-type", "clusterType"),
             ],
             _rollout_lines,
         ),
         ("environment", "environment", [click.argument("name")], _environment_lines),
-        ("clusters", "clusters", [_opt("--env", "environment")], _cluster_lines),
-        ("cluster", "cluster", [click.argument("name")], lambda c: _cluster_lines([c])),
+        ("clusters", "clusters", [env_option()], _cluster_lines),
+        ("cluster", "cluster", [click.argument("name")], _cluster_detail_lines),
         (
             "history",
             "history",
             [
                 _opt("--cluster", "cluster"),
-                _opt("--env", "environment"),
+                env_option(),
                 click.option("--limit", default=50, show_default=True),
             ],
             _history_lines,
         ),
         ("discrepancies", "discrepancies", [], _items),
-        ("drift", "drift", [_opt("--env", "environment")], _items),
-        ("stale", "stale", [_opt("--env", "environment")], _items),
+        ("drift", "drift", [env_option()], _items),
+        ("stale", "stale", [env_option()], _items),
     ]
     return [_command(*spec) for spec in specs]
 
