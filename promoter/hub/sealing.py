@@ -4,19 +4,20 @@ in the database (``PROMOTER_HUB_SECRET``, or the file ``PROMOTER_HUB_SECRET_FILE
 Grafana's ``secret_key`` protects its data sources' passwords: a dump or a backup of the
 database holds no usable key.
 
-A sealed key is ``sealed1:<base64url(nonce | ciphertext | tag)>``. The ciphertext is the key
-XORed with a keystream of HMAC-SHA256(k_enc, nonce | counter) blocks, the tag HMAC-SHA256 of
-(k_mac, "sealed1" | nonce | ciphertext | the key's SHA-256), so a sealed value moved to another
-row does not open (encrypt-then-MAC with a PRF in counter mode; standard library only). k_enc
-and k_mac come from the secret through PBKDF2-HMAC-SHA256.
+A sealed key is ``sealed1:<base64url(nonce | AES-256-GCM ciphertext and tag)>``, with the key's
+SHA-256 as associated data, so a sealed value moved to another row does not open. The AES key
+comes from the secret through PBKDF2-HMAC-SHA256 (the secret may be a passphrase). The cipher is
+the ``cryptography`` package's, the one PyGithub's JWT signing already brings.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import hmac
 import secrets
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from promoter.errors import UsageError
 from promoter.gates.hubapi import secret_from_env
@@ -24,7 +25,7 @@ from promoter.gates.hubapi import secret_from_env
 SECRET_ENV = "PROMOTER_HUB_SECRET"
 NEW_SECRET_ENV = "PROMOTER_HUB_NEW_SECRET"
 PREFIX = "sealed1:"
-_NONCE, _TAG, _ROUNDS = 16, 32, 200_000
+_NONCE, _ROUNDS = 12, 200_000  # GCM's standard nonce; PBKDF2 rounds for a passphrase
 
 
 class SealError(Exception):
@@ -39,8 +40,8 @@ class Sealer:
             raise UsageError(
                 f"{SECRET_ENV} is too short: use 16 characters or more (e.g. openssl rand -hex 32)"
             )
-        derived = hashlib.pbkdf2_hmac("sha256", secret.encode(), b"promoter-hub sealed keys", _ROUNDS, 64)
-        self._enc, self._mac = derived[:32], derived[32:]
+        key = hashlib.pbkdf2_hmac("sha256", secret.encode(), b"promoter-hub sealed keys", _ROUNDS, 32)
+        self._aead = AESGCM(key)
 
     @classmethod
     def from_env(cls, name: str = SECRET_ENV) -> Sealer | None:
@@ -50,31 +51,18 @@ class Sealer:
 
     def seal(self, key: str, key_digest: str) -> str:
         nonce = secrets.token_bytes(_NONCE)
-        plain = key.encode()
-        cipher = bytes(a ^ b for a, b in zip(plain, self._stream(nonce, len(plain)), strict=True))
-        return (
-            PREFIX + base64.urlsafe_b64encode(nonce + cipher + self._tag(nonce, cipher, key_digest)).decode()
-        )
+        cipher = self._aead.encrypt(nonce, key.encode(), key_digest.encode())
+        return PREFIX + base64.urlsafe_b64encode(nonce + cipher).decode()
 
     def open(self, sealed: str, key_digest: str) -> str:
         try:
             raw = base64.urlsafe_b64decode(sealed.removeprefix(PREFIX).encode())
         except ValueError as err:
             raise SealError("not a sealed key") from err
-        nonce, cipher, tag = raw[:_NONCE], raw[_NONCE:-_TAG], raw[-_TAG:]
-        if len(raw) < _NONCE + _TAG or not hmac.compare_digest(tag, self._tag(nonce, cipher, key_digest)):
-            raise SealError("the secret does not open this key")
-        return bytes(a ^ b for a, b in zip(cipher, self._stream(nonce, len(cipher)), strict=True)).decode()
-
-    def _stream(self, nonce: bytes, size: int) -> bytes:
-        blocks = (size + 31) // 32
-        stream = b"".join(
-            hmac.new(self._enc, nonce + i.to_bytes(4, "big"), hashlib.sha256).digest() for i in range(blocks)
-        )
-        return stream[:size]
-
-    def _tag(self, nonce: bytes, cipher: bytes, key_digest: str) -> bytes:
-        return hmac.new(self._mac, b"sealed1" + nonce + cipher + key_digest.encode(), hashlib.sha256).digest()
+        try:
+            return self._aead.decrypt(raw[:_NONCE], raw[_NONCE:], key_digest.encode()).decode()
+        except (InvalidTag, ValueError) as err:
+            raise SealError("the secret does not open this key") from err
 
 
 def is_sealed(stored: str) -> bool:
