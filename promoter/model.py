@@ -163,6 +163,7 @@ class Template:
     type: TemplateType
     manifests: tuple[Manifest, ...]
     source: Source
+    content_type: str = ""  # Kalypso's spec.contentType ("env": a shell file)
 
 
 @dataclass(frozen=True)

