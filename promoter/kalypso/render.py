@@ -120,7 +120,10 @@ class Renderer:
         template = self.template(name, kind, p, field)
         data = data_of(p, self.naming)
         if self.naming == "current":
-            return self._as_written(template, data, p)
+            try:
+                return self._as_written(template, data, p)
+            except TemplateError as err:
+                raise _with_hint(err) from err
         docs: list[Any] = []
         for compiled in self.compiled(template.name):
             docs.extend(compiled.run(data, str(p)))
@@ -152,6 +155,15 @@ class Renderer:
         if not body:
             return None
         return config_file_name(template), body
+
+
+def _with_hint(err: TemplateError) -> TemplateError:
+    """The 2023 scheduler's ``.Repo``, ``.Branch`` and ``.Path`` are gone from the current one's
+    data: say which naming renders a template that still uses them."""
+    if not any(f"can't evaluate field {f} in type" in err.message for f in ("Repo", "Branch", "Path")):
+        return err
+    hint = " (the current scheduler has .Manifests.repo, .branch and .path; PROMOTER_KALYPSO_NAMING=2023 renders as the 2023 one did)"
+    return TemplateError(err.message + hint, file=err.file, line=err.line)
 
 
 def config_file_name(template: Template) -> str:

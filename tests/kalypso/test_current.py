@@ -4,13 +4,14 @@ and each of its rules has a golden case (docs/kalypso.md)."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from promoter.cli.main import cli
-from tests.support.kalypso_repos import build_current, expected_current, tree_of
+from tests.support.kalypso_repos import CURRENT, build_current, build_sample, expected_current, tree_of
 
 
 def render(cp: Path, env: str, out: Path, *args: str) -> dict[str, bytes]:
@@ -38,3 +39,70 @@ def test_the_option_chooses_the_naming_over_the_variable(tmp_path: Path) -> None
     cp, main_sha = build_current(tmp_path / "repos")  # the variable says 2023 here
     got = render(cp, "dev", tmp_path / "out", "--kalypso-naming", "current")
     assert got == expected_current("dev", main_sha)
+
+
+def test_a_2023_template_under_the_current_naming_says_which_naming_renders_it(tmp_path: Path) -> None:
+    """The current scheduler's data has no .Repo: the 2023 sample fails as it would there, and
+    the error says how to render it as the 2023 scheduler did."""
+    cp, _ = build_sample(tmp_path / "repos")
+    result = CliRunner().invoke(
+        cli,
+        [
+            "render",
+            "--control-plane",
+            str(cp),
+            "--env",
+            "dev",
+            "--out",
+            str(tmp_path / "o"),
+            "--kalypso-naming",
+            "current",
+        ],
+    )
+    assert result.exit_code == 2
+    assert "can't evaluate field Repo in type scheduler.dataType" in result.output
+    assert "PROMOTER_KALYPSO_NAMING=2023" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("manifest", "says"),
+    [
+        ("'kind: [unclosed'", "the output is not YAML"),
+        ("'- a list'", "renders to YAML that is not a mapping"),
+    ],
+)
+def test_rendered_text_is_still_checked_before_it_is_written(
+    tmp_path: Path, manifest: str, says: str
+) -> None:
+    cp = _current_with(tmp_path, "templates/namespace.yaml", NAMESPACE_HEAD + f"    - {manifest}\n")
+    result = CliRunner().invoke(
+        cli, ["render", "--control-plane", str(cp), "--env", "dev", "--out", str(tmp_path / "o")]
+    )
+    assert result.exit_code == 2, result.output
+    assert says in result.output and "templates/namespace.yaml" in result.output
+    assert not (tmp_path / "o").exists()
+
+
+def test_an_env_config_is_not_checked_as_yaml(tmp_path: Path) -> None:
+    """contentType env: a shell file, written as the template wrote it (as YAML it would be one
+    string, not a mapping, and refused)."""
+    cp, _ = build_current(tmp_path / "repos")
+    got = render(cp, "dev", tmp_path / "out", "--kalypso-naming", "current")
+    sh = got["west-edge/hello-world-app-functional-test/platform-config.sh"]
+    assert sh.startswith(b'export DB_URL="postgres://db:5432/app"\n')
+    assert "west-edge/hello-world-app-functional-test/platform-config.yaml" not in got
+
+
+NAMESPACE_HEAD = (
+    "apiVersion: scheduler.kalypso.io/v1alpha1\nkind: Template\nmetadata:\n  name: namespace\n"
+    "spec:\n  type: namespace\n  manifests:\n"
+)
+
+
+def _current_with(tmp_path: Path, path: str, text: str) -> Path:
+    """tests/kalypso/current with one file of main replaced."""
+    copy = tmp_path / "current"
+    shutil.copytree(CURRENT, copy)
+    (copy / "control-plane" / "main" / path).write_text(text)
+    return build_current(tmp_path / "repos", copy)[0]
