@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from promoter.k8s.served import NEWEST, Versions
+
 MergePolicy = Literal["auto", "manual", "direct"]
 StatusState = Literal["pending", "success", "failure", "error"]
 STATUS_STATES: tuple[StatusState, ...] = ("pending", "success", "failure", "error")
@@ -137,6 +139,7 @@ class Pipeline:
     forge: Literal["local", "github"] | None  # platformRepo.forge, validated when read
     environments: tuple[Environment, ...]
     source: Source
+    versions: Versions = NEWEST  # spec.versions: the default of every cluster type
 
     def environment(self, name: str) -> Environment | None:
         return next((e for e in self.environments if e.name == name), None)
@@ -200,6 +203,7 @@ class ClusterType:
     namespace_service: str
     config_type: str
     source: Source
+    versions: Versions = NEWEST  # spec.versions: what its clusters run (promoter/k8s/served.py)
 
 
 @dataclass(frozen=True)

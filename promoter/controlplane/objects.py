@@ -18,6 +18,7 @@ from promoter.controlplane.documents import (
 from promoter.controlplane.fields import Fields
 from promoter.controlplane.yamlfile import LDict, line_of, plain
 from promoter.errors import ConfigError
+from promoter.k8s.served import NEWEST, Versions, parse_release
 from promoter.k8s.values import changed_scalar, key_problem
 from promoter.model import (
     ClusterType,
@@ -146,9 +147,27 @@ def cluster_type_from(obj: ObjectDoc) -> ClusterType:
     reconciler = spec.name("reconciler")
     namespace = spec.name("namespaceService", required=False, default="default")
     config = spec.name("configType", required=False, default="configmap")
+    versions = versions_from(spec)
     spec.done()
     obj.top.done()
-    return ClusterType(obj.name, obj.labels, reconciler, namespace, config, obj.source)
+    return ClusterType(obj.name, obj.labels, reconciler, namespace, config, obj.source, versions)
+
+
+def versions_from(spec: Fields) -> Versions:
+    """``spec.versions``: the releases the clusters run (``kubernetes``, ``flux``, ``argocd``:
+    ``1.29``, ``v2.3.1``); absent, the newest (what promoter's schemas are)."""
+    given = spec.fields("versions")
+    if given is None:
+        return NEWEST
+    releases = []
+    for key in ("kubernetes", "flux", "argocd"):
+        text = given.get(key, str)
+        release = parse_release(text) if text is not None else None
+        if text is not None and release is None:
+            given.fail(f"must be a release such as 1.29 or v2.3.1, got {text!r}", key)
+        releases.append(release)
+    given.done()
+    return Versions(*releases)
 
 
 def policy_from(obj: ObjectDoc) -> SchedulingPolicy:

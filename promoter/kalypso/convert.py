@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from promoter.controlplane.yamlfile import plain
+from promoter.k8s.served import Versions
 from promoter.kalypso.control import KalypsoControlPlane
 from promoter.kalypso.loading import KalypsoBranch
 from promoter.kalypso.promotion import KalypsoPromotion, Order
@@ -185,8 +186,15 @@ def _cluster_type(ct: ClusterType) -> dict[str, Any]:
             "reconciler": ct.reconciler,
             "namespaceService": ct.namespace_service,
             "configType": CONFIG_TEMPLATE,
+            **({"versions": _versions(ct.versions)} if ct.versions else {}),
         },
     }
+
+
+def _versions(versions: Versions) -> dict[str, str]:
+    """``spec.versions`` as written (what the clusters run), for the checks of the render."""
+    releases = {"kubernetes": versions.kubernetes, "flux": versions.flux, "argocd": versions.argocd}
+    return {key: f"{r[0]}.{r[1]}" for key, r in releases.items() if r is not None}
 
 
 def _config_map(cluster_type: str, config: dict[str, str]) -> dict[str, Any]:
