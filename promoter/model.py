@@ -167,6 +167,7 @@ class Template:
     manifests: tuple[Manifest, ...]
     source: Source
     content_type: str = ""  # Kalypso's spec.contentType ("env": a shell file)
+    language: str = "jinja2"  # spec.language: jinja2, or gotemplate (Go text/template, Kalypso's)
 
 
 @dataclass(frozen=True)

@@ -34,23 +34,30 @@ from promoter.model import (
     Workload,
 )
 
+#: A Template's ``spec.language``: jinja2 (promoter's), or gotemplate (Go text/template with
+#: sprig and Kalypso's functions and data: docs/configuration.md#templates-in-go-texttemplate).
+LANGUAGES = ("jinja2", "gotemplate")
+
 
 def template_from(obj: ObjectDoc) -> Template:
     spec = obj.spec()
     kind = spec.choice("type", ("reconciler", "namespace", "config"), default="")
+    language = spec.choice("language", LANGUAGES, default="jinja2")
     manifests = []
     for _path, line, item in spec.items("manifests", required=True):
         if isinstance(item, str):
             manifests.append(Manifest(item, line))
-        elif isinstance(item, dict):
+        elif isinstance(item, dict) and language == "jinja2":
             manifests.append(Manifest(plain(item), line))
+        elif isinstance(item, dict):
+            spec.fail("a gotemplate Template's manifests are template strings", line=line)
         else:
             spec.fail("each manifest is a template string or a mapping", line=line)
     if not manifests:
         spec.fail("needs at least one manifest", "manifests")
     spec.done()
     obj.top.done()
-    return Template(obj.name, kind, tuple(manifests), obj.source)  # type: ignore[arg-type]
+    return Template(obj.name, kind, tuple(manifests), obj.source, language=language)  # type: ignore[arg-type]
 
 
 def workload_from(obj: ObjectDoc) -> Workload:

@@ -30,6 +30,7 @@ from promoter.controlplane.objects import referenced_template
 from promoter.controlplane.yamlfile import line_of, load_documents, plain
 from promoter.errors import ConfigError, TemplateError
 from promoter.gotemplate import GoTemplate, StringMap, Struct, to_yaml
+from promoter.gotemplate.scheduler import scheduler_data
 from promoter.gotemplate.values import sprint
 from promoter.kalypso.schedule import Naming, Placement
 from promoter.model import Template
@@ -52,15 +53,17 @@ def data_of(p: Placement, naming: Naming = "2023") -> TemplateData:
     if naming == "current":
         # scheduler/templater.go newData: no Repo, Branch or Path fields, ConfigData of any values
         return TemplateData(
-            DeploymentTargetName=p.target.name,
-            Namespace=p.namespace,
-            Environment=p.environment,
-            Workspace=p.target.workspace,
-            Workload=p.target.workload.name,
-            Labels=StringMap(p.target.labels),
-            Manifests=manifests,
-            ClusterType=p.cluster_type.name,
-            ConfigData=dict(p.config),
+            scheduler_data(
+                name=p.target.name,
+                namespace=p.namespace,
+                environment=p.environment,
+                workspace=p.target.workspace,
+                workload=p.target.workload.name,
+                labels=p.target.labels,
+                manifests=p.target.target.manifests,
+                cluster_type=p.cluster_type.name,
+                config=p.config,
+            )
         )
     return TemplateData(
         DeploymentTargetName=p.target.name,

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from promoter.cli.main import cli
@@ -106,3 +107,71 @@ def _current_with(tmp_path: Path, path: str, text: str) -> Path:
     shutil.copytree(CURRENT, copy)
     (copy / "control-plane" / "main" / path).write_text(text)
     return build_current(tmp_path / "repos", copy)[0]
+
+
+def _convert(cp: Path, out: Path, *args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(
+        cli,
+        [
+            "convert",
+            "--from",
+            "kalypso",
+            "--control-plane",
+            str(cp),
+            "--environments",
+            "dev,prod",
+            "--out",
+            str(out),
+            *args,
+        ],
+    )
+    return result.exit_code, result.output
+
+
+def test_the_converted_current_control_plane_renders_the_same_tree(tmp_path: Path) -> None:
+    """Kalypso's string Templates kept as they are (``language: gotemplate``), the config of
+    each placement as Kalypso merges it: every file the same, byte for byte, but Kalypso's
+    README.md and tracking file and promoter's .promoter/promotion.yaml (docs/kalypso.md#convert).
+    The env config (platform-config.sh) is one promoter cannot write: here the edge cluster type
+    takes the YAML config Template instead (and the env one, unused, is removed: every Template
+    is converted)."""
+    copy = tmp_path / "current"
+    shutil.copytree(CURRENT, copy)
+    (copy / "control-plane" / "main" / "templates" / "config-env.yaml").unlink()
+    for env in ("dev", "prod"):
+        edge = copy / "control-plane" / env / "cluster-types" / "west-edge.yaml"
+        edge.write_text(edge.read_text().replace("configType: config-env", "configType: config-yaml"))
+    cp, _ = build_current(tmp_path / "repos", copy)
+    out = tmp_path / "converted"
+    code, output = _convert(cp, out, "--kalypso-naming", "current")
+    assert code == 0, output
+    flux = yaml.safe_load((out / "templates" / "flux.yaml").read_text())
+    assert flux["spec"]["language"] == "gotemplate"
+    original = yaml.safe_load((CURRENT / "control-plane" / "main" / "templates" / "flux.yaml").read_text())
+    assert flux["spec"]["manifests"] == original["spec"]["manifests"]  # as Kalypso's users wrote them
+    result = CliRunner().invoke(cli, ["validate", "--control-plane", str(out)])
+    assert result.exit_code == 0, result.output
+    for env in ("dev", "prod"):
+        kalypso = render(cp, env, tmp_path / f"k-{env}", "--kalypso-naming", "current")
+        promoter = render(out, env, tmp_path / f"p-{env}")
+        readmes = {p for p in kalypso if p.endswith("/README.md")}
+        assert sorted(set(kalypso) - set(promoter)) == sorted(
+            {*readmes, ".github/tracking/Promoted_Commit_Id"}
+        )
+        assert sorted(set(promoter) - set(kalypso)) == [".promoter/promotion.yaml"]
+        for path in sorted(set(kalypso) & set(promoter)):
+            assert promoter[path] == kalypso[path], path
+    assert (
+        "prod-west-edge-observability-prod"
+        in promoter["west-edge/observability-prod/namespace.yaml"].decode()
+    )
+    assert "west-edge/observability-prod/platform-config.yaml" in promoter  # edge now renders YAML config
+
+
+def test_what_a_promoter_control_plane_cannot_carry_is_exit_2_naming_the_field(tmp_path: Path) -> None:
+    cp, _ = build_current(tmp_path / "repos")
+    code, output = _convert(cp, tmp_path / "out", "--kalypso-naming", "current")
+    assert code == 2
+    assert output.startswith("error: templates/config-env.yaml:")
+    assert "spec.contentType: template config-env writes its config to platform-config.sh" in output
+    assert not (tmp_path / "out").exists()
