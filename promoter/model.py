@@ -9,8 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from promoter.k8s.served import NEWEST, Versions
-
 MergePolicy = Literal["auto", "manual", "direct"]
 StatusState = Literal["pending", "success", "failure", "error"]
 STATUS_STATES: tuple[StatusState, ...] = ("pending", "success", "failure", "error")
@@ -130,6 +128,31 @@ class Environment:
     on_failure: FailurePolicy = "stop"
     waves: tuple[Wave, ...] = ()  # empty: the whole environment at once
     platform_url: str | None = None  # gitops.repo: this environment's own platform repo
+
+
+Release = tuple[int, int]  # (major, minor)
+
+
+@dataclass(frozen=True)
+class Versions:
+    """What a cluster type's clusters run (``spec.versions``); None is "the newest", what
+    promoter's schemas are (promoter/k8s/served.py)."""
+
+    kubernetes: Release | None = None
+    flux: Release | None = None
+    argocd: Release | None = None
+
+    def over(self, default: Versions) -> Versions:
+        """These, each missing one taken from ``default`` (the Pipeline's)."""
+        return Versions(
+            self.kubernetes or default.kubernetes, self.flux or default.flux, self.argocd or default.argocd
+        )
+
+    def __bool__(self) -> bool:
+        return any((self.kubernetes, self.flux, self.argocd))
+
+
+NEWEST = Versions()
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,10 @@ from promoter.controlplane.documents import (
 from promoter.controlplane.fields import Fields
 from promoter.controlplane.yamlfile import LDict, line_of, plain
 from promoter.errors import ConfigError
-from promoter.k8s.served import NEWEST, Versions, parse_release
+from promoter.k8s.served import parse_release
 from promoter.k8s.values import changed_scalar, key_problem
 from promoter.model import (
+    NEWEST,
     ClusterType,
     ConfigMap,
     ConfigSchema,
@@ -31,6 +32,7 @@ from promoter.model import (
     SchedulingPolicy,
     Source,
     Template,
+    Versions,
     Workload,
 )
 

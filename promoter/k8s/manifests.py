@@ -35,7 +35,7 @@ import jsonschema_rs
 
 from promoter.k8s import core
 from promoter.k8s.names import DNS_LABEL_MAX, LABEL_VALUE_MAX, is_dns_label
-from promoter.k8s.served import NEWEST, Versions, verdict
+from promoter.k8s.served import Runs, verdict
 from promoter.k8s.values import FLUX_VARIABLE
 
 NAME_MAX = 253
@@ -103,7 +103,7 @@ def _validator(group: str, kind: str, version: str) -> Any:
 
 def check_tree(
     files: Mapping[str, list[dict[str, Any]]],
-    runs: Mapping[str, Versions] | None = None,
+    runs: Mapping[str, Runs] | None = None,
     warnings: list[str] | None = None,
 ) -> list[Problem]:
     """Every problem of a rendered environment: ``files`` maps each path (``<cluster-type>/...``)
@@ -115,13 +115,13 @@ def check_tree(
         folders.setdefault(folder, []).extend(Doc(path, b) for b in bodies if isinstance(b, dict))
     problems: list[Problem] = []
     for folder, docs in folders.items():
-        declared = (runs or {}).get(folder, NEWEST)
+        declared = (runs or {}).get(folder)
         problems += [p for d in docs for p in check_document(d, declared, warnings)]
         problems += check_folder(docs)
     return problems
 
 
-def check_document(doc: Doc, runs: Versions = NEWEST, warnings: list[str] | None = None) -> list[Problem]:
+def check_document(doc: Doc, runs: Runs | None = None, warnings: list[str] | None = None) -> list[Problem]:
     """The CRD schema of its kind, and the limits of names and label values."""
     problems = [Problem(doc.path, str(doc), rule) for rule in _name_rules(doc)]
     group, kind = doc.group_kind

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 Release = tuple[int, int]
 NEVER: Release = (10**6, 0)
@@ -68,25 +68,16 @@ def show(release: Release) -> str:
     return f"{release[0]}.{release[1]}"
 
 
-@dataclass(frozen=True)
-class Versions:
-    """What one cluster type runs; None is "the newest" (what promoter's schemas are)."""
+class Runs(Protocol):
+    """What a cluster runs (``promoter.model.Versions``): None is the newest release."""
 
-    kubernetes: Release | None = None
-    flux: Release | None = None
-    argocd: Release | None = None
+    @property
+    def kubernetes(self) -> Release | None: ...
 
-    def over(self, default: Versions) -> Versions:
-        """These, each missing one taken from ``default`` (the Pipeline's)."""
-        return Versions(
-            self.kubernetes or default.kubernetes, self.flux or default.flux, self.argocd or default.argocd
-        )
+    @property
+    def flux(self) -> Release | None: ...
 
-    def __bool__(self) -> bool:
-        return any((self.kubernetes, self.flux, self.argocd))
-
-
-NEWEST = Versions()
+    def __bool__(self) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -143,7 +134,7 @@ def kubernetes_verdict(api_version: str, kind: str, runs: Release | None) -> Ver
     )
 
 
-def verdict(api_version: str, kind: str, packaged: frozenset[str], runs: Versions) -> Verdict | None:
+def verdict(api_version: str, kind: str, packaged: frozenset[str], runs: Runs) -> Verdict | None:
     """What a cluster running ``runs`` makes of ``apiVersion``/``kind`` (``packaged``: the
     versions promoter has schemas for); None: judge it as the newest releases would."""
     if not runs:

@@ -24,14 +24,22 @@ import yaml
 from promoter.controlplane.yamlfile import plain
 from promoter.errors import ConfigError
 from promoter.k8s.names import bounded
-from promoter.k8s.served import Versions
 from promoter.kalypso.control import KalypsoControlPlane
 from promoter.kalypso.loading import KalypsoBranch
 from promoter.kalypso.promotion import KalypsoPromotion, Order
 from promoter.kalypso.render import ENV_CONTENT
 from promoter.kalypso.schedule import Naming, Placement, flux_labels, platform_config
 from promoter.kalypso.translate import NAMESPACES, translate
-from promoter.model import ClusterType, DeploymentTarget, Environment, GateSpec, Selector, Template, Workload
+from promoter.model import (
+    ClusterType,
+    DeploymentTarget,
+    Environment,
+    GateSpec,
+    Selector,
+    Template,
+    Versions,
+    Workload,
+)
 
 API = "promoter.dev/v1alpha1"
 CONFIG_TEMPLATE = "kalypso-config"

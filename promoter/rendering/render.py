@@ -21,11 +21,11 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from promoter.controlplane.yamlfile import MAX_DEPTH, check_depth, surely_one_mapping
 from promoter.errors import ConfigError, TemplateError
 from promoter.gotemplate import GoTemplate
-from promoter.gotemplate.scheduler import SchedulerData, scheduler_data
 from promoter.k8s.names import bounded
 from promoter.k8s.values import as_configmap_string
 from promoter.model import Manifest, Template
 from promoter.rendering import sandbox
+from promoter.rendering.gotemplates import go_data, go_yaml_problem
 from promoter.rendering.sandbox import LimitedSandbox, RenderTimeout, time_limit
 from promoter.rendering.undefined import MissingValue, NamedUndefined, describe_missing
 from promoter.scheduling.targets import Assignment
@@ -129,31 +129,11 @@ class Renderer:
                 raise self._error(
                     template, index, manifest, None, f"output is over {MAX_OUTPUT_BYTES} bytes", a
                 )
-            self._check_go_yaml(template, index, manifest, text, a)
+            problem = go_yaml_problem(text, template.source.file)
+            if problem is not None:
+                raise self._error(template, index, manifest, problem[0], problem[1], a)
             outputs.append(text)
         return "---\n".join(outputs).encode("utf-8")
-
-    def _check_go_yaml(
-        self, template: Template, index: int, manifest: Manifest, text: str, a: Assignment
-    ) -> None:
-        if _maybe_deep(text):
-            try:
-                check_depth(text, template.source.file, MAX_DEPTH)
-            except ConfigError as err:
-                raise self._error(
-                    template, index, manifest, err.line, f"rendered text is {err.message}", a
-                ) from err
-        try:
-            docs = [d for d in yaml.load_all(text, Loader=_YamlLoader) if d is not None]
-        except yaml.YAMLError as err:
-            mark = getattr(err, "problem_mark", None)
-            problem = getattr(err, "problem", None) or str(err)
-            line = mark.line + 1 if mark else None
-            raise self._error(
-                template, index, manifest, line, f"rendered text is not valid YAML: {problem}", a
-            ) from err
-        if not all(isinstance(d, dict) for d in docs):
-            raise self._error(template, index, manifest, None, "must render YAML mappings", a)
 
     def _compile(self, template: Template, index: int, manifest: Manifest, text: str) -> jinja2.Template:
         key = (template.name, index, text)
@@ -355,23 +335,6 @@ def variables(a: Assignment) -> dict[str, Any]:
         "namespace": a.namespace,
         "config": a.config,
     }
-
-
-def go_data(a: Assignment) -> SchedulerData:
-    """What a gotemplate Template sees: Kalypso's ``dataType``, the target's labels with
-    ``workload`` and ``workspace`` as Kalypso's Workload controller adds them."""
-    labels = {**a.labels, "workload": a.workload.name, "workspace": a.workload.workspace}
-    return scheduler_data(
-        name=a.name,
-        namespace=a.namespace,
-        environment=a.environment,
-        workspace=a.workload.workspace,
-        workload=a.workload.name,
-        labels=labels,
-        manifests=a.target.manifests,
-        cluster_type=a.cluster_type.name,
-        config=a.config,
-    )
 
 
 def _strings(value: Any) -> list[str]:

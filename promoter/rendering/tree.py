@@ -10,8 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from promoter.controlplane.objects import check_references
-from promoter.k8s.served import Versions
-from promoter.model import EnvironmentObjects, MainObjects
+from promoter.model import EnvironmentObjects, MainObjects, Versions
 from promoter.rendering.builtins import all_templates, builtin_templates
 from promoter.rendering.memo import FolderMemo, folder_digests
 from promoter.rendering.parallel import (

@@ -12,7 +12,8 @@ from click.testing import CliRunner
 
 from promoter.cli.main import cli
 from promoter.k8s.manifests import check_tree
-from promoter.k8s.served import Versions, parse_release
+from promoter.k8s.served import parse_release
+from promoter.model import Versions
 from tests.support.helpers import ENV, WORKLOAD, ControlPlaneFactory, pipeline
 
 GIT_V1BETA2 = {
