@@ -167,8 +167,8 @@ def config_value(value: str) -> Any:
     trimmed = value.strip()
     if len(trimmed) >= 1 and trimmed.startswith("'") and trimmed.endswith("'"):
         return trimmed.strip("'")
-    try:
-        parsed = yaml.safe_load(value)
+    try:  # go-yaml's Unmarshal reads the first document
+        parsed = next(iter(yaml.safe_load_all(value)), None)
     except yaml.YAMLError:
         return value
     return parsed if isinstance(parsed, dict | list) else value

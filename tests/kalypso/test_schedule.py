@@ -74,6 +74,7 @@ def configs(naming: Naming, configmaps: list[ConfigMap]) -> dict[str, dict[str, 
         ("a: b\nc: [1, 2]\n", {"a": "b", "c": [1, 2]}),
         ("- x\n- y\n", ["x", "y"]),
         ("a: [", "a: ["),  # not YAML: as written
+        ("a: 1\n---\nb: 2\n", {"a": 1}),  # the first document, as go-yaml's Unmarshal reads
     ],
 )
 def test_a_config_value_is_parsed_as_get_object_from_config_value_does(value: str, want: Any) -> None:
