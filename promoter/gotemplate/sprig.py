@@ -49,11 +49,12 @@ def go_quote(value: str) -> str:
 
 class _GoDumper(yaml.SafeDumper):
     """Strings as go-yaml writes them: one that would read back as another type (``"false"``,
-    ``"1"``) in double quotes; others plain, or single-quoted when they must be."""
+    ``"1"``) in double quotes; one of several lines as a literal block (``|-``); others plain,
+    or single-quoted when they must be."""
 
     def represent_str(self, data: str) -> yaml.ScalarNode:
         tag = self.resolve(yaml.ScalarNode, data, (True, False))  # type: ignore[no-untyped-call]
-        style = '"' if tag != "tag:yaml.org,2002:str" else None
+        style = '"' if tag != "tag:yaml.org,2002:str" else "|" if "\n" in data else None
         return self.represent_scalar("tag:yaml.org,2002:str", data, style=style)
 
 
