@@ -130,6 +130,31 @@ class Environment:
     platform_url: str | None = None  # gitops.repo: this environment's own platform repo
 
 
+Release = tuple[int, int]  # (major, minor)
+
+
+@dataclass(frozen=True)
+class Versions:
+    """What a cluster type's clusters run (``spec.versions``); None is "the newest", what
+    promoter's schemas are (promoter/k8s/served.py)."""
+
+    kubernetes: Release | None = None
+    flux: Release | None = None
+    argocd: Release | None = None
+
+    def over(self, default: Versions) -> Versions:
+        """These, each missing one taken from ``default`` (the Pipeline's)."""
+        return Versions(
+            self.kubernetes or default.kubernetes, self.flux or default.flux, self.argocd or default.argocd
+        )
+
+    def __bool__(self) -> bool:
+        return any((self.kubernetes, self.flux, self.argocd))
+
+
+NEWEST = Versions()
+
+
 @dataclass(frozen=True)
 class Pipeline:
     name: str
@@ -137,6 +162,7 @@ class Pipeline:
     forge: Literal["local", "github"] | None  # platformRepo.forge, validated when read
     environments: tuple[Environment, ...]
     source: Source
+    versions: Versions = NEWEST  # spec.versions: the default of every cluster type
 
     def environment(self, name: str) -> Environment | None:
         return next((e for e in self.environments if e.name == name), None)
@@ -163,6 +189,8 @@ class Template:
     type: TemplateType
     manifests: tuple[Manifest, ...]
     source: Source
+    content_type: str = ""  # Kalypso's spec.contentType ("env": a shell file)
+    language: str = "jinja2"  # spec.language: jinja2, or gotemplate (Go text/template, Kalypso's)
 
 
 @dataclass(frozen=True)
@@ -199,6 +227,7 @@ class ClusterType:
     namespace_service: str
     config_type: str
     source: Source
+    versions: Versions = NEWEST  # spec.versions: what its clusters run (promoter/k8s/served.py)
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,10 @@ from promoter.controlplane.documents import (
 from promoter.controlplane.fields import Fields
 from promoter.controlplane.yamlfile import LDict, line_of, plain
 from promoter.errors import ConfigError
+from promoter.k8s.served import parse_release
 from promoter.k8s.values import changed_scalar, key_problem
 from promoter.model import (
+    NEWEST,
     ClusterType,
     ConfigMap,
     ConfigSchema,
@@ -30,26 +32,34 @@ from promoter.model import (
     SchedulingPolicy,
     Source,
     Template,
+    Versions,
     Workload,
 )
+
+#: A Template's ``spec.language``: jinja2 (promoter's), or gotemplate (Go text/template with
+#: sprig and Kalypso's functions and data: docs/configuration.md#templates-in-go-texttemplate).
+LANGUAGES = ("jinja2", "gotemplate")
 
 
 def template_from(obj: ObjectDoc) -> Template:
     spec = obj.spec()
     kind = spec.choice("type", ("reconciler", "namespace", "config"), default="")
+    language = spec.choice("language", LANGUAGES, default="jinja2")
     manifests = []
     for _path, line, item in spec.items("manifests", required=True):
         if isinstance(item, str):
             manifests.append(Manifest(item, line))
-        elif isinstance(item, dict):
+        elif isinstance(item, dict) and language == "jinja2":
             manifests.append(Manifest(plain(item), line))
+        elif isinstance(item, dict):
+            spec.fail("a gotemplate Template's manifests are template strings", line=line)
         else:
             spec.fail("each manifest is a template string or a mapping", line=line)
     if not manifests:
         spec.fail("needs at least one manifest", "manifests")
     spec.done()
     obj.top.done()
-    return Template(obj.name, kind, tuple(manifests), obj.source)  # type: ignore[arg-type]
+    return Template(obj.name, kind, tuple(manifests), obj.source, language=language)  # type: ignore[arg-type]
 
 
 def workload_from(obj: ObjectDoc) -> Workload:
@@ -146,9 +156,27 @@ def cluster_type_from(obj: ObjectDoc) -> ClusterType:
     reconciler = spec.name("reconciler")
     namespace = spec.name("namespaceService", required=False, default="default")
     config = spec.name("configType", required=False, default="configmap")
+    versions = versions_from(spec)
     spec.done()
     obj.top.done()
-    return ClusterType(obj.name, obj.labels, reconciler, namespace, config, obj.source)
+    return ClusterType(obj.name, obj.labels, reconciler, namespace, config, obj.source, versions)
+
+
+def versions_from(spec: Fields) -> Versions:
+    """``spec.versions``: the releases the clusters run (``kubernetes``, ``flux``, ``argocd``:
+    ``1.29``, ``v2.3.1``); absent, the newest (what promoter's schemas are)."""
+    given = spec.fields("versions")
+    if given is None:
+        return NEWEST
+    releases = []
+    for key in ("kubernetes", "flux", "argocd"):
+        text = given.get(key, str)
+        release = parse_release(text) if text is not None else None
+        if text is not None and release is None:
+            given.fail(f"must be a release such as 1.29 or v2.3.1, got {text!r}", key)
+        releases.append(release)
+    given.done()
+    return Versions(*releases)
 
 
 def policy_from(obj: ObjectDoc) -> SchedulingPolicy:

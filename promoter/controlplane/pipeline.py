@@ -11,6 +11,7 @@ from promoter.controlplane.documents import (
     label_selector,
 )
 from promoter.controlplane.fields import Fields, check_name, check_relative_path
+from promoter.controlplane.objects import versions_from
 from promoter.controlplane.yamlfile import plain
 from promoter.errors import ConfigError
 from promoter.gates.registry import GATES, validate_gate
@@ -58,10 +59,11 @@ def pipeline_from(obj: ObjectDoc) -> Pipeline:
             )
         seen[env.name] = env
     _check_platform_branches(environments, obj.file, url)
+    versions = versions_from(spec)
     spec.done()
     obj.top.done()
     assert url is not None
-    return Pipeline(obj.name, url, forge, tuple(environments), obj.source)
+    return Pipeline(obj.name, url, forge, tuple(environments), obj.source, versions)
 
 
 def _check_platform_branches(environments: list[Environment], file: str, url: str = "") -> None:

@@ -7,7 +7,6 @@ expressions (Python's engine, unlike Go's RE2, can take exponential time)."""
 
 from __future__ import annotations
 
-import ast
 import base64
 import binascii
 import hashlib
@@ -17,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from promoter.gotemplate.values import ExecError, Limits, go_type, plain, sprint, truth
+from promoter.gotemplate.values import ExecError, Limits, go_type, plain, plain_arg, sprint, truth
 
 Function = Callable[..., Any]
 
@@ -50,11 +49,12 @@ def go_quote(value: str) -> str:
 
 class _GoDumper(yaml.SafeDumper):
     """Strings as go-yaml writes them: one that would read back as another type (``"false"``,
-    ``"1"``) in double quotes; others plain, or single-quoted when they must be."""
+    ``"1"``) in double quotes; one of several lines as a literal block (``|-``); others plain,
+    or single-quoted when they must be."""
 
     def represent_str(self, data: str) -> yaml.ScalarNode:
         tag = self.resolve(yaml.ScalarNode, data, (True, False))  # type: ignore[no-untyped-call]
-        style = '"' if tag != "tag:yaml.org,2002:str" else None
+        style = '"' if tag != "tag:yaml.org,2002:str" else "|" if "\n" in data else None
         return self.represent_scalar("tag:yaml.org,2002:str", data, style=style)
 
 
@@ -83,16 +83,12 @@ def to_json(value: Any) -> str:
     return dumped.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def stringify(limits: Limits, value: Any) -> Any:
-    """Kalypso's ``stringify``: a map with every value made a string (what a ConfigMap's data
-    needs): strings as they are, other scalars as Go prints them, lists and maps as JSON. Any
-    other value becomes its string."""
-    if isinstance(value, dict):
-        return {
-            str(k): v if isinstance(v, str) else to_json(v) if isinstance(v, dict | list) else sprint(v)
-            for k, v in value.items()
-        }
-    return text(value)
+def stringify(limits: Limits, value: Any) -> str:
+    """Kalypso's ``stringify``: a string as it is, a map or a list as YAML (``toYaml``: keys
+    sorted, no final newline), nil as empty, another value as Go prints it."""
+    if isinstance(value, dict | list | tuple):
+        return to_yaml(value)
+    return text(plain_arg(value))
 
 
 def hash_of(limits: Limits, value: Any) -> str:
@@ -106,18 +102,11 @@ def hash_of(limits: Limits, value: Any) -> str:
 
 
 def unquote(limits: Limits, value: Any) -> str:
-    """Kalypso's ``unquote`` (``strconv.Unquote``): a Go-quoted string's content; a string that
-    is not quoted comes back as it is."""
-    s = text(value)
-    if len(s) >= 2 and s[0] == s[-1] and s[0] in "\"'`":
-        if s[0] == "`":
-            return s[1:-1]
-        try:
-            decoded = ast.literal_eval(s)
-        except (ValueError, SyntaxError):
-            return s
-        return decoded if isinstance(decoded, str) else s
-    return s
+    """Kalypso's ``unquote``: a string with surrounding spaces, then every leading and trailing
+    double or single quote, trimmed; ``""`` for a value that is not a string."""
+    if not isinstance(value, str):
+        return ""
+    return value.strip().strip("\"'")
 
 
 def indent(limits: Limits, spaces: Any, value: Any) -> str:

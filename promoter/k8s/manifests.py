@@ -35,6 +35,7 @@ import jsonschema_rs
 
 from promoter.k8s import core
 from promoter.k8s.names import DNS_LABEL_MAX, LABEL_VALUE_MAX, is_dns_label
+from promoter.k8s.served import Runs, verdict
 from promoter.k8s.values import FLUX_VARIABLE
 
 NAME_MAX = 253
@@ -100,25 +101,39 @@ def _validator(group: str, kind: str, version: str) -> Any:
     return jsonschema.validators.validator_for(schema)(schema)
 
 
-def check_tree(files: Mapping[str, list[dict[str, Any]]]) -> list[Problem]:
+def check_tree(
+    files: Mapping[str, list[dict[str, Any]]],
+    runs: Mapping[str, Runs] | None = None,
+    warnings: list[str] | None = None,
+) -> list[Problem]:
     """Every problem of a rendered environment: ``files`` maps each path (``<cluster-type>/...``)
-    to its parsed documents."""
+    to its parsed documents; ``runs`` what each cluster-type folder declares it runs (none: the
+    newest releases), ``warnings`` collects what such a cluster serves that the newest do not."""
     folders: dict[str, list[Doc]] = {}
     for path, bodies in files.items():
         folder = path.split("/", 1)[0]
         folders.setdefault(folder, []).extend(Doc(path, b) for b in bodies if isinstance(b, dict))
     problems: list[Problem] = []
-    for docs in folders.values():
-        problems += [p for d in docs for p in check_document(d)]
+    for folder, docs in folders.items():
+        declared = (runs or {}).get(folder)
+        problems += [p for d in docs for p in check_document(d, declared, warnings)]
         problems += check_folder(docs)
     return problems
 
 
-def check_document(doc: Doc) -> list[Problem]:
+def check_document(doc: Doc, runs: Runs | None = None, warnings: list[str] | None = None) -> list[Problem]:
     """The CRD schema of its kind, and the limits of names and label values."""
     problems = [Problem(doc.path, str(doc), rule) for rule in _name_rules(doc)]
     group, kind = doc.group_kind
     versions = _schemas().get((group, kind))
+    if runs:  # an older release than promoter's schemas: what it serves (served.py)
+        judged = verdict(str(doc.body.get("apiVersion", "")), kind, frozenset(versions or ()), runs)
+        if judged is not None and judged.action == "refuse":
+            return [*problems, Problem(doc.path, str(doc), judged.rule)]
+        if judged is not None and judged.action == "accept":
+            if warnings is not None:
+                warnings.append(f"{doc.path.split('/', 1)[0]}: {judged.warning}")  # once per cluster type
+            return problems
     if versions is None:
         rule = core.check(doc.body) if doc.body.get("apiVersion") and kind else None
         return [*problems, Problem(doc.path, str(doc), rule)] if rule else problems

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from promoter.controlplane.repo import ControlPlane
@@ -26,19 +26,23 @@ from promoter.kalypso.loading import (
 )
 from promoter.kalypso.objects import GitOpsRepo, KEnvironment
 from promoter.kalypso.render import TRACKING, Renderer, render_tree
-from promoter.kalypso.schedule import NAMINGS, Naming, Placement, deployment_targets, schedule
+from promoter.kalypso.schedule import NAMINGS, Naming, Placement, deployment_targets, flux_labels, schedule
+from promoter.model import Workload
 from promoter.rendering.memo import cache_root
 
 NAMING_VARIABLE = "PROMOTER_KALYPSO_NAMING"
 
 
-def naming_from(environ: Mapping[str, str]) -> Naming:
-    """``2023`` (the default: the scheduler of Kalypso's sample) or ``current``."""
-    value = environ.get(NAMING_VARIABLE, "2023") or "2023"
+def naming_from(environ: Mapping[str, str], given: str | None = None) -> Naming:
+    """``current`` (the default: the scheduler Kalypso's users run today) or ``2023`` (the
+    scheduler that rendered Kalypso's sample); ``given`` (``--kalypso-naming``) wins over the
+    environment variable."""
+    value = given or environ.get(NAMING_VARIABLE, "current") or "current"
     for naming in NAMINGS:
         if value == naming:
             return naming
-    raise UsageError(f"{NAMING_VARIABLE}={value}: must be one of {', '.join(NAMINGS)}")
+    where = "--kalypso-naming" if given else NAMING_VARIABLE
+    raise UsageError(f"{where}={value}: must be one of {', '.join(NAMINGS)}")
 
 
 @dataclass(frozen=True)
@@ -71,7 +75,7 @@ class Planned:
 
 
 class KalypsoControlPlane:
-    def __init__(self, cp: ControlPlane, naming: Naming = "2023", cache: Path | None = None) -> None:
+    def __init__(self, cp: ControlPlane, naming: Naming = "current", cache: Path | None = None) -> None:
         self.cp = cp
         self.naming = naming
         self.cache = cache or cache_root() / "kalypso-workloads"
@@ -115,15 +119,26 @@ class KalypsoControlPlane:
         fetched = [
             self.fetch(r.name, main) for r in sorted(main.registrations.values(), key=lambda r: r.name)
         ]
-        targets = deployment_targets([w for f in fetched for w in f.workloads], env.name)
+        targets = deployment_targets(self.workloads(fetched, env.name), env.name)
         placements = schedule(
             targets, branch.cluster_types, branch.policies, branch.configmaps, env.name, self.naming
         )
-        renderer = Renderer(main.templates)
+        renderer = Renderer(main.templates, self.naming)
         renderer.compile_all()
         files = render_tree(placements, renderer, main_commit, self.naming)
         commits = {f.registration.name: f.commit for f in fetched}
         return Render(env.name, main, branch, files, placements, commits)
+
+    def workloads(self, fetched: list[FetchedWorkloads], environment: str) -> list[Workload]:
+        """The Workloads as the scheduler sees them: with the current scheduler, with the labels
+        Flux wrote on them when it applied their registration's repo (they win over the file's)."""
+        if self.naming == "2023":
+            return [w for f in fetched for w in f.workloads]
+        return [
+            replace(w, labels={**w.labels, **flux_labels(environment, f.registration.name)})
+            for f in fetched
+            for w in f.workloads
+        ]
 
     def plan(
         self, env_name: str, commit: str | None, env_commit: str | None = None, deployed: bool = False
@@ -176,12 +191,14 @@ class KalypsoControlPlane:
         return self._fetched[key]
 
 
-def open_kalypso(cp: ControlPlane, commit: str | None) -> KalypsoControlPlane | None:
+def open_kalypso(
+    cp: ControlPlane, commit: str | None, naming: str | None = None
+) -> KalypsoControlPlane | None:
     """The Kalypso view of ``cp`` if main (at ``commit``, default its head) is a Kalypso control
-    plane with no promoter Pipeline; else None."""
+    plane with no promoter Pipeline; else None. ``naming`` is ``--kalypso-naming``."""
     head = cp.resolve(commit)
     if cp.git.read_file(head, "promoter.yaml") is not None:
         return None
     if not KalypsoControlPlane.detect(cp, head):
         return None
-    return KalypsoControlPlane(cp, naming_from(os.environ))
+    return KalypsoControlPlane(cp, naming_from(os.environ, naming))

@@ -22,12 +22,24 @@ from typing import Any
 import yaml
 
 from promoter.controlplane.yamlfile import plain
+from promoter.errors import ConfigError
+from promoter.k8s.names import bounded
 from promoter.kalypso.control import KalypsoControlPlane
 from promoter.kalypso.loading import KalypsoBranch
 from promoter.kalypso.promotion import KalypsoPromotion, Order
-from promoter.kalypso.schedule import Naming, platform_config
+from promoter.kalypso.render import ENV_CONTENT
+from promoter.kalypso.schedule import Naming, Placement, flux_labels, platform_config
 from promoter.kalypso.translate import NAMESPACES, translate
-from promoter.model import ClusterType, DeploymentTarget, Environment, GateSpec, Selector, Workload
+from promoter.model import (
+    ClusterType,
+    DeploymentTarget,
+    Environment,
+    GateSpec,
+    Selector,
+    Template,
+    Versions,
+    Workload,
+)
 
 API = "promoter.dev/v1alpha1"
 CONFIG_TEMPLATE = "kalypso-config"
@@ -59,15 +71,83 @@ def convert(kcp: KalypsoControlPlane, order: Order, commit: str) -> Converted:
                 f"{w.name}-{t.name} ({t.environment})" for t in w.targets if t.environment not in names
             ]
             note = f"from {f.registration.workload.repo}@{f.commit}"
-            files[f"workloads/{w.name}.yaml"] = _dump([_workload(w, kept)], note)
+            flux = f.registration.name if kcp.naming == "current" else None
+            files[f"workloads/{w.name}.yaml"] = _dump([_workload(w, kept, flux)], note)
     for name in sorted(kmain.templates):
-        files[f"templates/{name}.yaml"] = _dump([translate(kmain.templates[name], kcp.naming)])
+        files[f"templates/{name}.yaml"] = _dump([_template(kmain.templates[name], kcp.naming)])
     files[f"templates/{CONFIG_TEMPLATE}.yaml"] = config_template(kcp.naming)
     branches = {"main": files}
     for env in main.pipeline.environments:
         kenv = kmain.environments[env.name]
-        branches[env.branch] = _branch(kcp.branch(kenv))
+        if kcp.naming == "current":
+            rendered = kcp.render(env.name, commit)
+            branches[env.branch] = _current_branch(rendered.branch, rendered.placements, kmain.templates)
+        else:
+            branches[env.branch] = _branch(kcp.branch(kenv))
     return Converted(branches, {f.registration.name: f.commit for f in fetched}, tuple(left_out))
+
+
+def _template(template: Template, naming: Naming) -> dict[str, Any]:
+    """A Kalypso Template as promoter's: under the current naming, one whose manifests are all
+    strings is kept as it is, in Go text/template (``spec.language: gotemplate``); any other is
+    translated to jinja2 (``translate``). What promoter cannot write is exit 2 naming the field."""
+    if naming == "current" and template.content_type == ENV_CONTENT:
+        raise ConfigError(
+            f"spec.contentType: template {template.name} writes its config to platform-config.sh "
+            "(contentType env), which a promoter control plane cannot: its config file is platform-config.yaml",
+            file=template.source.file,
+            line=template.source.line,
+        )
+    if naming == "current" and all(isinstance(m.body, str) for m in template.manifests):
+        return {
+            "apiVersion": API,
+            "kind": "Template",
+            "metadata": {"name": template.name},
+            "spec": {
+                "type": template.type,
+                "language": "gotemplate",
+                "manifests": [m.body for m in template.manifests],
+            },
+        }
+    return translate(template, naming)
+
+
+def _current_branch(
+    branch: KalypsoBranch, placements: dict[str, list[Placement]], templates: dict[str, Template]
+) -> dict[str, bytes]:
+    """An environment branch for the current scheduler's rules: each ClusterType naming its
+    configType Template, and per placement a ConfigMap (labelled ``cluster-type`` and
+    ``deployment-target``) holding the config Kalypso merges for that target on that cluster type
+    (Kalypso selects config per target and merges lists by appending: the result is kept)."""
+    files: dict[str, bytes] = {}
+    for name, ct in sorted(branch.cluster_types.items()):
+        config_type = ct.config_type if ct.config_type in templates else CONFIG_TEMPLATE
+        docs: list[dict[str, Any]] = [_cluster_type(ct, config_type)]
+        sources: set[str] = set()
+        for p in placements.get(name, []):
+            if p.config:
+                docs.append(_placement_config(p))
+                sources.update(p.config_sources)
+        note = f"config merged as Kalypso merges it, from {', '.join(sorted(sources))}" if sources else None
+        files[f"cluster-types/{name}.yaml"] = _dump(docs, note)
+    files.update(_policies(branch))
+    return files
+
+
+def _placement_config(p: Placement) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": bounded(f"kalypso-{p.cluster_type.name}-{p.target.name}", 253),
+            "labels": {
+                "platform-config": "true",
+                "cluster-type": p.cluster_type.name,
+                "deployment-target": p.target.name,
+            },
+        },
+        "data": dict(p.config),
+    }
 
 
 def config_template(naming: Naming) -> bytes:
@@ -126,7 +206,7 @@ def _gate(gate: GateSpec) -> dict[str, Any]:
     return {gate.type: gate.spec}
 
 
-def _workload(w: Workload, targets: list[DeploymentTarget]) -> dict[str, Any]:
+def _workload(w: Workload, targets: list[DeploymentTarget], flux: str | None = None) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": w.name}
     if w.labels:
         meta["labels"] = dict(w.labels)
@@ -134,13 +214,17 @@ def _workload(w: Workload, targets: list[DeploymentTarget]) -> dict[str, Any]:
         "apiVersion": API,
         "kind": "Workload",
         "metadata": meta,
-        "spec": {"workspace": w.workspace, "deploymentTargets": [_target(w, t) for t in targets]},
+        "spec": {"workspace": w.workspace, "deploymentTargets": [_target(w, t, flux) for t in targets]},
     }
 
 
-def _target(w: Workload, t: DeploymentTarget) -> dict[str, Any]:
+def _target(w: Workload, t: DeploymentTarget, flux: str | None = None) -> dict[str, Any]:
+    """A target with the labels Kalypso gives it: the Workload's win, and under the current
+    naming the ones Flux writes on the Workload (``flux``: its registration)."""
     out: dict[str, Any] = {"name": t.name, "environment": t.environment}
     labels = {**t.labels, **w.labels}  # Kalypso: the Workload's labels win
+    if flux is not None:
+        labels.update(flux_labels(t.environment, flux))
     if labels:
         out["labels"] = labels
     out["manifests"] = dict(t.manifests)
@@ -156,6 +240,12 @@ def _branch(branch: KalypsoBranch) -> dict[str, bytes]:
             docs.append(_config_map(ct.name, config))
         note = f"config merged as Kalypso merges it, from {', '.join(sources)}" if sources else None
         files[f"cluster-types/{name}.yaml"] = _dump(docs, note)
+    files.update(_policies(branch))
+    return files
+
+
+def _policies(branch: KalypsoBranch) -> dict[str, bytes]:
+    files: dict[str, bytes] = {}
     policies = [
         {
             "apiVersion": API,
@@ -173,7 +263,7 @@ def _branch(branch: KalypsoBranch) -> dict[str, bytes]:
     return files
 
 
-def _cluster_type(ct: ClusterType) -> dict[str, Any]:
+def _cluster_type(ct: ClusterType, config_type: str = CONFIG_TEMPLATE) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": ct.name}
     if ct.labels:
         meta["labels"] = dict(ct.labels)
@@ -184,9 +274,16 @@ def _cluster_type(ct: ClusterType) -> dict[str, Any]:
         "spec": {
             "reconciler": ct.reconciler,
             "namespaceService": ct.namespace_service,
-            "configType": CONFIG_TEMPLATE,
+            "configType": config_type,
+            **({"versions": _versions(ct.versions)} if ct.versions else {}),
         },
     }
+
+
+def _versions(versions: Versions) -> dict[str, str]:
+    """``spec.versions`` as written (what the clusters run), for the checks of the render."""
+    releases = {"kubernetes": versions.kubernetes, "flux": versions.flux, "argocd": versions.argocd}
+    return {key: f"{r[0]}.{r[1]}" for key, r in releases.items() if r is not None}
 
 
 def _config_map(cluster_type: str, config: dict[str, str]) -> dict[str, Any]:

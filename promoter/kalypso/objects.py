@@ -144,6 +144,7 @@ def template_from(obj: ObjectDoc) -> Template:
     """A Template whose mapping manifests keep their lines (errors point at the string)."""
     spec = obj.spec()
     kind = spec.choice("type", ("reconciler", "namespace", "config"), default="")
+    content_type = spec.str("contentType") or ""  # templates.scheduler.kalypso.io: any string
     manifests = []
     for _path, line, item in spec.items("manifests", required=True):
         if not isinstance(item, str | dict):
@@ -153,7 +154,7 @@ def template_from(obj: ObjectDoc) -> Template:
         spec.fail("needs at least one manifest", "manifests")
     spec.done()
     obj.top.done()
-    return Template(obj.name, kind, tuple(manifests), obj.source)  # type: ignore[arg-type]
+    return Template(obj.name, kind, tuple(manifests), obj.source, content_type)  # type: ignore[arg-type]
 
 
 def workload_from(obj: ObjectDoc, workspace: str) -> Workload:

@@ -5,14 +5,19 @@ Per environment (relative to the GitOpsRepo's path)::
     <cluster-type>/README.md                                  every cluster type, placed on or not
     <cluster-type>/<workload>-<target>/reconciler.yaml        the cluster type's reconciler Template
     <cluster-type>/<workload>-<target>/namespace.yaml         its namespaceService Template
-    <cluster-type>/<workload>-<target>/config.yaml            ConfigMap platform-config (current: platform-config.yaml)
+    <cluster-type>/<workload>-<target>/config.yaml            ConfigMap platform-config (2023 naming)
+    <cluster-type>/<workload>-<target>/platform-config.yaml   the configType Template (current; .sh for env)
     .github/tracking/Promoted_Commit_Id                       the main commit rendered
 
 Templates are Go templates in either of Kalypso's forms: a manifest that is a mapping has each
 string value templated (nested mappings too, list items not), and runs as ``html/template`` ran
-it in 2023 (values HTML-escaped); a manifest that is a string is one ``text/template`` whose
-output is YAML. Each rendered manifest is written back as YAML with sorted keys, the way
-Kubernetes' marshaller writes it, documents joined by ``---``.
+it in 2023 (values HTML-escaped); a manifest that is a string is one ``text/template``.
+
+2023 naming: each rendered manifest is written back as YAML with sorted keys, the way Kubernetes'
+marshaller writes it, documents joined by ``---``. Current naming: each string manifest's output
+is written as the template wrote it (``scheduler/githubrepo.go`` ``getManifestsYamlString``: the
+outputs that are not empty, joined by ``---\n``, nothing added); it is still parsed, and must be
+YAML mappings, before it is written (but for a config Template whose ``contentType`` is ``env``).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from promoter.controlplane.objects import referenced_template
 from promoter.controlplane.yamlfile import line_of, load_documents, plain
 from promoter.errors import ConfigError, TemplateError
 from promoter.gotemplate import GoTemplate, StringMap, Struct, to_yaml
+from promoter.gotemplate.scheduler import scheduler_data
 from promoter.gotemplate.values import sprint
 from promoter.kalypso.schedule import Naming, Placement
 from promoter.model import Template
@@ -32,6 +38,8 @@ from promoter.model import Template
 README = "README.md"
 README_TEXT = b"This folder contains deployment targets scheduled on the cluster type"
 TRACKING = ".github/tracking/Promoted_Commit_Id"
+ENV_CONTENT = "env"  # a config Template's contentType written to platform-config.sh
+BUILTIN_CONFIG = "configmap"  # a ClusterType with no configType: promoter's built-in ConfigMap
 
 
 class TemplateData(Struct):
@@ -40,8 +48,23 @@ class TemplateData(Struct):
     type_name = "scheduler.dataType"
 
 
-def data_of(p: Placement) -> TemplateData:
+def data_of(p: Placement, naming: Naming = "2023") -> TemplateData:
     manifests = StringMap({str(k): sprint(v) for k, v in p.target.target.manifests.items()})
+    if naming == "current":
+        # scheduler/templater.go newData: no Repo, Branch or Path fields, ConfigData of any values
+        return TemplateData(
+            scheduler_data(
+                name=p.target.name,
+                namespace=p.namespace,
+                environment=p.environment,
+                workspace=p.target.workspace,
+                workload=p.target.workload.name,
+                labels=p.target.labels,
+                manifests=p.target.target.manifests,
+                cluster_type=p.cluster_type.name,
+                config=p.config,
+            )
+        )
     return TemplateData(
         DeploymentTargetName=p.target.name,
         Namespace=p.namespace,
@@ -60,16 +83,19 @@ def data_of(p: Placement) -> TemplateData:
 
 @dataclass(frozen=True)
 class _Compiled:
-    """One manifest of a Template, ready to run: a function of the data to YAML documents."""
+    """One manifest of a Template, ready to run: a function of the data to YAML documents, and
+    for a string manifest its text (the current scheduler writes that as it is)."""
 
     run: Callable[[TemplateData, str], list[Any]]
+    text: Callable[[TemplateData, str], str] | None = None
 
 
 class Renderer:
     """Compiles each Template once; renders placements."""
 
-    def __init__(self, templates: dict[str, Template]) -> None:
+    def __init__(self, templates: dict[str, Template], naming: Naming = "2023") -> None:
         self.templates = templates
+        self.naming = naming
         self._compiled: dict[str, list[_Compiled]] = {}
 
     def compile_all(self) -> None:
@@ -95,11 +121,57 @@ class Renderer:
 
     def render(self, name: str, kind: str, p: Placement, field: str) -> bytes:
         template = self.template(name, kind, p, field)
-        data = data_of(p)
+        data = data_of(p, self.naming)
+        if self.naming == "current":
+            try:
+                return self._as_written(template, data, p)
+            except TemplateError as err:
+                raise _with_hint(err) from err
         docs: list[Any] = []
         for compiled in self.compiled(template.name):
             docs.extend(compiled.run(data, str(p)))
         return "---\n".join(to_yaml(d) + "\n" for d in docs).encode()
+
+    def _as_written(self, template: Template, data: TemplateData, p: Placement) -> bytes:
+        """``ProcessTemplate`` then ``getManifestsYamlString``: each output that is not empty,
+        joined by ``---\n``; a mapping manifest (the 2023 form) is written as YAML."""
+        outputs: list[str] = []
+        for compiled in self.compiled(template.name):
+            if compiled.text is None:
+                outputs.extend(to_yaml(d) + "\n" for d in compiled.run(data, str(p)))
+                continue
+            text = compiled.text(data, str(p))
+            if text != "":
+                outputs.append(text)
+        return "---\n".join(outputs).encode()
+
+    def config(self, p: Placement) -> tuple[str, bytes] | None:
+        """The current scheduler's config file of a placement (``getConfigManifests``): the
+        cluster type's ``configType`` Template, in ``platform-config.sh`` when its contentType is
+        ``env``, else ``platform-config.yaml``; nothing when it renders nothing. A ClusterType
+        that names no configType gets promoter's built-in ConfigMap (the 2023 scheduler's)."""
+        ct = p.cluster_type
+        if ct.config_type == BUILTIN_CONFIG and BUILTIN_CONFIG not in self.templates:
+            return "platform-config.yaml", config_map(p)
+        template = self.template(ct.config_type, "config", p, "configType")
+        body = self.render(template.name, "config", p, "configType")
+        if not body:
+            return None
+        return config_file_name(template), body
+
+
+def _with_hint(err: TemplateError) -> TemplateError:
+    """The 2023 scheduler's ``.Repo``, ``.Branch`` and ``.Path`` are gone from the current one's
+    data: say which naming renders a template that still uses them."""
+    if not any(f"can't evaluate field {f} in type" in err.message for f in ("Repo", "Branch", "Path")):
+        return err
+    hint = " (the current scheduler has .Manifests.repo, .branch and .path; PROMOTER_KALYPSO_NAMING=2023 renders as the 2023 one did)"
+    return TemplateError(err.message + hint, file=err.file, line=err.line)
+
+
+def config_file_name(template: Template) -> str:
+    """``getFullManifestsFileName``: ``.sh`` for the env content type, ``.yaml`` for any other."""
+    return "platform-config.sh" if template.content_type == ENV_CONTENT else "platform-config.yaml"
 
 
 def _compile(template: Template, index: int) -> _Compiled:
@@ -113,7 +185,11 @@ def _compile(template: Template, index: int) -> _Compiled:
             raise TemplateError(
                 f"{where}: {err.message}", file=file, line=line + (err.line or 1) - 1
             ) from err
-        return _Compiled(lambda data, placement: _run_text(text, data, placement, where, line))
+        check = template.content_type != ENV_CONTENT
+        return _Compiled(
+            lambda data, placement: _run_text(text, data, placement, where, line),
+            lambda data, placement: _output(text, data, placement, (where, line, check)),
+        )
     compiled: dict[tuple[str, ...], tuple[GoTemplate, int]] = {}
     _compile_strings(manifest.body, (), compiled, (file, line, where))
     body = plain(manifest.body)
@@ -162,14 +238,32 @@ def _run_mapping(
     return result
 
 
-def _run_text(template: GoTemplate, data: TemplateData, placement: str, where: str, line: int) -> list[Any]:
+def _execute(template: GoTemplate, data: TemplateData, placement: str, where: str, line: int) -> str:
     try:
-        text = template.render(data)
+        return template.render(data)
     except TemplateError as err:
         at = line + (err.line or 1) - 1
         raise TemplateError(f"{where}, for {placement}: {err.message}", file=err.file, line=at) from err
+
+
+def _output(template: GoTemplate, data: TemplateData, placement: str, at: tuple[str, int, bool]) -> str:
+    """A string manifest's output as it is, after checking that it is YAML mappings (skipped
+    for an env config)."""
+    where, line, check = at
+    text = _execute(template, data, placement, where, line)
+    if check and text.strip():
+        _parse(text, template, placement, where, line)
+    return text
+
+
+def _run_text(template: GoTemplate, data: TemplateData, placement: str, where: str, line: int) -> list[Any]:
+    text = _execute(template, data, placement, where, line)
     if not text.strip():
         return []
+    return _parse(text, template, placement, where, line)
+
+
+def _parse(text: str, template: GoTemplate, placement: str, where: str, line: int) -> list[Any]:
     try:
         docs = [d for d in load_documents(text.encode(), "rendered") if d is not None]
     except ConfigError as err:
@@ -202,7 +296,6 @@ def render_tree(
     placements: dict[str, list[Placement]], renderer: Renderer, main_commit: str, naming: Naming
 ) -> dict[str, bytes]:
     """The files of one environment, sorted by path."""
-    config_file = "config.yaml" if naming == "2023" else "platform-config.yaml"
     files: dict[str, bytes] = {TRACKING: main_commit.encode()}
     for ct_name, placed in placements.items():
         files[f"{ct_name}/{README}"] = README_TEXT
@@ -213,5 +306,7 @@ def render_tree(
             files[f"{folder}/namespace.yaml"] = renderer.render(
                 ct.namespace_service, "namespace", p, "namespaceService"
             )
-            files[f"{folder}/{config_file}"] = config_map(p)
+            config = ("config.yaml", config_map(p)) if naming == "2023" else renderer.config(p)
+            if config is not None:
+                files[f"{folder}/{config[0]}"] = config[1]
     return dict(sorted(files.items()))

@@ -1,5 +1,6 @@
 """Kalypso's scheduling, pure: deployment targets, the policies that place them on cluster types,
-their namespaces and their platform config, as Kalypso's scheduler (7a5558a) computes them.
+their namespaces and their platform config, as Kalypso's scheduler computes them: the 2023 one
+(7a5558a) or the current one (``controllers/assignment_controller.go``, 2024).
 
 - A deployment target is a Workload's target whose ``environment`` is the one rendered; its name
   is ``<workload>-<target>``; its labels are the target's, the Workload's on top (the Workload
@@ -9,14 +10,23 @@ their namespaces and their platform config, as Kalypso's scheduler (7a5558a) com
   selected target goes to every selected cluster type.
 - Namespace ``<env>-<workspace>-<target name>`` (``current`` naming: ``<env>-<cluster type>-<target
   name>``), shortened to 63 characters the promoter's way when longer.
-- Config: the ``platform-config`` ConfigMaps whose other labels all match the cluster type
+- Config (2023): the ``platform-config`` ConfigMaps whose other labels all match the cluster type
   (``cluster-type`` its name, any other its labels), merged shallowly in name order.
+- Config (current, ``getConfigData`` and ``isConfigForClusterTypeAndTarget``): the ConfigMaps
+  whose other labels (Flux's ``kustomize.toolkit.fluxcd.io/name`` and ``/namespace`` ignored too)
+  all match the cluster type or the deployment target (``cluster-type``, ``deployment-target``
+  and ``workload`` by name; any other key by the cluster type's label, else the target's), in
+  name order; each value that parses as a YAML map or list is merged deeply into what is there
+  (``mergeObjects``), a value in single quotes is the text inside them
+  (``getObjectFromConfigValue``), any other value replaces.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
+
+import yaml
 
 from promoter.errors import ConfigError
 from promoter.k8s.names import bounded
@@ -25,6 +35,9 @@ from promoter.model import ClusterType, ConfigMap, DeploymentTarget, SchedulingP
 Naming = Literal["2023", "current"]
 NAMINGS: tuple[Naming, ...] = ("2023", "current")
 PLATFORM_CONFIG = "platform-config"
+FLUX_NAME = "kustomize.toolkit.fluxcd.io/name"
+FLUX_NAMESPACE = "kustomize.toolkit.fluxcd.io/namespace"
+FLUX_SYSTEM = "flux-system"
 
 
 @dataclass(frozen=True)
@@ -49,7 +62,7 @@ class Placement:
     cluster_type: ClusterType
     target: Target
     namespace: str
-    config: dict[str, str] = field(compare=False)
+    config: dict[str, Any] = field(compare=False)
     config_sources: tuple[str, ...] = field(compare=False)
 
     def __str__(self) -> str:
@@ -103,6 +116,89 @@ def _label_matches(ct: ClusterType, key: str, value: str) -> bool:
     return ct.labels.get(key) == value
 
 
+def flux_labels(environment: str, registration: str) -> dict[str, str]:
+    """The labels Flux's kustomize-controller writes on a Workload it applies: the current
+    scheduler applies a registration's repo with the Kustomization ``<env>-<registration>`` in
+    ``flux-system`` (``workloadregistration_controller.go``), and its Workload controller copies
+    the Workload's labels onto each deployment target (``workload_controller.go``)."""
+    return {FLUX_NAME: f"{environment}-{registration}", FLUX_NAMESPACE: FLUX_SYSTEM}
+
+
+def current_config(
+    ct: ClusterType, target: Target, configmaps: dict[str, ConfigMap]
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The current scheduler's config of one placement and the ConfigMaps it came from."""
+    merged: dict[str, Any] = {}
+    names: list[str] = []
+    for name in sorted(configmaps):
+        cm = configmaps[name]
+        if cm.labels.get(PLATFORM_CONFIG) != "true" or not _config_for(cm.labels, ct, target):
+            continue
+        names.append(name)
+        for key, value in cm.data.items():
+            new = config_value(str(value))
+            merged[key] = merge_objects(merged[key], new) if key in merged else new
+    return dict(sorted(merged.items())), tuple(names)
+
+
+def _config_for(labels: dict[str, str], ct: ClusterType, target: Target) -> bool:
+    """``isConfigForClusterTypeAndTarget``: every label but the ignored ones matches. A key the
+    cluster type and the target lack matches the empty value, as Go's map lookup gives ``""``."""
+    for key, value in labels.items():
+        if key in (FLUX_NAME, FLUX_NAMESPACE, PLATFORM_CONFIG):
+            continue
+        if key == "cluster-type":
+            ok = value == ct.name
+        elif key == "deployment-target":
+            ok = value == target.name
+        elif key == "workload":
+            ok = value == target.workload.name
+        else:
+            ok = ct.labels.get(key, "") == value or target.labels.get(key, "") == value
+        if not ok:
+            return False
+    return True
+
+
+def config_value(value: str) -> Any:
+    """``getObjectFromConfigValue``: text in single quotes (after trimming spaces) is that text
+    with every leading and trailing ``'`` trimmed; text that parses as a YAML map or list is that
+    map or list; anything else is the value as written (not trimmed)."""
+    trimmed = value.strip()
+    if len(trimmed) >= 1 and trimmed.startswith("'") and trimmed.endswith("'"):
+        return trimmed.strip("'")
+    try:  # go-yaml's Unmarshal reads the first document
+        parsed = next(iter(yaml.safe_load_all(value)), None)
+    except yaml.YAMLError:
+        return value
+    return parsed if isinstance(parsed, dict | list) else value
+
+
+def merge_objects(existing: Any, new: Any) -> Any:
+    """``mergeObjects``: two lists give the first with each map of the second merged into every
+    map of the first whose ``name`` equals its own (two maps without a ``name`` are equal, as Go
+    compares two missing keys), and every other item of the second appended; two maps merge key
+    by key, deeply; anything else is the new value."""
+    if isinstance(existing, list) and isinstance(new, list):
+        out = list(existing)
+        for value in new:
+            matched = False
+            if isinstance(value, dict):
+                for j, current in enumerate(out):
+                    if isinstance(current, dict) and current.get("name") == value.get("name"):
+                        out[j] = merge_objects(current, value)
+                        matched = True
+            if not matched:
+                out.append(value)
+        return out
+    if isinstance(existing, dict) and isinstance(new, dict):
+        out_map = dict(existing)
+        for key, value in new.items():
+            out_map[key] = merge_objects(out_map[key], value) if key in out_map else value
+        return out_map
+    return new
+
+
 def namespace(environment: str, ct: ClusterType, target: Target, naming: Naming) -> str:
     middle = target.workspace if naming == "2023" else ct.name
     return bounded(f"{environment}-{middle}-{target.name}")
@@ -129,9 +225,12 @@ def schedule(
     out: dict[str, list[Placement]] = {}
     for ct_name, placed in chosen.items():
         ct = cluster_types[ct_name]
-        config, sources = platform_config(ct, configmaps) if placed else ({}, ())
-        out[ct_name] = [
-            Placement(environment, ct, t, namespace(environment, ct, t, naming), config, sources)
-            for _, t in sorted(placed.items())
-        ]
+        shared: tuple[dict[str, Any], tuple[str, ...]] = (
+            platform_config(ct, configmaps) if placed and naming == "2023" else ({}, ())
+        )
+        out[ct_name] = []
+        for _, t in sorted(placed.items()):
+            config, sources = shared if naming == "2023" else current_config(ct, t, configmaps)
+            ns = namespace(environment, ct, t, naming)
+            out[ct_name].append(Placement(environment, ct, t, ns, config, sources))
     return out

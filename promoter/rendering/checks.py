@@ -4,6 +4,7 @@ file, the template that made it, the assignment and the rule."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 
 from promoter.errors import TemplateError
@@ -22,7 +23,10 @@ def check_rendered(
     """The error for the first problem of ``files`` (``<cluster-type>/<target>/<role>.yaml``),
     or None. Returned, not raised: a template error anywhere comes before any of these."""
     parsed = {path: load_rendered(data) for path, data in files.items()}
-    problems = check_tree(parsed)
+    warnings: list[str] = []
+    problems = check_tree(parsed, {name: ct.versions for name, ct in cluster_types.items()}, warnings)
+    for warning in dict.fromkeys(warnings):  # what an older release serves that the newest does not
+        print(f"warning: {environment}/{warning}", file=sys.stderr)
     if problems:
         return _error(problems[0], len(problems), environment, cluster_types, templates)
     return None

@@ -142,4 +142,5 @@ def folder_digests(
 
 def _cluster_type_inputs(ct: ClusterType, templates: dict[str, Template]) -> object:
     used = (ct.reconciler, ct.namespace_service, ct.config_type)
-    return (ct.name, ct.labels, used, [(templates[n].type, templates[n].manifests) for n in used])
+    templated = [(templates[n].type, templates[n].language, templates[n].manifests) for n in used]
+    return (ct.name, ct.labels, used, templated, ct.versions)  # versions: what the checks judge by

@@ -54,7 +54,9 @@ def render_all(
         context = variables(a)
         names = (ct.reconciler, ct.namespace_service, ct.config_type)
         for (_, filename), name in zip(ROLE_FILES, names, strict=True):
-            files[f"{ct.name}/{a.name}/{filename}"] = renderer.render(templates[name], a, context)
+            data = renderer.render(templates[name], a, context)
+            if data or templates[name].language != "gotemplate":  # Kalypso writes no empty file
+                files[f"{ct.name}/{a.name}/{filename}"] = data
     return files
 
 

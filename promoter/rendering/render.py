@@ -20,10 +20,12 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from promoter.controlplane.yamlfile import MAX_DEPTH, check_depth, surely_one_mapping
 from promoter.errors import ConfigError, TemplateError
+from promoter.gotemplate import GoTemplate
 from promoter.k8s.names import bounded
 from promoter.k8s.values import as_configmap_string
 from promoter.model import Manifest, Template
 from promoter.rendering import sandbox
+from promoter.rendering.gotemplates import go_data, go_yaml_problem
 from promoter.rendering.sandbox import LimitedSandbox, RenderTimeout, time_limit
 from promoter.rendering.undefined import MissingValue, NamedUndefined, describe_missing
 from promoter.scheduling.targets import Assignment
@@ -83,6 +85,7 @@ class Renderer:
         self.templates = templates
         self.env = _environment()
         self._compiled: dict[tuple[str, int, str], jinja2.Template] = {}
+        self._go_compiled: dict[tuple[str, int], GoTemplate] = {}
         self._watched = False
         self._started: float | None = None
         self.spent = 0.0  # seconds of rendering in this process, for the run's budget
@@ -90,8 +93,47 @@ class Renderer:
     def compile_all(self) -> None:
         for template in self.templates.values():
             for index, manifest in enumerate(template.manifests):
+                if template.language == "gotemplate":
+                    self._go(template, index, manifest)
+                    continue
                 for text in _strings(manifest.body):
                     self._compile(template, index, manifest, text)
+
+    def _go(self, template: Template, index: int, manifest: Manifest) -> GoTemplate:
+        """A Go text/template manifest (``spec.language: gotemplate``), compiled once."""
+        key = (template.name, index)
+        compiled = self._go_compiled.get(key)
+        if compiled is None:
+            assert isinstance(manifest.body, str)  # the reader refuses mappings for gotemplate
+            try:
+                compiled = GoTemplate(manifest.body, template.source.file)
+            except TemplateError as err:
+                raise self._error(template, index, manifest, err.line, err.message) from err
+            self._go_compiled[key] = compiled
+        return compiled
+
+    def _render_go(self, template: Template, a: Assignment) -> bytes:
+        """As Kalypso's current scheduler writes a Template (``scheduler/githubrepo.go``
+        ``getManifestsYamlString``): each output that is not empty as it is, joined by
+        ``---\n``; each must be YAML mappings."""
+        data = go_data(a)
+        outputs: list[str] = []
+        for index, manifest in enumerate(template.manifests):
+            try:
+                text = self._go(template, index, manifest).render(data)
+            except TemplateError as err:
+                raise self._error(template, index, manifest, err.line, err.message, a) from err
+            if text == "":
+                continue
+            if len(text) > MAX_OUTPUT_BYTES:
+                raise self._error(
+                    template, index, manifest, None, f"output is over {MAX_OUTPUT_BYTES} bytes", a
+                )
+            problem = go_yaml_problem(text, template.source.file)
+            if problem is not None:
+                raise self._error(template, index, manifest, problem[0], problem[1], a)
+            outputs.append(text)
+        return "---\n".join(outputs).encode("utf-8")
 
     def _compile(self, template: Template, index: int, manifest: Manifest, text: str) -> jinja2.Template:
         key = (template.name, index, text)
@@ -186,6 +228,8 @@ class Renderer:
             signal.signal(signal.SIGALRM, old)
 
     def _render(self, template: Template, a: Assignment, context: dict[str, Any]) -> bytes:
+        if template.language == "gotemplate":
+            return self._render_go(template, a)
         docs: list[str] = []
         for index, manifest in enumerate(template.manifests):
             try:

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from promoter.controlplane.objects import check_references
-from promoter.model import EnvironmentObjects, MainObjects
+from promoter.model import EnvironmentObjects, MainObjects, Versions
 from promoter.rendering.builtins import all_templates, builtin_templates
 from promoter.rendering.memo import FolderMemo, folder_digests
 from promoter.rendering.parallel import (
@@ -72,6 +72,7 @@ def render_environment(
     the same either way, since rendering is deterministic."""
     templates = all_templates(main)
     check_references(main, env, builtin_templates())
+    env = with_default_versions(env, main.pipeline.versions)
     renderer = renderer or Renderer(templates)
     memo = FolderMemo.default()
     with gc_paused():
@@ -94,6 +95,17 @@ def render_environment(
 
     rendered = RenderedFiles(schedule, files, known, digests, later)
     return Rendered(rendered, tuple(sorted(env.cluster_types)), _Assignments(schedule, assigned))
+
+
+def with_default_versions(env: EnvironmentObjects, default: Versions) -> EnvironmentObjects:
+    """The cluster types, each release they do not declare taken from the Pipeline's
+    ``spec.versions`` (what the checks judge their files by)."""
+    if not default:
+        return env
+    cluster_types = {
+        n: replace(ct, versions=ct.versions.over(default)) for n, ct in env.cluster_types.items()
+    }
+    return replace(env, cluster_types=cluster_types)
 
 
 class RenderedFiles(RenderedFolders):

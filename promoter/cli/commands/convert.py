@@ -12,11 +12,10 @@ import click
 
 from promoter.cli.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH
 from promoter.cli.commands.common import control_plane as control_plane_at
-from promoter.cli.commands.kalypso import order_of
+from promoter.cli.commands.kalypso import KALYPSO_NAMING, open_kalypso, order_of
 from promoter.cli.demo import commit_folder
 from promoter.errors import UsageError
 from promoter.gitcmd import Git
-from promoter.kalypso.control import open_kalypso
 from promoter.kalypso.convert import Converted, convert
 
 EXAMPLES = """\b
@@ -30,6 +29,7 @@ Examples:
 @click.option("--from", "source", type=click.Choice(["kalypso"]), required=True, help="What to convert from.")
 @CONTROL_PLANE
 @COMMIT
+@KALYPSO_NAMING
 @click.option("--out", required=True, help="A new git repo to write (absent, or an empty directory).")
 @click.option("--environments", default=None, metavar="ENV,ENV", help="The environments in promotion order.")
 @click.option(

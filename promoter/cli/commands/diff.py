@@ -29,12 +29,11 @@ from promoter.cli.commands.common import (
 )
 from promoter.cli.commands.common import control_plane as control_plane_at
 from promoter.cli.commands.completion import complete_environments
-from promoter.cli.commands.kalypso import kalypso_diffs
+from promoter.cli.commands.kalypso import KALYPSO_NAMING, kalypso_diffs, open_kalypso
 from promoter.cli.commands.promote import github_options
 from promoter.cli.output import OUTPUT, emit
 from promoter.console import Console
 from promoter.errors import UsageError
-from promoter.kalypso.control import open_kalypso
 from promoter.platform.objects import Change
 from promoter.platform.provenance import Provenance
 from promoter.rendering.builtins import all_templates
@@ -185,6 +184,7 @@ def diff_data(diffs: list[EnvDiff]) -> dict[str, Any]:
 @click.command()
 @CONTROL_PLANE
 @COMMIT
+@KALYPSO_NAMING
 @click.option(
     "--env",
     "env_names",

@@ -13,7 +13,8 @@ import click
 
 from promoter.controlplane.repo import ControlPlane
 from promoter.errors import ConfigError, UsageError
-from promoter.kalypso.control import KalypsoControlPlane, Planned, Render, open_kalypso
+from promoter.kalypso.control import KalypsoControlPlane, Planned, Render
+from promoter.kalypso.control import open_kalypso as open_at
 from promoter.kalypso.promotion import KalypsoPromotion, Order, order_from_file, order_from_flag
 from promoter.kalypso.render import TRACKING
 from promoter.platform.objects import Change
@@ -111,6 +112,29 @@ def _env_diff(
         {group: Change(*counts) for group, counts in planned.changes().items()},
         patches,
     )
+
+
+def _keep_naming(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    ctx.meta["kalypso_naming"] = value
+
+
+KALYPSO_NAMING = click.option(
+    "--kalypso-naming",
+    type=click.Choice(["2023", "current"]),
+    default=None,
+    expose_value=False,
+    callback=_keep_naming,
+    help="On a Kalypso control plane: render as Kalypso's current scheduler (the default) or its "
+    "2023 one (also PROMOTER_KALYPSO_NAMING).",
+)
+
+
+def open_kalypso(cp: ControlPlane, commit: str | None) -> KalypsoControlPlane | None:
+    """The Kalypso view of ``cp`` (None for a promoter control plane), with the command's
+    ``--kalypso-naming``."""
+    ctx = click.get_current_context(silent=True)
+    naming = ctx.meta.get("kalypso_naming") if ctx is not None else None
+    return open_at(cp, commit, naming)
 
 
 def kalypso_promotion(

@@ -16,7 +16,7 @@ from promoter import (
 from promoter.cli import actions_output
 from promoter.cli.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH
 from promoter.cli.commands.common import control_plane as control_plane_at
-from promoter.cli.commands.kalypso import kalypso_promotion
+from promoter.cli.commands.kalypso import KALYPSO_NAMING, kalypso_promotion
 from promoter.clock import parse_duration
 from promoter.errors import UsageError
 from promoter.promotion.flows import Orchestrator
@@ -96,6 +96,7 @@ Examples:
 @click.command(epilog=EXAMPLES)
 @CONTROL_PLANE
 @COMMIT
+@KALYPSO_NAMING
 @click.option("--to", "to", default=None, help="Promote up to and including this environment.")
 @click.option(
     "--schedule",

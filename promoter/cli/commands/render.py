@@ -20,10 +20,9 @@ from promoter.cli.commands.common import (
 )
 from promoter.cli.commands.common import control_plane as control_plane_at
 from promoter.cli.commands.completion import complete_environments
-from promoter.cli.commands.kalypso import render_kalypso
+from promoter.cli.commands.kalypso import KALYPSO_NAMING, open_kalypso, render_kalypso
 from promoter.cli.output import OUTPUT, emit, snapshot_of
 from promoter.errors import UsageError
-from promoter.kalypso.control import open_kalypso
 from promoter.platform.provenance import PROVENANCE, Provenance
 from promoter.rendering.tree import render_environment
 
@@ -38,6 +37,7 @@ from promoter.rendering.tree import render_environment
     help="The environment to render.",
 )
 @COMMIT
+@KALYPSO_NAMING
 @click.option(
     "--out",
     required=True,

@@ -16,9 +16,8 @@ from promoter.cli.commands.common import (
     with_edits,
 )
 from promoter.cli.commands.common import control_plane as control_plane_at
-from promoter.cli.commands.kalypso import validate_kalypso
+from promoter.cli.commands.kalypso import KALYPSO_NAMING, open_kalypso, validate_kalypso
 from promoter.cli.output import OUTPUT, emit, snapshot_of
-from promoter.kalypso.control import open_kalypso
 from promoter.promotion.waves import resolve
 from promoter.rendering.builtins import all_templates
 from promoter.rendering.render import Renderer
@@ -28,6 +27,7 @@ from promoter.rendering.tree import render_environment
 @click.command()
 @CONTROL_PLANE
 @COMMIT
+@KALYPSO_NAMING
 @MAIN_BRANCH
 @COMMITTED
 @STAGED

@@ -1,0 +1,7 @@
+export DB_URL="postgres://db:5432/app"
+export EDGE="yes"
+export ENVIRONMENT="dev"
+export LOG_LEVEL="info"
+export MANAGED_BY="kalypso"
+export REGION="west-us"
+export TEST_SUITE="smoke"
