@@ -195,15 +195,28 @@ def _argocd_message(status: dict[str, Any], state: State) -> str:
     if state != "failure":
         return str(operation.get("message") or "")
     reasons = [str(m) for m in (_obj(status, "health").get("message"),) if m]
+    reasons += _unhealthy_resources(status) + _error_conditions(status)
+    return "; ".join(reasons) or str(operation.get("message") or "")
+
+
+def _unhealthy_resources(status: dict[str, Any]) -> list[str]:
+    """``Kind/namespace/name: message`` of each Degraded or Missing resource of an app."""
+    found = []
     for resource in status.get("resources") or []:
         health = _obj(resource, "health") if isinstance(resource, dict) else {}
-        if health.get("status") in ("Degraded", "Missing") and isinstance(resource, dict):
+        if health.get("status") in ("Degraded", "Missing"):
             what = "/".join(str(resource.get(k) or "") for k in ("kind", "namespace", "name"))
-            reasons.append(f"{what}: {health.get('message') or health.get('status')}")
-    for condition in status.get("conditions") or []:
-        if isinstance(condition, dict) and str(condition.get("type", "")).endswith("Error"):
-            reasons.append(f"{condition.get('type')}: {condition.get('message') or ''}")
-    return "; ".join(reasons) or str(operation.get("message") or "")
+            found.append(f"{what}: {health.get('message') or health.get('status')}")
+    return found
+
+
+def _error_conditions(status: dict[str, Any]) -> list[str]:
+    """``Type: message`` of each of an app's ``...Error`` conditions."""
+    return [
+        f"{c.get('type')}: {c.get('message') or ''}"
+        for c in status.get("conditions") or []
+        if isinstance(c, dict) and str(c.get("type", "")).endswith("Error")
+    ]
 
 
 def _obj(holder: dict[str, Any], key: str) -> dict[str, Any]:

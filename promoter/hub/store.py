@@ -318,18 +318,7 @@ def record_commit(db: Database, record: CommitRecord, now: float) -> bool:
             (record.environment, record.sha),
         ):
             return False
-        parent = (
-            tx.one(
-                "SELECT position FROM platform_commits WHERE environment = ? AND sha = ?",
-                (record.environment, record.parent),
-            )
-            if record.parent
-            else None
-        )
-        top = tx.one(
-            "SELECT MAX(position) FROM platform_commits WHERE environment = ?", (record.environment,)
-        )
-        position = int(parent[0]) + 1 if parent else (int(top[0]) + 1 if top and top[0] is not None else 0)
+        position = _position(tx, record)
         tx.run(
             "INSERT INTO platform_commits (environment, sha, parent, branch, main_commit, position,"
             " committed_at, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -356,6 +345,22 @@ def record_commit(db: Database, record: CommitRecord, now: float) -> bool:
         ):
             refresh_cluster(tx, str(name))
     return True
+
+
+def _position(tx: Tx, record: CommitRecord) -> int:
+    """A commit's place on its environment's line: after its parent, else after the last one."""
+    parent = (
+        tx.one(
+            "SELECT position FROM platform_commits WHERE environment = ? AND sha = ?",
+            (record.environment, record.parent),
+        )
+        if record.parent
+        else None
+    )
+    if parent:
+        return int(parent[0]) + 1
+    top = tx.one("SELECT MAX(position) FROM platform_commits WHERE environment = ?", (record.environment,))
+    return int(top[0]) + 1 if top and top[0] is not None else 0
 
 
 def _environments(tx: Tx, environment: str, branch: str, order: Sequence[str]) -> None:

@@ -73,13 +73,12 @@ def serve(
 ) -> None:
     """Serve the ingest endpoints, the JSON API and the pages (migrating the schema first)."""
     try:
-        from promoter.hub.server import parse_retention
-        from promoter.hub.server import serve as run  # optional: needs the hub extra
+        from promoter.hub import server  # optional: needs the hub extra
     except ImportError as err:
         raise UsageError(f"the hub needs its extra: pip install 'promoter[hub]' ({err})") from err
-    seconds = parse_retention(retain) if retain else None
+    seconds = server.parse_retention(retain) if retain else None
     limits = Limits(max_body=max_body, max_age=max_age)
-    run(Database.from_option(database), listen, limits, workers, seconds, require_read_key)
+    server.serve(Database.from_option(database), listen, limits, workers, seconds, require_read_key)
 
 
 @hub.command()
