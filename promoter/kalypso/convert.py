@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from promoter.controlplane.sources import with_extra
 from promoter.controlplane.yamlfile import plain
 from promoter.kalypso.control import KalypsoControlPlane
 from promoter.kalypso.loading import KalypsoBranch
@@ -143,7 +144,7 @@ def _target(w: Workload, t: DeploymentTarget) -> dict[str, Any]:
     labels = {**t.labels, **w.labels}  # Kalypso: the Workload's labels win
     if labels:
         out["labels"] = labels
-    out["manifests"] = dict(t.manifests)
+    out["manifests"] = with_extra(dict(t.manifests))
     return out
 
 
