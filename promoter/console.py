@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import sys
 from collections.abc import Mapping
 from typing import TextIO
@@ -25,6 +26,21 @@ _OUTCOMES = (
     (re.compile(r": (superseded|held|dry-run|noop|pending)\b"), "yellow"),
     (re.compile(r"^(warning|error):"), "yellow"),
 )
+
+
+def shorten(text: str, width: int) -> str:
+    """``text`` in at most ``width`` characters: cut after the last whole word that fits, with
+    "..." saying so (a word longer than the room is cut inside)."""
+    if len(text) <= width or width < 4:
+        return text[: max(width, 0)]
+    room = max(width - 3, 0)
+    cut = text[: room + 1].rsplit(" ", 1)[0] if " " in text[: room + 1] else text[:room]
+    return cut[:room].rstrip(" ,;:") + "..."
+
+
+def terminal_width(stream: TextIO) -> int | None:
+    """The terminal's width when ``stream`` is one, else None (a log has no width)."""
+    return shutil.get_terminal_size().columns if is_terminal(stream) else None
 
 
 def is_terminal(stream: TextIO) -> bool:
@@ -80,7 +96,9 @@ class Console:
             return
         line = one_line(mask(line))
         self.lines.append(line)
-        stream.write(f"\r\x1b[2K{line}")
+        # Wider than the terminal, the line would wrap and "\r" would clear only its last row.
+        width = terminal_width(stream) or len(line) + 1
+        stream.write(f"\r\x1b[2K{shorten(line, width - 1)}")
         stream.flush()
         self._live = True
 
