@@ -309,6 +309,10 @@ def test_environment_names_complete_from_the_pipeline(factory: ControlPlaneFacto
     assert _complete("promoter render --env ", cwd=path) == ["plain,dev", "plain,qa", "plain,prod"]
     assert _complete(f"promoter diff --control-plane {path} --to q") == ["plain,qa"]
     assert _complete("promoter rollback --env p", cwd=path / "workloads") == ["plain,prod"]
+    assert _complete("promoter promote --to ", cwd=path) == ["plain,dev", "plain,qa", "plain,prod"]
+    assert _complete(f"promoter promote --control-plane {path} --schedule p") == ["plain,prod"]
+    assert _complete("promoter hub rollout --env d", cwd=path) == ["plain,dev"]
+    assert _complete("promoter init --environments dev,", cwd=path) == ["plain,dev,qa", "plain,dev,prod"]
 
 
 def test_no_environment_names_where_there_is_no_control_plane(tmp_path: Path) -> None:

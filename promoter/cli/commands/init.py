@@ -11,6 +11,7 @@ import click
 import yaml
 
 from promoter.cli import init_skeleton, init_workflows
+from promoter.cli.commands.completion import complete_environment_list
 from promoter.cli.init_workflows import Setup
 from promoter.controlplane.documents import PIPELINE_FILE
 from promoter.controlplane.repo import ControlPlane
@@ -59,6 +60,7 @@ Examples:
     "--environments",
     default=None,
     metavar="A,B,...",
+    shell_complete=complete_environment_list,
     help="The environments in promotion order, each kept on the branch of its name "
     "(default: the Pipeline's on the main branch of the working directory's repo, else dev,qa,prod).",
 )
