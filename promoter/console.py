@@ -14,7 +14,7 @@ import sys
 from collections.abc import Mapping
 from typing import TextIO
 
-from promoter.errors import one_line
+from promoter.errors import one_line, shorten
 from promoter.masking import mask
 
 RESET = "\x1b[0m"
@@ -26,16 +26,6 @@ _OUTCOMES = (
     (re.compile(r": (superseded|held|dry-run|noop|pending)\b"), "yellow"),
     (re.compile(r"^(warning|error):"), "yellow"),
 )
-
-
-def shorten(text: str, width: int) -> str:
-    """``text`` in at most ``width`` characters: cut after the last whole word that fits, with
-    "..." saying so (a word longer than the room is cut inside)."""
-    if len(text) <= width or width < 4:
-        return text[: max(width, 0)]
-    room = max(width - 3, 0)
-    cut = text[: room + 1].rsplit(" ", 1)[0] if " " in text[: room + 1] else text[:room]
-    return cut[:room].rstrip(" ,;:") + "..."
 
 
 def terminal_width(stream: TextIO) -> int | None:

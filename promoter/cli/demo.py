@@ -13,9 +13,9 @@ from pathlib import Path
 
 from promoter.cli import hub_demo
 from promoter.clock import RealClock
-from promoter.console import Console, is_terminal, shorten, terminal_width
+from promoter.console import Console, is_terminal, terminal_width
 from promoter.controlplane.repo import ControlPlane
-from promoter.errors import UsageError
+from promoter.errors import UsageError, shorten
 from promoter.gitcmd import Git
 from promoter.promotion.flows import Orchestrator
 from promoter.promotion.options import Options

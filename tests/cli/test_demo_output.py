@@ -12,7 +12,7 @@ import pytest
 
 from promoter.cli import demo
 from promoter.cli.demo import DemoConsole, next_steps
-from promoter.console import shorten
+from promoter.errors import shorten
 
 RUN = [
     "demo: building the sample control plane and platform repo in /tmp/x",

@@ -12,8 +12,8 @@ import click
 from promoter.cli.commands.promote import print_summary
 from promoter.cli.demo import demo_run
 from promoter.clock import parse_duration
-from promoter.console import shorten, terminal_width
-from promoter.errors import UsageError
+from promoter.console import terminal_width
+from promoter.errors import UsageError, shorten
 
 
 @click.command()
