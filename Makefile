@@ -12,7 +12,7 @@ NEWEST ?=
 PIP := $(BIN)/python -m pip --disable-pip-version-check
 PYTEST_WORKERS ?= auto
 
-.PHONY: demo test deps lint typecheck extra-lint unit versions lock test-newest clean
+.PHONY: demo demo-hub test deps lint typecheck extra-lint unit versions lock test-newest clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -45,8 +45,16 @@ $(WHEELHOUSE)/.complete: $(BIN)/python actions/requirements.lock actions/uv.lock
 	$(PIP) download --quiet --require-hashes --no-deps -d $(WHEELHOUSE) -r actions/requirements.lock -r actions/uv.lock
 	touch $@
 
+# The demo's repos and hub database go to $(DEMO_DIR) (made anew by each run, kept after it):
+# the next steps it prints work from here, and `make demo-hub` serves the hub's pages of the last run.
+DEMO_DIR ?= demo
 demo: $(STAMP)
-	$(BIN)/promoter demo
+	rm -rf $(DEMO_DIR)
+	$(BIN)/promoter demo --dir $(DEMO_DIR)
+
+demo-hub: $(STAMP)
+	@test -f $(DEMO_DIR)/hub.sqlite3 || { echo "no demo hub database in $(DEMO_DIR)/: run make demo first" >&2; exit 2; }
+	$(BIN)/promoter hub serve --database $(DEMO_DIR)/hub.sqlite3 --listen 127.0.0.1:8080
 
 # What this run installed, first, so that a failure names its cause.
 versions: $(TEST_STAMP)

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import sys
 from collections.abc import Mapping
 from typing import TextIO
 
-from promoter.errors import one_line
+from promoter.errors import one_line, shorten
 from promoter.masking import mask
 
 RESET = "\x1b[0m"
@@ -25,6 +26,11 @@ _OUTCOMES = (
     (re.compile(r": (superseded|held|dry-run|noop|pending)\b"), "yellow"),
     (re.compile(r"^(warning|error):"), "yellow"),
 )
+
+
+def terminal_width(stream: TextIO) -> int | None:
+    """The terminal's width when ``stream`` is one, else None (a log has no width)."""
+    return shutil.get_terminal_size().columns if is_terminal(stream) else None
 
 
 def is_terminal(stream: TextIO) -> bool:
@@ -80,7 +86,9 @@ class Console:
             return
         line = one_line(mask(line))
         self.lines.append(line)
-        stream.write(f"\r\x1b[2K{line}")
+        # Wider than the terminal, the line would wrap and "\r" would clear only its last row.
+        width = terminal_width(stream) or len(line) + 1
+        stream.write(f"\r\x1b[2K{shorten(line, width - 1)}")
         stream.flush()
         self._live = True
 

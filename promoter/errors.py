@@ -21,6 +21,16 @@ def one_line(text: str) -> str:
     return _CONTROL.sub(_escape, text)
 
 
+def shorten(text: str, width: int) -> str:
+    """``text`` in at most ``width`` characters: cut after the last whole word that fits, with
+    "..." saying so (a word longer than the room is cut inside)."""
+    if len(text) <= width or width < 4:
+        return text[: max(width, 0)]
+    room = max(width - 3, 0)
+    cut = text[: room + 1].rsplit(" ", 1)[0] if " " in text[: room + 1] else text[:room]
+    return cut[:room].rstrip(" ,;:") + "..."
+
+
 def _escape(match: re.Match[str]) -> str:
     char = match.group()
     return _NAMED.get(char) or (f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}")

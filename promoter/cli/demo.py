@@ -4,15 +4,18 @@ local forge, with no network and no account."""
 from __future__ import annotations
 
 import os
+import re
+import shutil
+import sys
 import tempfile
 from contextlib import ExitStack
 from pathlib import Path
 
 from promoter.cli import hub_demo
 from promoter.clock import RealClock
-from promoter.console import Console
+from promoter.console import Console, is_terminal, terminal_width
 from promoter.controlplane.repo import ControlPlane
-from promoter.errors import UsageError
+from promoter.errors import UsageError, shorten
 from promoter.gitcmd import Git
 from promoter.promotion.flows import Orchestrator
 from promoter.promotion.options import Options
@@ -72,7 +75,89 @@ def _promote(cp: ControlPlane, console: Console, progress_interval: float) -> Re
     return orchestrator.promote(head)
 
 
-def run_demo(directory: Path | None, progress_interval: float = 1.0) -> Report:
+# The lines of a run that the brief demo keeps: its own, each environment's and each wave's end,
+# warnings and anything that needs a person. The rest is progress: on a terminal it shows as the
+# one live line, in a log it is left out (``-v`` prints everything, as ``promote`` does).
+_MILESTONE = re.compile(
+    r"^(demo:|promoting |dry run|warning|error)"
+    r"|^[^:\s]+: (success in|FAILED|superseded|already promoted|\d+ waves:|warning:|rolled back)"
+    r"|^[^:\s]+: wave [^:]+: (passed|FAILED)"
+    r"|: waiting for someone to merge"
+)
+
+
+class DemoConsole(Console):
+    """The demo's output: one line per environment or wave step unless ``verbose``; on a
+    terminal no line is wider than it."""
+
+    def __init__(self, verbose: bool) -> None:
+        super().__init__()
+        self.verbose = verbose
+
+    def say(self, line: str) -> None:
+        if self.verbose:
+            super().say(line)
+        elif _MILESTONE.search(line):
+            width = terminal_width(self._out())
+            super().say(shorten(line, width - 1) if width else line)
+        else:
+            self.progress(line)
+
+    def progress(self, line: str) -> None:
+        if self.verbose or is_terminal(self._out()):
+            super().progress(line)
+        else:
+            self.lines.append(line)
+
+
+def promoter_command() -> str:
+    """How to run this promoter again from the shell the demo ran in: ``promoter`` when that
+    is what the PATH finds, else the full path of this one (a virtualenv's bin/ is rarely on PATH)."""
+    script = Path(sys.argv[0]).absolute() if Path(sys.argv[0]).name == "promoter" else None
+    found = shutil.which("promoter")
+    if script is not None and found is not None and Path(found).absolute() == script:
+        return "promoter"
+    if script is not None and script.exists():
+        return _shown(script)
+    return f"{sys.executable} -m promoter"
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the working directory when it is below it (shorter to copy)."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def next_steps(root: Path, control_plane: Path, platform: Path) -> list[str]:
+    """The commands to look around after the demo, each on a line of its own under what it
+    shows, so that each works as printed (copied whole, whatever the terminal's width)."""
+    promoter = promoter_command()
+    steps = [
+        ("where each environment is", f"{promoter} status --control-plane {_shown(control_plane)}"),
+        ("the rendered manifests", f"git -C {_shown(platform)} log --oneline --graph --all"),
+    ]
+    database = root / "hub.sqlite3"
+    if database.exists():
+        steps.append(
+            (
+                "the hub's pages, on http://127.0.0.1:8080 (Ctrl-C stops it)",
+                f"{promoter} hub serve --database {_shown(database)}",
+            )
+        )
+    lines = ["", "demo: done. Next:"]
+    for what, command in steps:
+        lines += [f"  # {what}", f"  {command}"]
+    return lines
+
+
+def run_demo(directory: Path | None, progress_interval: float = 1.0, verbose: bool = True) -> Report:
+    return demo_run(directory, progress_interval, verbose)[0]
+
+
+def demo_run(directory: Path | None, progress_interval: float, verbose: bool) -> tuple[Report, list[str]]:
+    """The demo's report, and the next steps to print after its table."""
     if directory is None:
         root = Path(tempfile.mkdtemp(prefix="promoter-demo-"))
     else:
@@ -81,8 +166,8 @@ def run_demo(directory: Path | None, progress_interval: float = 1.0) -> Report:
             raise UsageError(f"--dir {directory}: not empty; choose a new or empty directory")
         root.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("PROMOTER_CACHE_DIR", str(root / ".cache"))
-    console = Console()
-    console.say(f"demo: building the sample control plane and platform repo in {root}")
+    console = DemoConsole(verbose)
+    console.say(f"demo: building the sample control plane and platform repo in {_shown(root)}")
     control_plane_path, platform_path = build_repos(root)
     with ExitStack() as stack:
         if hub_demo.available():
@@ -92,16 +177,9 @@ def run_demo(directory: Path | None, progress_interval: float = 1.0) -> Report:
             commit_folder(Git(control_plane_path), gated, "main", "Gate every environment on the hub", "main")
             Git(control_plane_path).run("reset", "--hard", "--quiet")  # the work tree shows the new main
             console.say(
-                f"demo: a hub on {hub.url} with {len(hub.clusters)} simulated clusters; every environment gates on it"
+                f"demo: a hub for this run on {hub.url} with {len(hub.clusters)} simulated clusters; every environment gates on it"
             )
         else:
             console.say("demo: no hub (pip install 'promoter[hub]' to see the hub gate too)")
         report = _promote(ControlPlane(control_plane_path), console, progress_interval)
-    console.say("")
-    if (root / "hub.sqlite3").exists():
-        console.say(
-            f"demo: what the clusters reported: promoter hub status --database {root / 'hub.sqlite3'}"
-        )
-    console.say(f"demo: done. Look around: promoter status --control-plane {control_plane_path}")
-    console.say(f"demo: the rendered manifests: git -C {platform_path} log --oneline --graph --all")
-    return report
+    return report, next_steps(root, control_plane_path, platform_path)

@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import tempfile
+import threading
 import traceback
 from collections.abc import Sequence
 from typing import Any
@@ -21,6 +23,7 @@ from promoter.cli.commands import (
     diff,
     init,
     promote,
+    rehearse,
     render,
     rollback,
     status,
@@ -32,6 +35,23 @@ from promoter.console import colour_enabled, paint
 from promoter.errors import PromoterError, one_line
 from promoter.gitcmd import require_git
 from promoter.masking import mask
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a CI job cancelled, ``kill``, a container stopped), raised where the run is so
+    that it stops as Ctrl-C stops it: every cleanup on the way out runs, and one line says so."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
+
+
+def _interrupted(err: BaseException) -> int:
+    """Say what an interrupted run left, and its exit code: 128 + the signal, as shells count."""
+    terminated = isinstance(err, Terminated) or isinstance(err.__cause__, Terminated)
+    word = "terminated" if terminated else "interrupted"
+    click.echo(f"{word}; nothing is left half-done: run the same command again to go on", err=True)
+    return 143 if terminated else 130
 
 
 class PromoterGroup(click.Group):
@@ -47,14 +67,18 @@ class PromoterGroup(click.Group):
         so one style reaches the user and scripts that grep stderr."""
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, False, **extra)
+        main_thread = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGTERM, _terminate) if main_thread else None
         try:
             code = super().main(args, prog_name, complete_var, False, **extra)
         except click.exceptions.ClickException as err:
             _show_click_error(err)
             sys.exit(err.exit_code)
-        except click.exceptions.Abort:  # click's word for Ctrl-C outside a command
-            click.echo("interrupted", err=True)
-            sys.exit(130)
+        except click.exceptions.Abort as err:  # click's word for Ctrl-C outside a command
+            sys.exit(_interrupted(err))
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
         sys.exit(code if isinstance(code, int) else 0)
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -67,11 +91,8 @@ class PromoterGroup(click.Group):
                 click.echo(f"{_error_word()} {one_line(mask(str(err)))}", err=True)
             actions_output.report_error(err)
             ctx.exit(err.exit_code)
-        except KeyboardInterrupt:
-            click.echo(
-                "interrupted; nothing is left half-done: run the same command again to go on", err=True
-            )
-            ctx.exit(130)
+        except KeyboardInterrupt as err:
+            ctx.exit(_interrupted(err))
         except (click.exceptions.Exit, click.exceptions.ClickException, click.exceptions.Abort):
             raise
         except BrokenPipeError:  # promoter render --out - | head: the reader has all it wants
@@ -128,6 +149,7 @@ for command in (
     init.init,
     demo.demo,
     rollback.rollback,
+    rehearse.rehearse,
     convert.convert_command,
     report_status,
     hub,

@@ -16,6 +16,7 @@ from promoter.controlplane.documents import (
     selector,
 )
 from promoter.controlplane.fields import Fields
+from promoter.controlplane.sources import check_manifests
 from promoter.controlplane.yamlfile import LDict, line_of, plain
 from promoter.errors import ConfigError
 from promoter.k8s.served import parse_release
@@ -65,15 +66,17 @@ def template_from(obj: ObjectDoc) -> Template:
 def workload_from(obj: ObjectDoc) -> Workload:
     spec = obj.spec()
     workspace = spec.name("workspace")
-    targets = deployment_targets(spec, obj.file)
+    targets = deployment_targets(spec, obj.file, strict=True)
     spec.done()
     obj.top.done()
     return Workload(obj.name, obj.labels, workspace, targets, obj.source)
 
 
-def deployment_targets(spec: Fields, file: str) -> tuple[DeploymentTarget, ...]:
+def deployment_targets(spec: Fields, file: str, *, strict: bool = False) -> tuple[DeploymentTarget, ...]:
     """A Workload's ``spec.deploymentTargets`` (Kalypso's Workloads have the same shape): unique
-    names, an environment, labels, and ``manifests`` with a non-empty ``repo``."""
+    names, an environment, labels, and ``manifests`` with a non-empty ``repo``. ``strict``:
+    promoter's own Workloads, whose ``manifests`` take only their source kind's keys (Kalypso's
+    are a free map of strings its templates read)."""
     targets: list[DeploymentTarget] = []
     seen: set[str] = set()
     for path, line, item in spec.items("deploymentTargets"):
@@ -86,6 +89,8 @@ def deployment_targets(spec: Fields, file: str) -> tuple[DeploymentTarget, ...]:
         labels = t.labels("labels")
         manifests = t.fields("manifests", required=True)
         assert manifests is not None
+        if strict:
+            check_manifests(manifests)
         manifests.text("repo", required=True)
         for key in manifests.value:
             manifests.any(key)

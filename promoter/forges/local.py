@@ -13,7 +13,7 @@ from promoter.errors import GitError
 from promoter.forges.base import Forge, MergeNotReady, PullRequest
 from promoter.forges.notes import NoteStatuses
 from promoter.gitcmd import Git
-from promoter.model import DESCRIPTION_LIMIT, Environment, Status, StatusState
+from promoter.model import Environment, Status, StatusState
 from promoter.platform.repo import PlatformRepo
 
 
@@ -30,7 +30,8 @@ class LocalForge(Forge):
     def set_status(
         self, commit: str, context: str, state: StatusState, description: str, target_url: str | None = None
     ) -> None:
-        self.statuses.post(commit, Status(context, state, description[:DESCRIPTION_LIMIT], target_url))
+        # Whole: git notes have no limit, and `status -o json` shows what the gates said in full.
+        self.statuses.post(commit, Status(context, state, description, target_url))
 
     def _url(self, head_branch: str) -> str:
         return f"{self.platform.url}#{head_branch}"

@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from promoter.controlplane.sources import with_extra
 from promoter.controlplane.yamlfile import plain
 from promoter.errors import ConfigError
 from promoter.k8s.names import bounded
@@ -227,7 +228,7 @@ def _target(w: Workload, t: DeploymentTarget, flux: str | None = None) -> dict[s
         labels.update(flux_labels(t.environment, flux))
     if labels:
         out["labels"] = labels
-    out["manifests"] = dict(t.manifests)
+    out["manifests"] = with_extra(dict(t.manifests))
     return out
 
 

@@ -3,6 +3,7 @@ this run posts (a forge may take a moment to show a status it was just sent)."""
 
 from __future__ import annotations
 
+from promoter.errors import shorten
 from promoter.forges.base import Forge
 from promoter.model import DESCRIPTION_LIMIT, Environment, Status, StatusState
 
@@ -25,7 +26,7 @@ class Statuses:
         if self.muted:
             return
         self.forge.set_status(commit, context, state, description, url)
-        self.of(commit)[context] = Status(context, state, description[:DESCRIPTION_LIMIT], url)
+        self.of(commit)[context] = Status(context, state, shorten(description, DESCRIPTION_LIMIT), url)
 
     def context_of(self, env: Environment) -> str:
         return self.forge.status_context(env.name)

@@ -12,6 +12,7 @@ from typing import Any
 from promoter.controlplane.objects import check_references
 from promoter.model import EnvironmentObjects, MainObjects, Versions
 from promoter.rendering.builtins import all_templates, builtin_templates
+from promoter.rendering.checks import ConfigKeyProblem, at_config_key
 from promoter.rendering.memo import FolderMemo, folder_digests
 from promoter.rendering.parallel import (
     PARALLEL_MIN_ASSIGNMENTS,
@@ -63,6 +64,19 @@ class RenderedFolders(Mapping[str, bytes]):
 
 def render_environment(
     main: MainObjects, env: EnvironmentObjects, environment: str, renderer: Renderer | None = None
+) -> Rendered:
+    """Schedule and render one environment (``_render_environment``); a problem a config key
+    causes is named at the user's ConfigMap line first, the template second."""
+    try:
+        return _render_environment(main, env, environment, renderer)
+    except ConfigKeyProblem as err:
+        assigned = EnvironmentSchedule(main, env, environment).assign(err.folder)
+        sources = next((a.config_sources for a in assigned if a.name == err.target), ())
+        raise at_config_key(err, sources, env.configmaps) from None
+
+
+def _render_environment(
+    main: MainObjects, env: EnvironmentObjects, environment: str, renderer: Renderer | None
 ) -> Rendered:
     """Schedule and render one environment: ``<cluster-type>/<workload>-<target>/<role>.yaml``.
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -88,3 +91,21 @@ def test_ctrl_c_says_what_to_do(factory: ControlPlaneFactory, monkeypatch: pytes
     result = CliRunner().invoke(cli, ["promote", "--control-plane", str(path)])
     assert result.exit_code == 130
     assert result.stderr == "interrupted; nothing is left half-done: run the same command again to go on\n"
+
+
+def test_sigterm_says_what_to_do_as_ctrl_c_does(tmp_path: Path) -> None:
+    """A cancelled CI job or ``kill`` sends SIGTERM: one line, exit 143 (128 + 15), as a shell counts."""
+    run = subprocess.Popen(
+        [sys.executable, "-m", "promoter", "demo", "--dir", str(tmp_path / "demo")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert run.stdout is not None
+    for line in run.stdout:  # promoting has started: the signal lands in the middle of a run
+        if line.startswith("promoting main "):
+            break
+    run.send_signal(signal.SIGTERM)
+    _, stderr = run.communicate(timeout=60)
+    assert run.returncode == 143, stderr
+    assert stderr == "terminated; nothing is left half-done: run the same command again to go on\n"

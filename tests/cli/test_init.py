@@ -210,16 +210,44 @@ def test_bad_flags_are_exit_2_with_one_clear_line(flags: list[str], line: str, t
     assert not (tmp_path / "out").exists()
 
 
-def test_a_tag_is_pinned_with_a_warning(tmp_path: Path) -> None:
-    result = init("init", "--promoter-repo", "acme/promoter", "--ref", "v0.1.0", "--out", str(tmp_path))
+def test_a_release_tag_is_pinned_as_its_commits_sha(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    copy = tmp_path / "server" / "acme" / "promoter.git"  # the promoter's copy, as GitHub serves it
+    subprocess.run(["git", "init", "--quiet", "--bare", str(copy)], check=True)
+    work = tmp_path / "work"
+    subprocess.run(["git", "init", "--quiet", str(work)], check=True)
+    _git(
+        work,
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@t",
+        "commit",
+        "--quiet",
+        "--allow-empty",
+        "-m",
+        "release",
+    )
+    _git(work, "-c", "user.name=t", "-c", "user.email=t@t", "tag", "--annotate", "v1.2.3", "-m", "v1.2.3")
+    _git(work, "push", "--quiet", str(copy), "HEAD:refs/heads/main", "refs/tags/v1.2.3")
+    commit = _git(work, "rev-parse", "HEAD").strip()
+    monkeypatch.setenv("GITHUB_SERVER_URL", f"file://{tmp_path / 'server'}")
+    result = init(
+        "init", "--promoter-repo", "acme/promoter", "--ref", "v1.2.3", "--out", str(tmp_path / "out")
+    )
     assert result.exit_code == 0, result.output
     assert result.stderr.startswith(
-        "warning: --ref v0.1.0 is a tag, and a tag can move: pin the commit's full SHA"
+        f"--ref v1.2.3: pinned as its commit {commit}\n"
+    )  # the annotated tag's commit
+    render = (tmp_path / "out/main/.github/workflows/render.yml").read_text()
+    assert f"uses: acme/promoter/actions/render@{commit} # v1.2.3\n" in render
+    missing = init(
+        "init", "--promoter-repo", "acme/promoter", "--ref", "v9.9.9", "--out", str(tmp_path / "o2")
     )
-    assert (
-        "uses: acme/promoter/actions/render@v0.1.0\n"
-        in (tmp_path / "main/.github/workflows/render.yml").read_text()
+    assert missing.exit_code == 2
+    assert missing.stderr.startswith(
+        f"error: --ref v9.9.9: cannot find the tag's commit at file://{tmp_path / 'server'}/acme/promoter.git (no such tag)"
     )
+    assert not (tmp_path / "o2").exists()
 
 
 # ------------------------------------------------------------ where it writes

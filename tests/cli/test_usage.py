@@ -15,6 +15,9 @@ import yaml
 from click.testing import CliRunner
 
 from promoter.cli.main import cli
+from promoter.forges.notes import NoteStatuses
+from promoter.gitcmd import Git
+from promoter.model import Status
 from tests.support.helpers import ControlPlaneFactory
 from tests.support.paths import ROOT
 
@@ -261,6 +264,18 @@ def test_diff_exits_1_on_a_difference_and_0_without(factory: ControlPlaneFactory
     assert yaml.safe_load(CliRunner().invoke(cli, [*args, "-o", "yaml"]).stdout)["changed"] is False
 
 
+def test_a_long_status_is_cut_at_a_word_in_text_and_whole_in_json(factory: ControlPlaneFactory) -> None:
+    path = factory.create(platform_branches=("dev", "qa", "prod"))
+    git = Git(path)
+    said = "healthy at 0123456789ab (" + "; ".join(f"gate soak {i}.0s: success" for i in range(1, 9)) + ")"
+    NoteStatuses(git).post(git.out("rev-parse", "main"), Status("promoter/dev", "success", said))
+    data = json.loads(CliRunner().invoke(cli, ["status", "--control-plane", str(path), "-o", "json"]).stdout)
+    assert data["environments"][0]["description"] == said  # whole: git notes keep it
+    text = CliRunner().invoke(cli, ["status", "--control-plane", str(path)]).stdout.splitlines()[1]
+    shown = text.split("success   ", 1)[1].split("  [dev has", 1)[0]
+    assert len(shown) <= 140 and shown.endswith("4.0s: success; gate soak...")  # not mid-word
+
+
 def test_status_and_check_platform_speak_yaml(factory: ControlPlaneFactory) -> None:
     path = factory.create(platform_branches=("dev", "qa", "prod"))
     assert CliRunner().invoke(cli, ["promote", "--control-plane", str(path), "--to", "dev"]).exit_code == 0
@@ -309,6 +324,10 @@ def test_environment_names_complete_from_the_pipeline(factory: ControlPlaneFacto
     assert _complete("promoter render --env ", cwd=path) == ["plain,dev", "plain,qa", "plain,prod"]
     assert _complete(f"promoter diff --control-plane {path} --to q") == ["plain,qa"]
     assert _complete("promoter rollback --env p", cwd=path / "workloads") == ["plain,prod"]
+    assert _complete("promoter promote --to ", cwd=path) == ["plain,dev", "plain,qa", "plain,prod"]
+    assert _complete(f"promoter promote --control-plane {path} --schedule p") == ["plain,prod"]
+    assert _complete("promoter hub rollout --env d", cwd=path) == ["plain,dev"]
+    assert _complete("promoter init --environments dev,", cwd=path) == ["plain,dev,qa", "plain,dev,prod"]
 
 
 def test_no_environment_names_where_there_is_no_control_plane(tmp_path: Path) -> None:

@@ -381,6 +381,53 @@ CASES = [
         main={W: sub(WORKLOAD, "{name: t2, environment: qa,", "{name: t2, enviroment: qa,")},
     ),
     Case(
+        "manifests-branch-typo",  # passed once and rendered the default branch: the wrong revision
+        W,
+        8,
+        "unknown field 'spec.deploymentTargets[1].manifests.brach', did you mean 'branch'?",
+        main={
+            W: sub(
+                WORKLOAD,
+                "repo: https://example.com/app, branch: main, path: ./qa",
+                "repo: https://example.com/app, brach: dev-2, path: ./qa",
+            )
+        },
+    ),
+    Case(
+        "manifests-key-of-another-source-kind",
+        W,
+        7,
+        "manifests.tag': it is for an OCI source, and this is a git source (repo not oci://, no chart)",
+        main={W: sub(WORKLOAD, "branch: main, path: ./dev", "tag: v1, path: ./dev")},
+    ),
+    Case(
+        "manifests-two-oci-refs",
+        W,
+        7,
+        "manifests.semver: give one of tag, semver, digest, not tag and semver",
+        main={
+            W: sub(
+                WORKLOAD,
+                "repo: https://example.com/app, branch: main, path: ./dev",
+                "repo: oci://example.com/app, tag: v1, semver: 1.x",
+            )
+        },
+    ),
+    Case(
+        "manifests-unquoted-version",
+        W,
+        7,
+        "manifests.version: must be a non-empty string (quote it), got a number",
+        main={W: sub(WORKLOAD, "branch: main, path: ./dev", "chart: app, version: 1.10")},
+    ),
+    Case(
+        "manifests-values-not-a-mapping",
+        W,
+        7,
+        "manifests.values: must be a mapping, got a list",
+        main={W: sub(WORKLOAD, "branch: main, path: ./dev", "chart: app, values: [a]")},
+    ),
+    Case(
         "typo-of-an-optional-field",
         P,
         8,

@@ -195,7 +195,7 @@ def test_report_status_refuses_what_it_cannot_post(rollout: Rollout, tmp_path: P
     )
     assert result.exit_code == 0, result.output
     [status] = NoteStatuses(Git(rollout.path)).history(rollout.later)
-    assert (status.context, status.state, status.description) == (APPS, "error", "x" * 140)
+    assert (status.context, status.state, status.description) == (APPS, "error", "x" * 137 + "...")
 
 
 PIPELINE = pipeline(

@@ -264,10 +264,11 @@ CASES = [
         dev={"env.yaml": sub(ENV, "REGION: here", "on: x")},
     ),
     Case(
-        "config-key-not-a-flux-variable",
-        "builtin:flux.yaml",
-        ANY_LINE,
-        "is not a Flux variable name",
+        "config-key-not-a-flux-variable",  # the user's key at its line first, the template second
+        "dev:env.yaml",
+        14,
+        "ConfigMap 'defaults' key 'feature.flags' is not a Flux variable name ([_a-zA-Z][_a-zA-Z0-9]*), "
+        "and Flux substitutes config by variable name: template 'flux' (builtin:flux.yaml:10) renders Kustomization/",
         dev={"env.yaml": sub(ENV, "REGION: here", "feature.flags: x")},
     ),
 ]

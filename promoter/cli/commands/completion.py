@@ -26,6 +26,20 @@ def complete_environments(
     return [CompletionItem(e.name) for e in envs if e.name.startswith(incomplete)]
 
 
+def complete_environment_list(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """The last name of a comma-separated list (``dev,q`` -> ``dev,qa``), from the same Pipeline."""
+    done, _, last = incomplete.rpartition(",")
+    prefix = f"{done}," if done else ""
+    given = set(done.split(",")) if done else set()
+    return [
+        CompletionItem(prefix + item.value)
+        for item in complete_environments(ctx, param, last)
+        if item.value not in given
+    ]
+
+
 @click.command()
 @click.argument("shell", type=click.Choice(SHELLS))
 @click.pass_context

@@ -12,6 +12,7 @@ import click
 
 from promoter.cli.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH
 from promoter.cli.commands.common import control_plane as control_plane_at
+from promoter.cli.commands.completion import complete_environment_list
 from promoter.cli.commands.kalypso import KALYPSO_NAMING, open_kalypso, order_of
 from promoter.cli.demo import commit_folder
 from promoter.errors import UsageError
@@ -31,7 +32,13 @@ Examples:
 @COMMIT
 @KALYPSO_NAMING
 @click.option("--out", required=True, help="A new git repo to write (absent, or an empty directory).")
-@click.option("--environments", default=None, metavar="ENV,ENV", help="The environments in promotion order.")
+@click.option(
+    "--environments",
+    default=None,
+    metavar="ENV,ENV",
+    shell_complete=complete_environment_list,
+    help="The environments in promotion order.",
+)
 @click.option(
     "--environments-file",
     default=None,

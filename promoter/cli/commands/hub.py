@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from promoter.cli import actions_output
+from promoter.cli.commands.completion import complete_environment_list
 from promoter.cli.commands.hub_reads import DATABASE, OUTPUT, URL, env_option, read_commands
 from promoter.errors import ForgeError, UsageError
 from promoter.gates.http import HttpProblem
@@ -97,8 +98,8 @@ def keys() -> None:
 
 @keys.command("add")
 @click.argument("cluster")
-@env_option(required=True, help="The cluster's environment.")
-@click.option("--cluster-type", required=True)
+@env_option(required=True, help="The environment the cluster belongs to.")
+@click.option("--cluster-type", required=True, help="The cluster's cluster type (a ClusterType's name).")
 @DATABASE
 def keys_add(cluster: str, environment: str, cluster_type: str, database: str | None) -> None:
     """Register CLUSTER and print a new key for it (shown this once)."""
@@ -118,7 +119,7 @@ def keys_add(cluster: str, environment: str, cluster_type: str, database: str | 
 @click.argument("name")
 @DATABASE
 def keys_add_promoter(name: str, database: str | None) -> None:
-    """Print a new key with which a promoter run records platform commits (PROMOTER_HUB_TOKEN)."""
+    """Print a new key for the promoter NAME, with which its runs record platform commits (PROMOTER_HUB_TOKEN)."""
     db = Database.from_option(database)
     db.migrate()
     key_id, key = hub_keys.add_promoter_key(db, name)
@@ -198,10 +199,10 @@ def keys_revoke(name: str, key_id: int | None, database: str | None) -> None:
 @hub.command()
 @click.option("--url", required=True, envvar="PROMOTER_HUB_URL", help="The hub's base URL.")
 @click.option("--reconciler", required=True, help="What reconciled, e.g. Kustomization/flux-system/apps.")
-@click.option("--state", required=True, type=click.Choice(STATES))
+@click.option("--state", required=True, type=click.Choice(STATES), help="How the reconciliation went.")
 @click.option("--revision", default="", help="The revision applied: <branch>@sha1:<sha> or a sha.")
-@click.option("--reason", default="")
-@click.option("--message", default="")
+@click.option("--reason", default="", help="A one-word reason, as Flux's (ReconciliationSucceeded).")
+@click.option("--message", default="", help="What the reconciler said.")
 def report(url: str, reconciler: str, state: str, revision: str, reason: str, message: str) -> None:
     """Send one native report, with this cluster's key from PROMOTER_HUB_KEY (or the file
     PROMOTER_HUB_KEY_FILE names)."""
@@ -251,11 +252,18 @@ def _sink(url: str | None, database: str | None) -> Any:
 
 @hub.command()
 @click.option("--platform-repo", required=True, help="The platform repo: a path or git URL.")
-@env_option(required=True)
+@env_option(required=True, help="The environment whose platform branch this is.")
 @click.option("--branch", default=None, help="The environment's platform branch (default: the environment).")
 @click.option("--path", "root", default="", help="The environment's folder in the branch (gitops.path).")
-@click.option("--environments", default="", help="All environments in the Pipeline's order, comma-separated.")
-@click.option("--max-commits", default=DEFAULT_MAX_COMMITS, show_default=True)
+@click.option(
+    "--environments",
+    default="",
+    shell_complete=complete_environment_list,
+    help="All environments in the Pipeline's order, comma-separated.",
+)
+@click.option(
+    "--max-commits", default=DEFAULT_MAX_COMMITS, show_default=True, help="The most commits to read back."
+)
 @URL
 @DATABASE
 def sync(
@@ -287,12 +295,17 @@ def sync(
 
 @hub.command()
 @click.option("--platform-repo", required=True, help="The platform repo: a path or git URL.")
-@env_option(required=True)
+@env_option(required=True, help="The environment the commit was merged into.")
 @click.option("--commit", required=True, help="The merged platform commit.")
 @click.option("--branch", default=None, help="The environment's platform branch (default: the environment).")
 @click.option("--path", "root", default="", help="The environment's folder in the branch (gitops.path).")
 @click.option("--main-commit", default=None, help="The main commit it carries (default: its provenance's).")
-@click.option("--environments", default="", help="All environments in the Pipeline's order, comma-separated.")
+@click.option(
+    "--environments",
+    default="",
+    shell_complete=complete_environment_list,
+    help="All environments in the Pipeline's order, comma-separated.",
+)
 @URL
 @DATABASE
 def record(

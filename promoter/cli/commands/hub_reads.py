@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 import click
 
+from promoter.cli.commands.completion import complete_environments
 from promoter.clock import parse_duration
 from promoter.errors import ForgeError, UsageError
 from promoter.gates.http import HttpProblem
@@ -31,14 +32,25 @@ DATABASE = click.option(
 )
 URL = click.option("--url", default=None, help="Ask the hub at this URL instead of its database.")
 OUTPUT = click.option(
-    "-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True
+    "-o",
+    "--output",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text, or the API's JSON.",
 )
 
 
 def env_option(required: bool = False, help: str = "The environment.") -> Callable[[F], F]:
     """The environment option of every ``hub`` command: ``--env``, ``--environment`` accepted."""
     option: Callable[[F], F] = click.option(
-        "--env", "--environment", "environment", required=required, default=None, help=help
+        "--env",
+        "--environment",
+        "environment",
+        required=required,
+        default=None,
+        help=help,
+        shell_complete=complete_environments,
     )
     return option
 
@@ -49,9 +61,9 @@ STALE = click.option(
 _HELP = {
     "status": "Each environment in the Pipeline's order and the rollout of its head per cluster type.",
     "rollout": "Rollout progress of a platform (or main) commit per cluster type.",
-    "environment": "One environment: scheduled against deployed per deployment target, and its clusters.",
+    "environment": "One environment, NAME: scheduled against deployed per deployment target, and its clusters.",
     "clusters": "Every registered cluster: its platform commit, how far behind, how healthy.",
-    "cluster": "One cluster: its reconcilers and its latest reports.",
+    "cluster": "One cluster, NAME: its reconcilers and its latest reports.",
     "history": "Reports, newest first.",
     "discrepancies": "What differs between environments, in the Pipeline's order, and clusters off their head.",
     "drift": "Clusters not at their environment's head.",
@@ -187,33 +199,39 @@ def read_commands() -> list[click.Command]:
             "rollout",
             [
                 env_option(required=True),
-                _opt("--commit", "commit", True),
+                _opt("--commit", "commit", "A platform commit (7+ characters), else a main commit.", True),
                 _multi("--cluster-type", "clusterType"),
             ],
             _rollout_lines,
         ),
-        ("environment", "environment", [click.argument("name")], _environment_lines),
-        ("clusters", "clusters", [env_option()], _cluster_lines),
+        (
+            "environment",
+            "environment",
+            [click.argument("name", shell_complete=complete_environments)],
+            _environment_lines,
+        ),
+        ("clusters", "clusters", [env_option(help="Only this environment.")], _cluster_lines),
         ("cluster", "cluster", [click.argument("name")], _cluster_detail_lines),
         (
             "history",
             "history",
             [
-                _opt("--cluster", "cluster"),
-                env_option(),
-                click.option("--limit", default=50, show_default=True),
+                _opt("--cluster", "cluster", "Only this cluster's reports."),
+                env_option(help="Only this environment's reports."),
+                click.option("--limit", default=50, show_default=True, help="The most reports to show."),
             ],
             _history_lines,
         ),
         ("discrepancies", "discrepancies", [], _items),
-        ("drift", "drift", [env_option()], _items),
-        ("stale", "stale", [env_option()], _items),
+        ("drift", "drift", [env_option(help="Only this environment.")], _items),
+        ("stale", "stale", [env_option(help="Only this environment.")], _items),
     ]
     return [_command(*spec) for spec in specs]
 
 
-def _opt(flag: str, name: str, required: bool = False) -> Any:
-    return click.option(flag, name, required=required, default=None)
+def _opt(flag: str, name: str, help: str, required: bool = False) -> Any:
+    complete = complete_environments if name == "environment" else None
+    return click.option(flag, name, required=required, default=None, help=help, shell_complete=complete)
 
 
 def _multi(flag: str, name: str) -> Any:

@@ -3,6 +3,7 @@ branch) and, with ``--skeleton``, a starter control plane (docs/github-actions.m
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from pathlib import Path
@@ -11,6 +12,7 @@ import click
 import yaml
 
 from promoter.cli import init_skeleton, init_workflows
+from promoter.cli.commands.completion import complete_environment_list
 from promoter.cli.init_workflows import Setup
 from promoter.controlplane.documents import PIPELINE_FILE
 from promoter.controlplane.repo import ControlPlane
@@ -43,7 +45,10 @@ Examples:
     "--promoter-repo", required=True, metavar="OWNER/NAME", help="Your team's copy of the promoter."
 )
 @click.option(
-    "--ref", required=True, metavar="SHA|TAG", help="The promoter commit to pin (a full SHA; a tag warns)."
+    "--ref",
+    required=True,
+    metavar="SHA|TAG",
+    help="The promoter commit to pin: a full SHA, or a release tag (v1.2.3), pinned as its commit's SHA.",
 )
 @click.option(
     "--tag", default=None, metavar="TAG", help="The tag of that SHA, written after each pin as a comment."
@@ -59,6 +64,7 @@ Examples:
     "--environments",
     default=None,
     metavar="A,B,...",
+    shell_complete=complete_environment_list,
     help="The environments in promotion order, each kept on the branch of its name "
     "(default: the Pipeline's on the main branch of the working directory's repo, else dev,qa,prod).",
 )
@@ -147,11 +153,7 @@ def _setup(
             )
         if tag is not None:
             raise UsageError("--tag goes with a SHA in --ref: it names the tag of that commit")
-        click.echo(
-            f"warning: --ref {ref} is a tag, and a tag can move: pin the commit's full SHA "
-            "(zizmor's unpinned-uses flags a tag), with --tag naming the tag",
-            err=True,
-        )
+        ref, tag = _tag_commit(repo, ref), ref
     if tag is not None and not _tag_like(tag):
         raise UsageError(f"--tag {tag!r}: not a version tag (such as v0.1.0)")
     if not valid_branch(main) or not _plain(main):
@@ -162,6 +164,29 @@ def _setup(
     if main in branches:
         raise UsageError(f"--main-branch {main!r}: an environment's branch too")
     return Setup(repo, ref, tag, names, main, auth, private, branches if branches != names else ())
+
+
+def _tag_commit(repo: str, tag: str) -> str:
+    """The commit SHA of release tag ``tag`` of ``repo`` on GitHub ($GITHUB_SERVER_URL, else
+    github.com): a tag can move, the SHA cannot (zizmor's unpinned-uses), so the workflows pin the
+    SHA with the tag in a comment. An annotated tag is followed to its commit."""
+    server = os.environ.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
+    url = f"{server}/{repo}.git"
+    refs = [f"refs/tags/{tag}", f"refs/tags/{tag}^{{}}"]
+    listed = Git(".").run("ls-remote", operands=[url, *refs], check=False, env={"GIT_TERMINAL_PROMPT": "0"})
+    found: dict[str, str] = {}
+    for line in listed.stdout.decode().splitlines():
+        sha_of, _, name = line.partition("\t")
+        found[name] = sha_of
+    sha = found.get(refs[1]) or found.get(refs[0])
+    if listed.returncode != 0 or sha is None:
+        why = listed.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no such tag"]
+        raise UsageError(
+            f"--ref {tag}: cannot find the tag's commit at {url} ({why[0]}); give its full SHA: "
+            f"--ref $(git rev-parse '{tag}^{{commit}}') --tag {tag} in your copy of the promoter"
+        )
+    click.echo(f"--ref {tag}: pinned as its commit {sha}", err=True)
+    return sha
 
 
 def _environments(flag: str | None, main: str) -> tuple[tuple[str, ...], tuple[str, ...]]:

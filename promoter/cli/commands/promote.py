@@ -16,6 +16,7 @@ from promoter import (
 from promoter.cli import actions_output
 from promoter.cli.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH
 from promoter.cli.commands.common import control_plane as control_plane_at
+from promoter.cli.commands.completion import complete_environment_list, complete_environments
 from promoter.cli.commands.kalypso import KALYPSO_NAMING, kalypso_promotion
 from promoter.clock import parse_duration
 from promoter.errors import UsageError
@@ -97,15 +98,31 @@ Examples:
 @CONTROL_PLANE
 @COMMIT
 @KALYPSO_NAMING
-@click.option("--to", "to", default=None, help="Promote up to and including this environment.")
+@click.option(
+    "--to",
+    "to",
+    default=None,
+    metavar="ENV",
+    shell_complete=complete_environments,
+    help="Promote up to and including this environment.",
+)
 @click.option(
     "--schedule",
     "env_name",
     default=None,
     metavar="ENV",
+    shell_complete=complete_environments,
     help="The scheduling flow: re-render this environment alone, with the main commit deployed there.",
 )
-@click.option("--env", "old_env", default=None, hidden=True, callback=lambda c, p, v: _deprecated_env(v))
+@click.option(
+    "--env",
+    "old_env",
+    default=None,
+    hidden=True,
+    shell_complete=complete_environments,
+    callback=lambda c, p, v: _deprecated_env(v),
+    help="Deprecated spelling of --schedule.",
+)
 @click.option(
     "--waves",
     is_flag=True,
@@ -125,11 +142,18 @@ Examples:
     show_default=True,
     help="How often to print a progress line while waiting.",
 )
-@click.option("--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--output",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text: progress and a table; json: the report as JSON on stdout (progress on stderr).",
+)
 @click.option(
     "--environments",
     default=None,
     metavar="ENV,ENV",
+    shell_complete=complete_environment_list,
     help="Kalypso control plane: the environments in promotion order (docs/kalypso.md#promote).",
 )
 @click.option(

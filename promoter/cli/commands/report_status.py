@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from promoter.errors import UsageError
+from promoter.errors import UsageError, shorten
 from promoter.forges.notes import STATES, NoteStatuses
 from promoter.gitcmd import Git
 from promoter.masking import mask
@@ -35,7 +35,9 @@ from promoter.model import DESCRIPTION_LIMIT, Status
 )
 @click.option("--context", required=True, help="The status context, e.g. kustomization/apps/1a2b3c4d.")
 @click.option("--state", required=True, type=click.Choice(STATES), help="The status state.")
-@click.option("--description", default="", help="A short text (at most 140 characters are kept).")
+@click.option(
+    "--description", default="", help="A short text (cut at a word to 140 characters, as GitHub keeps)."
+)
 @click.option("--target-url", default=None, help="A link to details (a dashboard, a log).")
 def report_status(
     repo: str, ref: str, context: str, state: str, description: str, target_url: str | None
@@ -55,7 +57,7 @@ def report_status(
         raise UsageError(f"--commit {ref}: no such commit in {repo}")
     if not context.strip():
         raise UsageError("--context must not be empty")
-    status = Status(context.strip(), state, description[:DESCRIPTION_LIMIT], target_url or None)
+    status = Status(context.strip(), state, shorten(description, DESCRIPTION_LIMIT), target_url or None)
     NoteStatuses(git).post(commit, status)
     click.echo(mask(f"{state} {status.context} on {commit[:12]}"))
 

@@ -12,7 +12,8 @@ from promoter.cli.commands.promote import github_options
 from promoter.cli.output import OUTPUT, emit
 from promoter.console import Console
 from promoter.controlplane.repo import ControlPlane
-from promoter.model import Environment
+from promoter.errors import shorten
+from promoter.model import DESCRIPTION_LIMIT, Environment
 from promoter.platform.provenance import Provenance
 from promoter.promotion.waves import resolve
 from promoter.runtime import build_runtime
@@ -63,8 +64,9 @@ def status(control_plane: str | None, commit: str | None, output: str, main_bran
     for row in rows:
         deployed = row["deployedMainCommit"]
         there = "this commit" if deployed == sha else (str(deployed)[:12] if deployed else "nothing")
+        text = shorten(row["description"], DESCRIPTION_LIMIT)  # whole in -o json
         click.echo(
-            f"  {row['environment']:<10} {row['state']:<9} {row['description']}  [{row['platformBranch']} has {there}]"
+            f"  {row['environment']:<10} {row['state']:<9} {text}  [{row['platformBranch']} has {there}]"
         )
         for wave in row["waves"]:
             held = ", ".join(

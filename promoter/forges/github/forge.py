@@ -17,7 +17,7 @@ from github.PullRequest import PullRequest as GhPull
 from github.PullRequestMergeStatus import PullRequestMergeStatus
 
 from promoter.clock import Clock
-from promoter.errors import ForgeError, MergeRefused
+from promoter.errors import ForgeError, MergeRefused, shorten
 from promoter.forges.base import Forge, MergeNotReady, PRState, PullRequest
 from promoter.forges.github.api import GitHubHttp, GitHubRequestError
 from promoter.forges.github.auth import Credentials, credentials_from_env
@@ -92,7 +92,7 @@ class GitHubForge(Forge):
     def set_status(
         self, commit: str, context: str, state: StatusState, description: str, target_url: str | None = None
     ) -> None:
-        text = mask(description)[:DESCRIPTION_LIMIT]  # GitHub refuses longer descriptions
+        text = shorten(mask(description), DESCRIPTION_LIMIT)  # GitHub refuses longer descriptions
         fields: dict[str, Any] = {"state": state, "description": text, "context": context}
         if target_url and target_url.startswith(("https://", "http://")):
             fields["target_url"] = target_url

@@ -167,9 +167,12 @@ def test_statuses_of_many_contexts_come_in_pages(gh: Setup) -> None:
     )
     statuses = gh.forge.get_statuses(gh.commit)
     assert len(statuses) == 131
-    assert statuses["promoter/qa"].description == "x" * 140  # GitHub's limit
+    assert statuses["promoter/qa"].description == "x" * 137 + "..."  # GitHub's limit, said
     assert statuses["promoter/qa"].target_url == "https://github.com/org/platform/pull/1"
     assert [r.query.get("page") for r in gh.fake.calls("get_statuses")] == ["1", "2"]
+    gh.forge.set_status(gh.commit, "promoter/qa", "success", "gate soak 2.0s: success; " * 8, None)
+    text = gh.forge.get_statuses(gh.commit)["promoter/qa"].description
+    assert len(text) <= 140 and text.endswith("success; gate soak...")  # cut at a word
 
 
 def test_platform_statuses_all_pages_oldest_first(gh: Setup) -> None:

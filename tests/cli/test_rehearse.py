@@ -1,0 +1,89 @@
+"""``promoter rehearse``: promote.yml's jobs on a laptop against the local forge: the plan job's
+render and diff, then one job per environment promoting the plan's commit, each step the
+promoter in a process of its own in GITHUB_ACTIONS mode; a failed job stops the ones after it;
+a GitHub platform repo is refused (a rehearsal never writes there)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from promoter.cli.commands.rehearse import read_outputs
+from promoter.cli.main import cli
+from promoter.forges.notes import NoteStatuses
+from promoter.gitcmd import Git
+from tests.support.helpers import ControlPlaneFactory, pipeline, stage
+
+
+def rehearse(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["rehearse", *args])
+    return result.exit_code, result.output
+
+
+def test_the_workflows_jobs_promote_every_environment(factory: ControlPlaneFactory, tmp_path: Path) -> None:
+    path = factory.create(platform_branches=("dev", "qa", "prod"))
+    runner = tmp_path / "runner"
+    code, output = rehearse("--control-plane", str(path), "--keep", str(runner))
+    assert code == 0, output
+    main = Git(path).out("rev-parse", "main")
+    plan = read_outputs(runner / "plan.output")
+    assert plan["commit"] == main and json.loads(plan["environments"]) == ["dev", "qa", "prod"]
+    steps = [line for line in output.splitlines() if line.startswith("rehearse: job ")]
+    assert (
+        steps[0]
+        == f"rehearse: job plan, step Render and diff: promoter diff --no-exit-code --comment-file={runner}/promoter-diff.md"
+    )
+    assert steps[1:] == [
+        f"rehearse: job {env}, step Promote: promoter promote --main-branch=main --poll-interval=5s "
+        f"--progress-interval=30s --commit {main} --to {env}"
+        for env in ("dev", "qa", "prod")
+    ]
+    statuses = NoteStatuses(Git(path)).latest(main)
+    assert {env: statuses[f"promoter/{env}"].state for env in ("dev", "qa", "prod")} == dict.fromkeys(
+        ("dev", "qa", "prod"), "success"
+    )
+    assert "| prod |" in (runner / "prod.summary.md").read_text()  # the step summary, as Actions shows it
+    assert output.splitlines()[-1] == f"rehearse: done: dev, qa, prod (kept in {runner})"
+
+
+def test_a_failed_job_stops_the_ones_after_it(factory: ControlPlaneFactory) -> None:
+    failing = pipeline("dev", stage("qa", gates='[{command: ["false"]}]'), "prod")
+    path = factory.create(main={"promoter.yaml": failing}, platform_branches=("dev", "qa", "prod"))
+    result = CliRunner().invoke(cli, ["rehearse", "--control-plane", str(path)])
+    assert result.exit_code == 1
+    assert "rehearse: job qa failed (exit 1); the jobs after it do not run" in result.stderr
+    assert "job prod" not in result.output
+    assert not [f for f in factory.platform_files("prod") if f.startswith("small/")]  # nothing rendered there
+    statuses = NoteStatuses(Git(path)).latest(Git(path).out("rev-parse", "main"))
+    assert "promoter/prod" not in statuses and statuses["promoter/qa"].state == "failure"
+
+
+def test_the_scheduling_flow_and_a_github_platform_repo(factory: ControlPlaneFactory) -> None:
+    path = factory.create(platform_branches=("dev", "qa", "prod"))
+    code, output = rehearse("--control-plane", str(path), "--to", "dev")
+    assert code == 0, output
+    code, output = rehearse("--control-plane", str(path), "--schedule", "dev")
+    assert code == 0, output
+    assert (
+        "step Render and diff: promoter diff --no-exit-code" in output
+        and "--env=dev --deployed-main" in output
+    )
+    assert (
+        "step Promote: promoter promote --main-branch=main --poll-interval=5s --progress-interval=30s --schedule dev"
+        in output
+    )
+    remote = factory.create(
+        main={"promoter.yaml": pipeline("dev", platform="{url: https://github.com/acme/platform}")}
+    )
+    code, output = rehearse("--control-plane", str(remote))
+    assert code == 2
+    assert output.startswith("error: dev: the platform repo https://github.com/acme/platform is not local")
+
+
+def test_step_outputs_are_read_as_the_runner_writes_them(tmp_path: Path) -> None:
+    path = tmp_path / "output"
+    path.write_text("commit=abc\ndiff<<EOF_1\nline one\nline=two\nEOF_1\nok=true\n")
+    assert read_outputs(path) == {"commit": "abc", "diff": "line one\nline=two", "ok": "true"}
+    assert read_outputs(tmp_path / "none") == {}
