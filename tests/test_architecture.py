@@ -199,6 +199,8 @@ def test_nothing_at_radon_rank_d_or_worse() -> None:
 
 # Folders of tests/ that mirror no package: shared code and data, and the parts of the project
 # outside promoter/ (the composite actions, the benchmarks).
+# Tests of the project as a whole, at tests/'s root: its shape, its locks, its docs, its releases.
+PROJECT_TESTS = {"architecture", "locks", "docs_commands", "release"}
 NOT_PACKAGES = {"support", "fixtures", "golden", "golden-sources", "actions", "benchmarks", "__pycache__"}
 
 
@@ -216,4 +218,4 @@ def test_the_tests_are_laid_out_like_the_package() -> None:
             )
     for module in tests.glob("test_*.py"):
         name = module.stem.removeprefix("test_")
-        assert (PACKAGE / f"{name}.py").is_file() or name in {"architecture", "locks"}, module.name
+        assert (PACKAGE / f"{name}.py").is_file() or name in PROJECT_TESTS, module.name

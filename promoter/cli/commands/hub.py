@@ -132,8 +132,9 @@ def keys_add_promoter(name: str, database: str | None) -> None:
 @click.argument("name")
 @DATABASE
 def keys_add_reader(name: str, database: str | None) -> None:
-    """Print a new key that may read the API and pages of a hub served with --require-read-key
-    (PROMOTER_HUB_READ_KEY for the read commands; a browser asks for it as a password)."""
+    """Print a new key for the reader NAME, which may read the API and pages of a hub served with
+    --require-read-key (PROMOTER_HUB_READ_KEY for the read commands; a browser asks for it as a
+    password)."""
     db = Database.from_option(database)
     db.migrate()
     key_id, key = hub_keys.add_reader_key(db, name)
