@@ -37,10 +37,20 @@ class Landed:
     pr: PullRequest | None
 
 
+class MergePending(Exception):  # not an error: a run that does not wait stops here
+    """The PR is not merged yet and the run does not wait for it (``--wait none``)."""
+
+    def __init__(self, pr: PullRequest, why: str) -> None:
+        super().__init__(why)
+        self.pr = pr
+        self.why = why
+
+
 @dataclass(frozen=True)
 class Pacing:
     poll_interval: float = 5.0
     progress_interval: float = 10.0
+    wait: bool = True  # False: look once, and MergePending when it is not merged
 
 
 class Landing:
@@ -124,8 +134,12 @@ class Landing:
             now = self.clock.now()
             if now >= deadline:
                 raise MergeRefused(
-                    f"{env.name}: {pr.url} was not merged within {format_duration(now - started)} ({last})"
+                    f"{env.name}: {pr.url} was not merged within the timeout ({last})"
+                    if not self.pacing.wait
+                    else f"{env.name}: {pr.url} was not merged within {format_duration(now - started)} ({last})"
                 )
+            if not self.pacing.wait:
+                raise MergePending(now_pr, last)
             if now >= next_progress:
                 self.out.progress(
                     f"{who or env.name}: waiting {format_duration(now - started)} "

@@ -8,8 +8,11 @@ from promoter.model import DESCRIPTION_LIMIT, Environment, Status, StatusState
 
 
 class Statuses:
-    def __init__(self, forge: Forge) -> None:
+    def __init__(self, forge: Forge, *, repost: bool = True) -> None:
+        """``repost`` False (``--wait none``): a status the commit already has is not posted
+        again, so its time (when the phase started, which later runs measure from) stays."""
         self.forge = forge
+        self.repost = repost
         self._cache: dict[str, dict[str, Status]] = {}
         #: post nothing (the scheduling flow re-rendering folders of several main commits
         #: leaves every commit's status as it is: a stopped promotion stays held)
@@ -23,6 +26,10 @@ class Statuses:
 
     def post(self, commit: str, context: str, state: StatusState, description: str, url: str | None) -> None:
         if self.muted:
+            return
+        now = self.of(commit).get(context)
+        text = description[:DESCRIPTION_LIMIT]
+        if not self.repost and now and (now.state, now.description, now.target_url) == (state, text, url):
             return
         self.forge.set_status(commit, context, state, description, url)
         self.of(commit)[context] = Status(context, state, description[:DESCRIPTION_LIMIT], url)
