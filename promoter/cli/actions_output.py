@@ -155,6 +155,7 @@ def report_outputs(report: Report) -> dict[str, str]:
         "flow": report.flow,
         "ok": "true" if report.ok else "false",
         "state": report.state,
+        "environments": json.dumps([r.environment for r in report.results]),
         **outputs_of(report.wait),
         "failed-environment": failed,
         "results": json.dumps({r.environment: _result_json(r) for r in report.results}, sort_keys=True),
