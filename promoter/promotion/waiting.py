@@ -107,6 +107,26 @@ def phase_of(status: Status | None, step: Step) -> Phase | None:
     return None
 
 
+#: What a phase waits for, as a run that stopped there says it.
+WAITS_FOR: dict[Phase, WaitFor] = {
+    "approval": "approval",
+    "merge": "merge",
+    "gates": "gates",
+    "soak": "gates",
+    "bake": "bake",
+}
+
+
+def waiting_on(status: Status | None, steps: tuple[Step, ...]) -> dict[str, Any] | None:
+    """What a promotion whose status is ``status`` waits for (``promoter status``): for what,
+    in which wave, since when (the status's time); None when it waits for nothing."""
+    for step in steps:
+        phase = phase_of(status, step)
+        if phase is not None and status is not None:
+            return {"for": WAITS_FOR[phase], "wave": step.name or None, "since": status.created_at or None}
+    return None
+
+
 def since(status: Status | None, step: Step, phases: tuple[Phase, ...], clock: Clock) -> float:
     """When the phase started: the status's time if it is in one of ``phases``, else now (this
     run starts it, or posted it a moment ago)."""

@@ -334,10 +334,13 @@ class Workflows:
         run.outputs = {k: evaluate(v, context) for k, v in job.get("outputs", {}).items()}
         return run
 
-    def run(self, path: Path, secrets: dict[str, str] | None = None) -> None:
+    def run(
+        self, path: Path, secrets: dict[str, str] | None = None, variables: dict[str, str] | None = None
+    ) -> None:
         """A workflow of its own (no reusable workflow), with the caller's contexts."""
         doc = yaml.safe_load(path.read_text())
         context: dict[str, Any] = {"github": self.github, "inputs": {}, "secrets": secrets or {}, "needs": {}}
+        context["vars"] = variables or {}
         context["env"] = {k: text(evaluate(v, context)) for k, v in doc.get("env", {}).items()}
         for job_id, job in doc["jobs"].items():
             self._job(job_id, job, context)

@@ -159,3 +159,26 @@ def test_the_cli_reports_the_state_as_data(factory: ControlPlaneFactory) -> None
     assert "waiting for merge: qa, since " in as_text.output
     assert "until an event (qa: waiting for someone to merge " in as_text.output
     assert bad.exit_code == 2 and "--hold-for-approval stage: no such environment" in bad.output
+
+
+def test_status_shows_what_each_waiting_promotion_waits_for_and_since_when(
+    factory: ControlPlaneFactory,
+) -> None:
+    text = waved_pipeline(bake="30m", canary_gates="[]", fleet_gates="[]")
+    path = create(factory, text)
+    clock = FakeClock()
+    run(path, clock)  # dev done (its soak of 10s is recorded) ... stops in dev's gates
+    clock.t += 10
+    run(path, clock)  # qa's canary passed: baking
+
+    shown = CliRunner().invoke(cli, ["status", "--control-plane", str(path)])
+    data = CliRunner().invoke(cli, ["status", "--control-plane", str(path), "-o", "json"])
+
+    assert shown.exit_code == 0, shown.output
+    assert "    waiting for bake (wave canary) since 2026-01-01T00:00:10Z (" in shown.output
+    rows = {r["environment"]: r["waiting"] for r in json.loads(data.stdout)["environments"]}
+    assert rows == {
+        "dev": None,
+        "qa": {"for": "bake", "wave": "canary", "since": "2026-01-01T00:00:10Z"},
+        "prod": None,
+    }
