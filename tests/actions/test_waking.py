@@ -24,7 +24,7 @@ from typing import Any
 from promoter.clock import iso, parse_iso
 from promoter.forges.notes import NOTES_REF
 from promoter.gitcmd import Git
-from tests.actions.test_workflow_harness import (  # noqa: F401 - the fixtures, shared
+from tests.actions.test_workflow_harness import (
     EXAMPLES,
     Workflows,
     action_root,
@@ -37,6 +37,8 @@ from tests.actions.test_workflow_harness import (  # noqa: F401 - the fixtures, 
 from tests.support.helpers import ControlPlaneFactory, pipeline, stage
 from tests.support.paths import ROOT
 from tests.support.waves import QA_TYPES
+
+__all__ = ["action_root", "gh", "toolchain", "workflows"]  # the harness's fixtures, shared
 
 PROMOTE = EXAMPLES / "control-plane/.github/workflows/promote.yml"
 WAKE = EXAMPLES / "platform-repo/.github/workflows/promoter-wake.yml"
