@@ -202,37 +202,47 @@ def render(s: Setup) -> str:
     )
 
 
+#: The platform repo's workflow: the control plane named by a repository variable, checked.
+WAKE_TARGET = (
+    "- name: Name the control plane",
+    "  id: target",
+    "  env:",
+    "    PROMOTER_CONTROL_PLANE: ${{ vars.PROMOTER_CONTROL_PLANE }}",
+    "  run: |",
+    '    if ! [[ "$PROMOTER_CONTROL_PLANE" =~ ^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$ ]]; then',
+    '      echo "::error title=promoter::set the variable PROMOTER_CONTROL_PLANE to owner/name" >&2',
+    "      exit 2",
+    "    fi",
+    '    echo "owner=${PROMOTER_CONTROL_PLANE%%/*}" >> "$GITHUB_OUTPUT"',
+    '    echo "name=${PROMOTER_CONTROL_PLANE#*/}" >> "$GITHUB_OUTPUT"',
+)
+#: With an App: a token for the control plane alone, Contents write alone (a dispatch needs it).
+WAKE_APP_TOKEN = (
+    "- name: Mint a token that can dispatch to the control plane (Contents write, that repo only)",
+    "  id: token",
+    "  uses: actions/create-github-app-token@0f859bf9e69e887678d5bbfbee594437cb440ffe # v2.1.0",
+    "  with:",
+    "    app-id: ${{ secrets.PROMOTER_GITHUB_APP_ID }}",
+    "    private-key: ${{ secrets.PROMOTER_GITHUB_APP_PRIVATE_KEY }}",
+    "    owner: ${{ steps.target.outputs.owner }}",
+    "    repositories: ${{ steps.target.outputs.name }}",
+    "    permission-contents: write",
+)
+WAKE_IF = (
+    "(github.event_name == 'pull_request' && github.event.pull_request.merged "
+    "&& startsWith(github.event.pull_request.head.ref, 'promoter/'))\n"
+    "      || (github.event_name == 'status' && github.event.state != 'pending')"
+)
+
+
 def wake(s: Setup) -> str:
     """The platform repo's workflow: wakes the control plane's promotion when a promotion PR is
     merged and when a cluster's reconciler posts a status."""
-    token = {
-        "app": [
-            "- name: Mint a token that can dispatch to the control plane (Contents write, that repo only)",
-            "  id: token",
-            "  uses: actions/create-github-app-token@0f859bf9e69e887678d5bbfbee594437cb440ffe # v2.1.0",
-            "  with:",
-            "    app-id: ${{ secrets.PROMOTER_GITHUB_APP_ID }}",
-            "    private-key: ${{ secrets.PROMOTER_GITHUB_APP_PRIVATE_KEY }}",
-            "    owner: ${{ steps.target.outputs.owner }}",
-            "    repositories: ${{ steps.target.outputs.name }}",
-            "    permission-contents: write",
-        ],
-        "token": [],
-    }[s.auth]
-    secret = "steps.token.outputs.token" if s.auth == "app" else "secrets.PROMOTER_WAKE_TOKEN"
+    app = s.auth == "app"
+    secret = "steps.token.outputs.token" if app else "secrets.PROMOTER_WAKE_TOKEN"
     steps = [
-        "- name: Name the control plane",
-        "  id: target",
-        "  env:",
-        "    PROMOTER_CONTROL_PLANE: ${{ vars.PROMOTER_CONTROL_PLANE }}",
-        "  run: |",
-        '    if ! [[ "$PROMOTER_CONTROL_PLANE" =~ ^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$ ]]; then',
-        '      echo "::error title=promoter::set the variable PROMOTER_CONTROL_PLANE to owner/name" >&2',
-        "      exit 2",
-        "    fi",
-        '    echo "owner=${PROMOTER_CONTROL_PLANE%%/*}" >> "$GITHUB_OUTPUT"',
-        '    echo "name=${PROMOTER_CONTROL_PLANE#*/}" >> "$GITHUB_OUTPUT"',
-        *token,
+        *WAKE_TARGET,
+        *(WAKE_APP_TOKEN if app else ()),
         "- name: Wake the promotion",
         "  env:",
         f"    GH_TOKEN: ${{{{ {secret} }}}}",
@@ -244,11 +254,6 @@ def wake(s: Setup) -> str:
         "      -f event_type=promoter-wake \\",
         '      -f "client_payload[event]=$PROMOTER_EVENT" -f "client_payload[sha]=$PROMOTER_SHA"',
     ]
-    condition = (
-        "(github.event_name == 'pull_request' && github.event.pull_request.merged "
-        "&& startsWith(github.event.pull_request.head.ref, 'promoter/'))\n"
-        "      || (github.event_name == 'status' && github.event.state != 'pending')"
-    )
     return (
         "# The platform repo's half of the wake-ups (docs/github-actions.md#waking-the-promotion): a\n"
         "# merged promotion PR (head promoter/<env>) and a commit status (what Flux and Argo CD post on\n"
@@ -257,7 +262,7 @@ def wake(s: Setup) -> str:
         "name: promoter wake\n\non:\n  pull_request:\n    types: [closed]\n"
         "  status:\n\npermissions: {}\n\n"
         "jobs:\n  wake:\n"
-        f"    if: >-\n      {condition}\n"
+        f"    if: >-\n      {WAKE_IF}\n"
         "    runs-on: ubuntu-latest\n    timeout-minutes: 5\n"
         "    permissions: {} # the dispatch uses its own token, not this repo's\n"
         "    steps:\n" + "".join(f"      {line}\n" for line in steps)

@@ -68,7 +68,7 @@ class Attempts(Stops, ABC):
         self.clock = clock
         self.out = console
         self.opts = options
-        self.statuses = Statuses(forge, repost=options.waits)
+        self.statuses = Statuses(forge, repost=options.waits, wall=clock.wall)
         self.landing = Landing(platform, forge, clock, console, options.pacing)
         self.rollbacks = Rollbacks(
             control_plane, platform, self.statuses, self.landing, console, clock, options
@@ -296,7 +296,7 @@ class Attempts(Stops, ABC):
             if env.merge == "manual":
                 self.out.say(f"{prefix}: waiting for someone to merge {pr.head_branch} into {pr.base_branch}")
 
-        started, deadline = self._merge_deadline(main, env, step)
+        deadline = self._merge_deadline(main, env, step)
         try:
             landed = self.landing.land(
                 env,
@@ -309,8 +309,8 @@ class Attempts(Stops, ABC):
                 on_open=opened,
                 who=prefix,
             )
-        except MergePending as pending:
-            raise self._merge_pending(env, step, pending, started) from None
+        except MergePending as pending:  # since when: as the PR's status recorded it
+            raise self._merge_pending(env, step, pending, self._since(main, env, step, "merge")) from None
         assert landed.merge_sha is not None  # it waited for the merge
         if landed.pr is None:
             what = f"pushed to {env.gitops_branch}; waiting for gates"

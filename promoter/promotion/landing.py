@@ -50,7 +50,10 @@ class MergePending(Exception):  # not an error: a run that does not wait stops h
 class Pacing:
     poll_interval: float = 5.0
     progress_interval: float = 10.0
-    wait: bool = True  # False: look once, and MergePending when it is not merged
+    wait: bool = True  # False: MergePending when it is not merged (after ``settle``, for auto)
+    #: ``wait`` False: how long an automatic merge is tried before the run stops (GitHub works
+    #: out a new PR's mergeability for a few seconds; checks may take minutes, a human longer)
+    settle: float = 30.0
 
 
 class Landing:
@@ -87,7 +90,12 @@ class Landing:
         on_open(pr)
         if env.merge == "manual" and not wait_for_human:
             return Landed(None, pr)
-        return Landed(self.wait_merge(env, pr, sha, deadline, title, base, who), pr)
+        try:
+            return Landed(self.wait_merge(env, pr, sha, deadline, title, base, who), pr)
+        except MergePending:
+            if wait_for_human:
+                raise
+            return Landed(None, pr)  # a rollback in a run that does not wait: its PR stays open
 
     def push_onto(self, env: Environment, base: str | None, sha: str) -> None:
         """Push straight to the platform branch if it is still at ``base``; BaseMoved if not."""
@@ -138,7 +146,7 @@ class Landing:
                     if not self.pacing.wait
                     else f"{env.name}: {pr.url} was not merged within {format_duration(now - started)} ({last})"
                 )
-            if not self.pacing.wait:
+            if not self.pacing.wait and (env.merge != "auto" or now - started >= self.pacing.settle):
                 raise MergePending(now_pr, last)
             if now >= next_progress:
                 self.out.progress(

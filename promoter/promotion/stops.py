@@ -33,13 +33,12 @@ class Stops:
     _steps: tuple[Step, ...]
     _prs: dict[str, PullRequest]
 
-    def _merge_deadline(self, main: MainObjects, env: Environment, step: Step) -> tuple[float, float]:
-        """When the wait for the merge started, and its deadline on the run's clock: from this
-        step's start while waiting in the run; else from when the PR was opened, in any run."""
-        started = self._since(main, env, step, "merge")
+    def _merge_deadline(self, main: MainObjects, env: Environment, step: Step) -> float:
+        """The merge's deadline on the run's clock: from this step's start while waiting in the
+        run; else from when the PR was opened, in any run."""
         if self.opts.waits:
-            return started, self._start + step.timeout
-        return started, waiting.deadline(self.clock, started, step.timeout)
+            return self._start + step.timeout
+        return waiting.deadline(self.clock, self._since(main, env, step, "merge"), step.timeout)
 
     def _status(self, main: MainObjects, env: Environment) -> Status | None:
         """The environment's status on the main commit as it is now (this run's posts included)."""

@@ -66,19 +66,23 @@ def status(control_plane: str | None, commit: str | None, output: str, main_bran
         return
     click.echo(f"main {sha[:12]} {cp.git.out('log', '-1', '--format=%s', operands=[sha])}")
     for row in rows:
-        deployed = row["deployedMainCommit"]
-        there = "this commit" if deployed == sha else (str(deployed)[:12] if deployed else "nothing")
-        click.echo(
-            f"  {row['environment']:<10} {row['state']:<9} {row['description']}  [{row['platformBranch']} has {there}]"
+        _show_row(row, sha, clock.wall())
+
+
+def _show_row(row: dict[str, Any], sha: str, now: float) -> None:
+    deployed = row["deployedMainCommit"]
+    there = "this commit" if deployed == sha else (str(deployed)[:12] if deployed else "nothing")
+    click.echo(
+        f"  {row['environment']:<10} {row['state']:<9} {row['description']}  [{row['platformBranch']} has {there}]"
+    )
+    if row["waiting"]:
+        click.echo(f"    {_waiting_text(row['waiting'], now)}")
+    for wave in row["waves"]:
+        held = ", ".join(
+            f"{ct} at {'this commit' if m == sha else (m or 'nothing')[:12]}"
+            for ct, m in wave["mainCommits"].items()
         )
-        if row["waiting"]:
-            click.echo(f"    {_waiting_text(row['waiting'], clock.wall())}")
-        for wave in row["waves"]:
-            held = ", ".join(
-                f"{ct} at {'this commit' if m == sha else (m or 'nothing')[:12]}"
-                for ct, m in wave["mainCommits"].items()
-            )
-            click.echo(f"    wave {wave['name']}: {held}")
+        click.echo(f"    wave {wave['name']}: {held}")
 
 
 def _steps(cp: ControlPlane, env: Environment) -> tuple[Step, ...]:
