@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import yaml
 from click.testing import CliRunner
 
 from promoter.cli.main import cli
@@ -146,6 +147,7 @@ def test_the_cli_reports_the_state_as_data(factory: ControlPlaneFactory) -> None
     as_json = CliRunner().invoke(cli, [*args, "-o", "json"])
     as_text = CliRunner().invoke(cli, args)
     bad = CliRunner().invoke(cli, [*args, "--hold-for-approval", "stage"])
+    as_yaml = CliRunner().invoke(cli, [*args, "-o", "yaml"])
 
     assert as_json.exit_code == 0, as_json.output
     report = json.loads(as_json.stdout)
@@ -158,6 +160,7 @@ def test_the_cli_reports_the_state_as_data(factory: ControlPlaneFactory) -> None
     assert as_text.exit_code == 0
     assert "waiting for merge: qa, since " in as_text.output
     assert "until an event (qa: waiting for someone to merge " in as_text.output
+    assert yaml.safe_load(as_yaml.stdout)["waiting"]["for"] == "merge"  # the same data as YAML
     assert bad.exit_code == 2 and "--hold-for-approval stage: no such environment" in bad.output
 
 
