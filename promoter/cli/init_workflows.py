@@ -131,7 +131,12 @@ def promote_by_hand(s: Setup) -> str:
         + _call(
             s,
             "promote",
-            ["to: ${{ inputs.to }}", "commit: ${{ inputs.commit }}", "force: ${{ inputs.force }}"],
+            [
+                "to: ${{ inputs.to }}",
+                "commit: ${{ inputs.commit }}",
+                "force: ${{ inputs.force }}",
+                f"hold-for-approval: {s.environments[-1]}",
+            ],
         )
     )
 
@@ -152,7 +157,7 @@ def schedule(s: Setup) -> str:
         " where a push to an environment branch never looks.\n"
         + _hosting(s)
         + f"name: schedule\n\non:\n  push:\n    branches: {_flow(s.branches)}\n\npermissions: {{}}\n"
-        + _call(s, "schedule", [f"schedule: {which}"])
+        + _call(s, "schedule", [f"schedule: {which}", f"hold-for-approval: {s.environments[-1]}"])
     )
 
 

@@ -21,6 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from click.testing import CliRunner
+
+from promoter.cli.main import cli
 from promoter.clock import iso, parse_iso
 from promoter.forges.notes import NOTES_REF
 from promoter.gitcmd import Git
@@ -34,7 +37,7 @@ from tests.actions.test_workflow_harness import (
     toolchain,
     workflows,
 )
-from tests.support.helpers import ControlPlaneFactory, pipeline, stage
+from tests.support.helpers import ENV, ControlPlaneFactory, pipeline, stage
 from tests.support.paths import ROOT
 from tests.support.waves import QA_TYPES
 
@@ -266,3 +269,22 @@ def test_a_killed_run_loses_nothing_the_next_run_goes_on(
     assert (woken.state, woken.waiting) == ("waiting", "bake qa")
     assert [r.state for r in rest][-1] == "done"
     assert statuses(factory, head(factory)) == {"dev": "success", "qa": "success", "prod": "success"}
+
+
+def test_a_push_to_a_held_environment_branch_is_approved_before_its_scheduling_flow(
+    workflows: Callable[[dict[str, Any]], Workflows], factory: ControlPlaneFactory
+) -> None:
+    done = CliRunner().invoke(cli, ["promote", "--control-plane", str(factory.path)])
+    assert done.exit_code == 0, done.output
+    factory.commit("prod", {"env.yaml": ENV.replace("REGION: here", "REGION: there")}, "prod: move")
+    on_prod = workflows({"event_name": "push", "ref_name": "prod", "sha": head(factory, "prod")})
+
+    outputs = on_prod.call(EXAMPLES / "environments/prod/.github/workflows/schedule.yml")
+
+    assert [j.job for j in on_prod.jobs if not j.skipped] == ["advance", "approval", "approved"]
+    [approved] = promote_runs(on_prod)  # the advance job's promote step did not run
+    advance = next(j for j in on_prod.jobs if j.job == "advance")
+    assert dict(advance.steps)["Promote, as far as it goes without waiting"] is None
+    assert json.loads(approved.outputs["results"])["prod"]["state"] == "success"
+    assert outputs["state"] == "done"
+    assert "REGION: there" in (factory.platform_file("prod", "small/app-t3/platform-config.yaml") or "")
