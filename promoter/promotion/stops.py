@@ -12,7 +12,7 @@ from promoter.promotion.gating import Gating
 from promoter.promotion.landing import MergePending
 from promoter.promotion.options import Options
 from promoter.promotion.statuses import Statuses
-from promoter.promotion.waiting import SOAKING, Wait, Waiting, phase_of
+from promoter.promotion.waiting import Wait, Waiting, phase_of
 from promoter.promotion.waves import Step, pending_description
 
 #: A wave found landed with a later wave landed too: its gates passed in an earlier run.
@@ -81,7 +81,7 @@ class Stops:
     ) -> list[GateOutcome]:
         """``--wait none``: each gate checked once, the timeout and the soak counted from the
         times the status recorded; Waiting when some have not passed yet."""
-        started = self._since(main, env, step, "gates", "soak")
+        started = waiting.gates_started(self._status(main, env), step, self.clock)
         soak = None
         if self._phase(main, env, step) == "soak":  # on the run's clock, as the gates count
             soak = self.clock.now() - (self.clock.wall() - self._since(main, env, step, "soak"))
@@ -99,7 +99,8 @@ class Stops:
             )
         except GatesPending as pending:
             if pending.others_passed_at is not None and soak is None:  # the soak starts: record it
-                what = pending_description(step, f"merged {merge_sha[:12]}; other gates passed, {SOAKING}")
+                took = self.clock.wall() - started
+                what = pending_description(step, waiting.soak_description(merge_sha, took))
                 self.statuses.post(
                     main.commit, self.statuses.context_of(env), "pending", what, self.opts.run_url
                 )

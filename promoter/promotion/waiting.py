@@ -10,10 +10,11 @@ from that time, so a run arriving late neither restarts a clock nor waits for on
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from promoter.clock import Clock, iso, parse_iso
+from promoter.clock import Clock, format_duration, iso, parse_duration, parse_iso
 from promoter.model import Status
 from promoter.promotion.waves import Step
 
@@ -135,6 +136,28 @@ def since(status: Status | None, step: Step, phases: tuple[Phase, ...], clock: C
         if stamped is not None:
             return min(stamped, clock.wall())
     return clock.wall()
+
+
+def soak_description(merge_sha: str, gates_took: float) -> str:
+    """A soak's phase: when the other gates passed, and how long after the gates started (so
+    that a gate's timeout still counts from the gates' start)."""
+    return f"merged {merge_sha[:12]}; other gates passed after {format_duration(gates_took)}, {SOAKING}"
+
+
+def gates_started(status: Status | None, step: Step, clock: Clock) -> float:
+    """When the gates started: the gates' status's time, or, once a soak started, its time less
+    how long the other gates took (written in its description)."""
+    started = since(status, step, ("gates", "soak"), clock)
+    found = _AFTER.search(status.description) if status and phase_of(status, step) == "soak" else None
+    if found is None:
+        return started
+    try:
+        return started - parse_duration(found.group(1))
+    except ValueError:
+        return started
+
+
+_AFTER = re.compile(r"other gates passed after (\S+),")
 
 
 def deadline(clock: Clock, started: float, seconds: float) -> float:

@@ -15,7 +15,9 @@ from promoter.cli.main import cli
 from promoter.clock import FakeClock
 from promoter.console import Console
 from promoter.controlplane.repo import ControlPlane
+from promoter.forges.notes import NoteStatuses
 from promoter.gitcmd import Git
+from promoter.model import Status
 from promoter.promotion.flows import Orchestrator
 from promoter.promotion.options import Options
 from promoter.promotion.report import Report
@@ -185,3 +187,26 @@ def test_status_shows_what_each_waiting_promotion_waits_for_and_since_when(
         "qa": {"for": "bake", "wave": "canary", "since": "2026-01-01T00:00:10Z"},
         "prod": None,
     }
+
+
+def test_a_gate_timeout_counts_from_the_gates_start_even_once_a_soak_started(
+    factory: ControlPlaneFactory,
+) -> None:
+    gates = "[{commitStatus: {contexts: [kustomization/*]}}, {soak: 5m}]"
+    text = pipeline(stage("dev", timeout="10m", gates=gates), "qa", "prod")
+    path = factory.create({"promoter.yaml": text, "workloads/app.yaml": WORKLOAD})
+    clock = FakeClock()
+
+    first = run(path, clock)  # merged: the gates start, Flux has posted nothing yet
+    clock.t += 8 * 60
+    merge = Git(factory.platform).commit_of("refs/heads/dev")
+    assert merge is not None
+    NoteStatuses(Git(factory.platform), wall=clock.wall).post(merge, Status("kustomization/app/1", "success"))
+    soaking = run(path, clock)  # the cluster is healthy after 8 minutes: the 5-minute soak starts
+    clock.t += 3 * 60
+    late = run(path, clock)  # 11 minutes after the gates started: over dev's 10-minute timeout
+
+    assert (where(first), where(soaking)) == (("gates", "dev", "", "waiting"),) * 2
+    assert first.wait is not None and soaking.wait is not None
+    assert soaking.wait.since == first.wait.since  # still the gates' start, not the soak's
+    assert late.state == "failed" and "did not pass within the timeout" in late.results[0].message
