@@ -164,11 +164,11 @@ class EnvironmentRun(Attempts):
         pending with anything else), later runs go on without asking again."""
         if self.opts.waits or env.name not in self.opts.approvals or env.name in self.opts.approved:
             return
-        asked = (
-            current is not None and current.state == "pending" and current.description.startswith(APPROVAL)
-        )
-        if current is not None and current.state == "pending" and not asked:
+        pending = current is not None and current.state == "pending"
+        recorded = pending and current is not None and current.description.startswith(APPROVAL)
+        if pending and not recorded:
             return
+        asked = recorded and not self.opts.force  # by hand with --force: ask again (a rejected request)
         if not asked and not self.opts.dry_run:
             what = f"{APPROVAL} to promote to {env.name}"
             self.statuses.post(main.commit, self.statuses.context_of(env), "pending", what, self.opts.run_url)

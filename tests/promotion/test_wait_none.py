@@ -132,11 +132,15 @@ def test_an_environment_held_for_approval_is_asked_once(factory: ControlPlaneFac
 
     first = run(path, clock, approvals=frozenset({"prod"}))
     again = run(path, clock, approvals=frozenset({"prod"}))
+    by_hand = waiting_orchestrator(path, clock, approvals=frozenset({"prod"}), force=True).promote(
+        Git(path).out("rev-parse", "main"), "prod"
+    )
     approved = run(path, clock, approvals=frozenset({"prod"}), approved=frozenset({"prod"}))
 
     assert where(first) == where(again) == ("approval", "prod", "", "waiting")
     assert first.wait is not None and first.wait.approval_requested
     assert again.wait is not None and not again.wait.approval_requested  # asked once
+    assert by_hand.wait is not None and by_hand.wait.approval_requested  # forced by hand: asked again
     assert approved.state == "done"
     assert statuses(path) == {"dev": "success", "prod": "success", "qa": "success"}
 
