@@ -1,7 +1,7 @@
 # Lint the GitHub Actions workflows (ours and the examples) and the composite actions:
 # actionlint with shellcheck, shellcheck on the actions' scripts, zizmor offline, and
 # check-jsonschema's bundled schemas.
-WORKFLOW_FILES := $(wildcard .github/workflows/*.yml examples/control-plane/.github/workflows/*.yml examples/environments/*/.github/workflows/*.yml)
+WORKFLOW_FILES := $(wildcard .github/workflows/*.yml examples/control-plane/.github/workflows/*.yml examples/environments/*/.github/workflows/*.yml examples/platform-repo/.github/workflows/*.yml)
 ACTION_FILES := $(wildcard actions/*/action.yml)
 ACTION_SCRIPTS := $(wildcard actions/*.sh scripts/*.sh)
 

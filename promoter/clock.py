@@ -4,24 +4,35 @@ from __future__ import annotations
 
 import re
 import time
+from datetime import UTC, datetime
 from typing import Protocol
 
 
 class Clock(Protocol):
     def now(self) -> float: ...
 
+    def wall(self) -> float: ...
+
     def sleep(self, seconds: float) -> None: ...
 
 
 class RealClock:
-    """Monotonic time and real sleeps."""
+    """Monotonic time and real sleeps; ``wall`` is the time of day (seconds since the epoch),
+    for the clocks recorded in the repos that span runs (DESIGN section 12)."""
 
     def now(self) -> float:
         return time.monotonic()
 
+    def wall(self) -> float:
+        return time.time()
+
     def sleep(self, seconds: float) -> None:
         if seconds > 0:
             time.sleep(seconds)
+
+
+#: Where a FakeClock's time of day starts (2026-01-01T00:00:00Z): fixed, so tests are repeatable.
+FAKE_EPOCH = 1_767_225_600.0
 
 
 class FakeClock:
@@ -29,10 +40,14 @@ class FakeClock:
 
     def __init__(self, start: float = 1000.0) -> None:
         self.t = start
+        self.start = start
         self.slept: list[float] = []
 
     def now(self) -> float:
         return self.t
+
+    def wall(self) -> float:
+        return FAKE_EPOCH + self.t - self.start
 
     def sleep(self, seconds: float) -> None:
         self.slept.append(seconds)
@@ -63,6 +78,21 @@ def parse_duration(value: object) -> float:
         if _GO_DURATION.fullmatch(text):
             return sum(float(number) * _GO_UNITS[unit] for number, unit in _GO_PART.findall(text))
     raise ValueError(f"expected a duration like 30s, 5m or 1h, got {value!r}")
+
+
+def iso(wall: float) -> str:
+    """A time of day as forges write it: ``2026-01-01T00:30:00Z`` (UTC, whole seconds)."""
+    return datetime.fromtimestamp(wall, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_iso(text: str) -> float | None:
+    """Seconds since the epoch from a forge's ``created_at`` (``...Z`` or ``+00:00``); None if
+    it is empty or not a time."""
+    try:
+        parsed = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp()
 
 
 def format_duration(seconds: float) -> str:

@@ -25,6 +25,7 @@ from promoter.console import Console
 from promoter.errors import InputError, PromoterError
 from promoter.masking import mask, secrets
 from promoter.promotion.report import EnvResult, Report, WaveResult
+from promoter.promotion.waiting import markdown_of, outputs_of
 
 # GitHub's limit for one step's outputs is 1 MiB in all; a diff is cut well below it.
 MAX_OUTPUT_VALUE = 256 * 1024
@@ -148,11 +149,14 @@ def _result_json(r: EnvResult) -> dict[str, object]:
 
 def report_outputs(report: Report) -> dict[str, str]:
     """The promote step's outputs (documented in docs/github-actions.md)."""
-    failed = next((r.environment for r in report.results if not r.ok), "")
+    failed = next((r.environment for r in report.results if not r.ok and r.state != "waiting"), "")
     return {
         "commit": report.main_commit,
         "flow": report.flow,
         "ok": "true" if report.ok else "false",
+        "state": report.state,
+        "environments": json.dumps([r.environment for r in report.results]),
+        **outputs_of(report.wait),
         "failed-environment": failed,
         "results": json.dumps({r.environment: _result_json(r) for r in report.results}, sort_keys=True),
         "pr-urls": json.dumps({r.environment: r.pr_url for r in report.results if r.pr_url}, sort_keys=True),
@@ -170,6 +174,7 @@ _ICON = {
     "failure": "❌",
     "held": "⛔",
     "superseded": "↪️",
+    "waiting": "⏳",
 }
 
 
@@ -259,10 +264,11 @@ def _mermaid_class(state: str) -> str:
 def summary_markdown(report: Report, environments: Sequence[str] = ()) -> str:
     """The step summary of a promote run: a table of environments and a diagram."""
     flow = "Promotion" if report.flow == "promotion" else "Scheduling"
-    verdict = "done" if report.ok else "did not go through"
+    verdict = {"done": "done", "waiting": "waiting", "failed": "did not go through"}[report.state]
     lines = [
         f"## {flow} of `{report.main_commit[:12]}`: {verdict}",
         "",
+        *markdown_of(report.wait),
         "| environment | result | PR | merge commit | gates | duration |",
         "| --- | --- | --- | --- | --- | ---: |",
     ]

@@ -87,12 +87,24 @@ def _call(s: Setup, job: str, given: list[str]) -> str:
     )
 
 
+#: How often the heartbeat looks for a waiting promotion (docs/github-actions.md#the-heartbeat).
+HEARTBEAT = "*/10 * * * *"
+
+
 def promote(s: Setup) -> str:
+    last = s.environments[-1]
     return (
         f"# A push to {s.main_branch} promotes that commit {' -> '.join(s.environments)} (the promotion flow).\n"
+        "# No run waits: each does what needs no waiting and ends, and the next event goes on from\n"
+        "# there: a promoter-wake dispatch from the platform repo (a promotion PR merged, a cluster's\n"
+        "# status), the heartbeat (every 10 minutes; seconds when nothing waits), or a run by hand.\n"
+        f"# {last} starts only after the GitHub Environment {last}'s reviewers approve (asked once).\n"
         + _hosting(s)
-        + f"name: promote\n\non:\n  push:\n    branches: [{s.main_branch}]\n\npermissions: {{}}\n"
-        + _call(s, "promote", ["commit: ${{ github.sha }}"])
+        + f"name: promote\n\non:\n  push:\n    branches: [{s.main_branch}]\n"
+        "  repository_dispatch:\n    types: [promoter-wake]\n"
+        f'  schedule:\n    - cron: "{HEARTBEAT}"\n'
+        "  workflow_dispatch:\n\npermissions: {}\n"
+        + _call(s, "promote", ["commit: ${{ github.sha }}", f"hold-for-approval: {last}"])
     )
 
 
@@ -119,7 +131,12 @@ def promote_by_hand(s: Setup) -> str:
         + _call(
             s,
             "promote",
-            ["to: ${{ inputs.to }}", "commit: ${{ inputs.commit }}", "force: ${{ inputs.force }}"],
+            [
+                "to: ${{ inputs.to }}",
+                "commit: ${{ inputs.commit }}",
+                "force: ${{ inputs.force }}",
+                f"hold-for-approval: {s.environments[-1]}",
+            ],
         )
     )
 
@@ -140,7 +157,7 @@ def schedule(s: Setup) -> str:
         " where a push to an environment branch never looks.\n"
         + _hosting(s)
         + f"name: schedule\n\non:\n  push:\n    branches: {_flow(s.branches)}\n\npermissions: {{}}\n"
-        + _call(s, "schedule", [f"schedule: {which}"])
+        + _call(s, "schedule", [f"schedule: {which}", f"hold-for-approval: {s.environments[-1]}"])
     )
 
 
@@ -188,6 +205,78 @@ def render(s: Setup) -> str:
         "      pull-requests: write # post the rendered diff as a comment\n"
         "    steps:\n" + "".join(f"      {line}\n" for line in steps)
     )
+
+
+#: The platform repo's workflow: the control plane named by a repository variable, checked.
+WAKE_TARGET = (
+    "- name: Name the control plane",
+    "  id: target",
+    "  env:",
+    "    PROMOTER_CONTROL_PLANE: ${{ vars.PROMOTER_CONTROL_PLANE }}",
+    "  run: |",
+    '    if ! [[ "$PROMOTER_CONTROL_PLANE" =~ ^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$ ]]; then',
+    '      echo "::error title=promoter::set the variable PROMOTER_CONTROL_PLANE to owner/name" >&2',
+    "      exit 2",
+    "    fi",
+    '    echo "owner=${PROMOTER_CONTROL_PLANE%%/*}" >> "$GITHUB_OUTPUT"',
+    '    echo "name=${PROMOTER_CONTROL_PLANE#*/}" >> "$GITHUB_OUTPUT"',
+)
+#: With an App: a token for the control plane alone, Contents write alone (a dispatch needs it).
+WAKE_APP_TOKEN = (
+    "- name: Mint a token that can dispatch to the control plane (Contents write, that repo only)",
+    "  id: token",
+    "  uses: actions/create-github-app-token@0f859bf9e69e887678d5bbfbee594437cb440ffe # v2.1.0",
+    "  with:",
+    "    app-id: ${{ secrets.PROMOTER_GITHUB_APP_ID }}",
+    "    private-key: ${{ secrets.PROMOTER_GITHUB_APP_PRIVATE_KEY }}",
+    "    owner: ${{ steps.target.outputs.owner }}",
+    "    repositories: ${{ steps.target.outputs.name }}",
+    "    permission-contents: write",
+)
+WAKE_IF = (
+    "(github.event_name == 'pull_request' && github.event.pull_request.merged "
+    "&& startsWith(github.event.pull_request.head.ref, 'promoter/'))\n"
+    "      || (github.event_name == 'status' && github.event.state != 'pending')"
+)
+
+
+def wake(s: Setup) -> str:
+    """The platform repo's workflow: wakes the control plane's promotion when a promotion PR is
+    merged and when a cluster's reconciler posts a status."""
+    app = s.auth == "app"
+    secret = "steps.token.outputs.token" if app else "secrets.PROMOTER_WAKE_TOKEN"
+    steps = [
+        *WAKE_TARGET,
+        *(WAKE_APP_TOKEN if app else ()),
+        "- name: Wake the promotion",
+        "  env:",
+        f"    GH_TOKEN: ${{{{ {secret} }}}}",
+        "    PROMOTER_CONTROL_PLANE: ${{ vars.PROMOTER_CONTROL_PLANE }}",
+        "    PROMOTER_EVENT: ${{ github.event_name }}",
+        "    PROMOTER_SHA: ${{ github.event.pull_request.merge_commit_sha || github.event.sha }}",
+        "  run: |",
+        '    gh api --method POST "repos/$PROMOTER_CONTROL_PLANE/dispatches" \\',
+        "      -f event_type=promoter-wake \\",
+        '      -f "client_payload[event]=$PROMOTER_EVENT" -f "client_payload[sha]=$PROMOTER_SHA"',
+    ]
+    return (
+        "# The platform repo's half of the wake-ups (docs/github-actions.md#waking-the-promotion): a\n"
+        "# merged promotion PR (head promoter/<env>) and a commit status (what Flux and Argo CD post on\n"
+        "# the environment branches) send a promoter-wake dispatch to the control plane, whose promote\n"
+        "# workflow goes on at once. Set the variable PROMOTER_CONTROL_PLANE (owner/name) here.\n"
+        "name: promoter wake\n\non:\n  pull_request:\n    types: [closed]\n"
+        "  status:\n\npermissions: {}\n\n"
+        "jobs:\n  wake:\n"
+        f"    if: >-\n      {WAKE_IF}\n"
+        "    runs-on: ubuntu-latest\n    timeout-minutes: 5\n"
+        "    permissions: {} # the dispatch uses its own token, not this repo's\n"
+        "    steps:\n" + "".join(f"      {line}\n" for line in steps)
+    )
+
+
+def for_platform(s: Setup) -> dict[str, str]:
+    """The platform repo's workflows, by path."""
+    return {".github/workflows/promoter-wake.yml": wake(s)}
 
 
 def for_main(s: Setup) -> dict[str, str]:

@@ -7,8 +7,10 @@ git notes of the control-plane repo, so ``promoter status`` reads them back from
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
+from promoter.clock import Clock
 from promoter.errors import GitError
 from promoter.forges.base import Forge, MergeNotReady, PullRequest
 from promoter.forges.notes import NoteStatuses
@@ -20,8 +22,8 @@ from promoter.platform.repo import PlatformRepo
 class LocalForge(Forge):
     name = "local"
 
-    def __init__(self, control_plane: Git, platform: PlatformRepo) -> None:
-        self.statuses = NoteStatuses(control_plane)
+    def __init__(self, control_plane: Git, platform: PlatformRepo, clock: Clock | None = None) -> None:
+        self.statuses = NoteStatuses(control_plane, wall=clock.wall if clock else time.time)
         self.platform = platform
 
     def get_statuses(self, commit: str) -> dict[str, Status]:

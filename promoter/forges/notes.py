@@ -7,11 +7,13 @@ a context is its current state, as on GitHub.
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 from dataclasses import asdict
-from datetime import UTC, datetime
 
 import tenacity
 
+from promoter.clock import iso
 from promoter.errors import GitError
 from promoter.gitcmd import Git
 from promoter.model import STATUS_STATES, Status
@@ -20,16 +22,15 @@ NOTES_REF = "refs/notes/promoter"
 STATES = STATUS_STATES
 
 
-def now_iso() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 class NoteStatuses:
     """Statuses on the commits of one local repository."""
 
-    def __init__(self, git: Git, ref: str = NOTES_REF) -> None:
+    def __init__(self, git: Git, ref: str = NOTES_REF, wall: Callable[[], float] = time.time) -> None:
+        """``wall``: the time of day that stamps each status (the run's clock), which the
+        clocks spanning runs read back (a bake's start, a gate's timeout)."""
         self.git = git
         self.ref = ref
+        self.wall = wall
 
     def history(self, commit: str) -> list[Status]:
         proc = self.git.run("notes", f"--ref={self.ref}", "show", operands=[commit], check=False)
@@ -61,7 +62,7 @@ class NoteStatuses:
     def post(self, commit: str, status: Status) -> Status:
         if status.state not in STATES:
             raise ValueError(f"state must be one of {', '.join(STATES)}")
-        stamped = Status(**{**asdict(status), "created_at": status.created_at or now_iso()})
+        stamped = Status(**{**asdict(status), "created_at": status.created_at or iso(self.wall())})
         line = json.dumps(asdict(stamped), sort_keys=True)
         # The notes ref is locked while another writer appends: try again for a moment.
         retrying = tenacity.Retrying(

@@ -67,6 +67,10 @@ class Gate(ABC):
     def check(self, ctx: GateContext) -> Observation:
         """Observe once; never block for long."""
 
+    def ready_at(self, ctx: GateContext) -> float | None:
+        """When the gate will pass by itself (a soak), on the run's clock; None: unknown."""
+        return None
+
 
 def spec_error(source: Source, gate: str, message: str) -> ConfigError:
     return ConfigError(f"gate {gate}: {message}", file=source.file, line=source.line)

@@ -24,15 +24,30 @@ class GateOutcome:
         return f"{self.gate}: {self.state} ({self.message})" if self.message else f"{self.gate}: {self.state}"
 
 
+class GatesPending(Exception):  # not an error: a run that does not wait stops here
+    """Each gate was checked once and not all passed (``once``): the outcomes, and when the
+    soonest pending gate is due again (on the run's clock)."""
+
+    def __init__(self, outcomes: list[GateOutcome], due: float) -> None:
+        super().__init__("; ".join(str(o) for o in outcomes if o.state != "success"))
+        self.outcomes = outcomes
+        self.due = due
+        self.others_passed_at: float | None = None  # when the soak-like gates started
+
+
 def run_gates(
     gates: list[Gate],
     ctx: GateContext,
     deadline: float,
     progress: Callable[[str], None],
     progress_interval: float = 10.0,
+    *,
+    once: bool = False,
 ) -> list[GateOutcome]:
-    """All outcomes when every gate passed; GateFailed or GateTimedOut (with outcomes) otherwise."""
-    return _GateRun(gates, ctx, deadline, progress, progress_interval).run()
+    """All outcomes when every gate passed; GateFailed or GateTimedOut (with outcomes) otherwise.
+    With ``once``, each gate is checked once (a soak-like gate too, when the others passed) and
+    GatesPending says that some have not passed yet, instead of waiting for them."""
+    return _GateRun(gates, ctx, deadline, progress, progress_interval, once).run()
 
 
 class _GateRun:
@@ -46,8 +61,9 @@ class _GateRun:
         deadline: float,
         progress: Callable[[str], None],
         progress_interval: float,
+        once: bool = False,
     ) -> None:
-        self.gates, self.ctx, self.deadline = gates, ctx, deadline
+        self.gates, self.ctx, self.deadline, self.once = gates, ctx, deadline, once
         self.progress, self.progress_interval = progress, progress_interval
         self.clock = ctx.clock
         self.start = self.clock.now()
@@ -65,6 +81,8 @@ class _GateRun:
                 return self.outcomes()
             if not others_done and self._others_done():
                 continue  # the others just passed: start soaking now, not at the next wake-up
+            if self.once:
+                self._stop(others_done)
             self._wait(others_done)
 
     def outcomes(self) -> list[GateOutcome]:
@@ -93,24 +111,39 @@ class _GateRun:
                     self.outcomes(),
                 )
 
-    def _wait(self, others_done: bool) -> None:
-        now = self.clock.now()
-        if now >= self.deadline:
+    def _stop(self, others_done: bool) -> None:
+        """After one look: timed out, or GatesPending with when the soonest gate is due."""
+        self._timed_out()
+        ready = [
+            g.ready_at(self.ctx) or self.due[i]
+            for i, g in enumerate(self.gates)
+            if self.last[i].state != "success" and (others_done or not g.after_others)
+        ]
+        raise GatesPending(self.outcomes(), min([*ready, self.deadline]))
+
+    def _timed_out(self) -> None:
+        if self.clock.now() >= self.deadline:
             waiting = "; ".join(str(o) for o in self.outcomes() if o.state != "success")
             raise GateTimedOut(
                 f"{self.ctx.environment}: gates did not pass within the timeout: {waiting}", self.outcomes()
             )
+
+    def _pending_due(self, others_done: bool) -> list[float]:
+        return [
+            self.due[i]
+            for i, g in enumerate(self.gates)
+            if self.last[i].state != "success" and (others_done or not g.after_others)
+        ]
+
+    def _wait(self, others_done: bool) -> None:
+        now = self.clock.now()
+        self._timed_out()
         if now >= self.next_progress:
             self.progress(
                 _progress_line(self.ctx.environment, now - self.start, self.deadline - now, self.outcomes())
             )
             self.next_progress = now + self.progress_interval
-        pending_due = [
-            self.due[i]
-            for i, g in enumerate(self.gates)
-            if self.last[i].state != "success" and (others_done or not g.after_others)
-        ]
-        wake = min([*pending_due, self.next_progress, self.deadline])
+        wake = min([*self._pending_due(others_done), self.next_progress, self.deadline])
         self.clock.sleep(max(wake - self.clock.now(), 0.05))
 
 

@@ -38,3 +38,7 @@ class SoakGate(Gate):
         if soaked >= self.duration:
             return Observation("success", f"soaked {format_duration(soaked)}")
         return Observation("pending", f"{format_duration(soaked)} of {format_duration(self.duration)}")
+
+    def ready_at(self, ctx: GateContext) -> float | None:
+        """The moment the soak is done (a run that does not wait checks again then)."""
+        return None if ctx.others_passed_at is None else ctx.others_passed_at + self.duration

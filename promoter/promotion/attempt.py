@@ -22,18 +22,18 @@ from promoter.platform.plan import TreePlan
 from promoter.platform.provenance import Provenance
 from promoter.platform.repo import PlatformRepo
 from promoter.promotion.gating import Gating
-from promoter.promotion.landing import BaseMoved, Landing
+from promoter.promotion.landing import BaseMoved, Landing, MergePending
 from promoter.promotion.mixed import Held
 from promoter.promotion.options import Options
 from promoter.promotion.report import EnvResult, WaveResult, change_summary, pr_body, pr_title, wave_rows
 from promoter.promotion.rollback import Rollbacks
 from promoter.promotion.statuses import Statuses
+from promoter.promotion.stops import PASSED_BEFORE, Stops
+from promoter.promotion.waiting import GATES
 from promoter.promotion.waves import Step, pending_description
 from promoter.rendering.tree import FolderSubset, Rendered
 
 MAX_REPLANS = 5
-#: A wave found landed with a later wave landed too: its gates passed in an earlier run.
-PASSED_BEFORE = "gates passed before (a later wave holds this commit)"
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ class Planned:
     plan: TreePlan
 
 
-class Attempts(ABC):
+class Attempts(Stops, ABC):
     """The collaborators of a run, and one step of one environment at a time."""
 
     def __init__(
@@ -68,7 +68,7 @@ class Attempts(ABC):
         self.clock = clock
         self.out = console
         self.opts = options
-        self.statuses = Statuses(forge)
+        self.statuses = Statuses(forge, repost=options.waits, wall=clock.wall)
         self.landing = Landing(platform, forge, clock, console, options.pacing)
         self.rollbacks = Rollbacks(
             control_plane, platform, self.statuses, self.landing, console, clock, options
@@ -205,11 +205,20 @@ class Attempts(ABC):
         if there == main.commit and self._later_landed(main, step, planned.previous):
             self.out.say(f"{prefix}: {PASSED_BEFORE}")
             return replace(result, state="success", merge_sha=base, message=PASSED_BEFORE)
+        if there == main.commit and not self.opts.waits:
+            passed = self._passed_in_earlier_run(main, env, step)
+            if passed:
+                self.out.say(f"{prefix}: {passed}")
+                return replace(result, state="success", merge_sha=base, message=passed)
         if self.opts.dry_run:
             message = f"would check the gates of {base[:12]}, which already has this content"
             self.out.say(f"{prefix}: dry run: {message}")
             return replace(result, state="dry-run", merge_sha=base, message=message)
         self.out.say(f"{prefix}: {env.gitops_branch} already has this content at {base[:12]}; checking gates")
+        if not self.opts.waits and self._phase(main, env, step) not in ("gates", "soak"):
+            # merged by hand since the last run: the gates' clock starts now, recorded here
+            what = pending_description(step, f"merged {base[:12]}; {GATES}")
+            self.statuses.post(main.commit, self.statuses.context_of(env), "pending", what, self.opts.run_url)
         pr = self.forge.find_pr(env, promotion_branch(env.name))
         pr_url = None
         if pr is not None and pr.state == "merged":  # report the gates where the merge was
@@ -287,17 +296,21 @@ class Attempts(ABC):
             if env.merge == "manual":
                 self.out.say(f"{prefix}: waiting for someone to merge {pr.head_branch} into {pr.base_branch}")
 
-        landed = self.landing.land(
-            env,
-            branch=promotion_branch(env.name),
-            base=planned.base,
-            sha=sha,
-            title=title,
-            body=self._body(main, env, step, planned, superseded),
-            deadline=self._start + step.timeout,
-            on_open=opened,
-            who=prefix,
-        )
+        deadline = self._merge_deadline(main, env, step)
+        try:
+            landed = self.landing.land(
+                env,
+                branch=promotion_branch(env.name),
+                base=planned.base,
+                sha=sha,
+                title=title,
+                body=self._body(main, env, step, planned, superseded),
+                deadline=deadline,
+                on_open=opened,
+                who=prefix,
+            )
+        except MergePending as pending:  # since when: as the PR's status recorded it
+            raise self._merge_pending(env, step, pending, self._since(main, env, step, "merge")) from None
         assert landed.merge_sha is not None  # it waited for the merge
         if landed.pr is None:
             what = f"pushed to {env.gitops_branch}; waiting for gates"
@@ -341,8 +354,12 @@ class Attempts(ABC):
     def _gates(
         self, main: MainObjects, env: Environment, step: Step, merge_sha: str, result: EnvResult
     ) -> EnvResult:
-        deadline = self._start + step.timeout
-        outcomes = self.gating.check(main, env, step, merge_sha, deadline, self._prs.get(env.name))
+        if self.opts.waits:
+            outcomes = self.gating.check(
+                main, env, step, merge_sha, self._start + step.timeout, self._prs.get(env.name)
+            )
+        else:
+            outcomes = self._gates_once(main, env, step, merge_sha)
         summary = "; ".join(f"{o.gate}: {o.state}" for o in outcomes) or "no gates"
         return replace(result, state="success", message=summary, gates=outcomes)
 

@@ -18,10 +18,12 @@ from promoter.errors import GateFailed, PromotionFailed, Superseded
 from promoter.gates.runner import GateOutcome
 from promoter.model import Environment, EnvironmentObjects, MainObjects, Status
 from promoter.platform.objects import Change
-from promoter.promotion import mixed
-from promoter.promotion.attempt import PASSED_BEFORE, Attempts
+from promoter.promotion import mixed, waiting
+from promoter.promotion.attempt import Attempts
 from promoter.promotion.mixed import Held
 from promoter.promotion.report import EnvResult, EnvState, WaveResult
+from promoter.promotion.stops import BAKING, PASSED_BEFORE
+from promoter.promotion.waiting import APPROVAL, Wait, Waiting
 from promoter.promotion.waves import Step, passed_description, resolve, whole
 from promoter.rendering.tree import Rendered, render_environment
 
@@ -107,6 +109,11 @@ class EnvironmentRun(Attempts):
         context = self.statuses.context_of(env)
         try:
             return run()
+        except Waiting as stopped:
+            self.out.say(
+                f"{stopped.wait.message} (since {format_duration(self.clock.wall() - stopped.wait.since)})"
+            )
+            return replace(self._ended(env, "waiting", str(stopped)), wait=stopped.wait)
         except Superseded as err:
             if not self.opts.dry_run:
                 self.statuses.post(main.commit, context, "error", f"superseded: {err}", self.opts.run_url)
@@ -147,7 +154,27 @@ class EnvironmentRun(Attempts):
                 f"{env.name}: {main.commit[:12]} failed here before ({current.description}); held, use --force to retry"
             )
         self._guard(main, env)
+        self._approval(main, env, current)
         return self._steps_of(main, env, self.steps_of(main, env), current, trust_current=False)
+
+    def _approval(self, main: MainObjects, env: Environment, current: Status | None) -> None:
+        """``--wait none``: an environment promoted only in a run approved for it (a job under a
+        GitHub Environment with required reviewers) waits here, asked once: the run that gets
+        here first records the request, later runs only report it; once under way (its status
+        pending with anything else), later runs go on without asking again."""
+        if self.opts.waits or env.name not in self.opts.approvals or env.name in self.opts.approved:
+            return
+        pending = current is not None and current.state == "pending"
+        recorded = pending and current is not None and current.description.startswith(APPROVAL)
+        if pending and not recorded:
+            return
+        asked = recorded and not self.opts.force  # by hand with --force: ask again (a rejected request)
+        if not asked and not self.opts.dry_run:
+            what = f"{APPROVAL} to promote to {env.name}"
+            self.statuses.post(main.commit, self.statuses.context_of(env), "pending", what, self.opts.run_url)
+        started = waiting.since(current, whole(env, ())[0], ("approval",), self.clock)
+        message = f"{env.name}: {APPROVAL} (the GitHub Environment {env.name}'s reviewers)"
+        raise Waiting(Wait("approval", env.name, "", started, None, message, approval_requested=not asked))
 
     def _guard(self, main: MainObjects, env: Environment) -> None:
         i = main.pipeline.index(env.name)
@@ -201,11 +228,13 @@ class EnvironmentRun(Attempts):
         return final
 
     def _after(self, main: MainObjects, env: Environment, step: Step, result: EnvResult) -> None:
-        """A step passed: say so on the environment's status, and bake before going on."""
+        """A step passed: say so on the environment's status, and bake before going on. Without
+        waiting, the last wave's bake is recorded on the status too (its start spans runs)."""
         if result.state != "success" or result.message == PASSED_BEFORE:
             return
-        if not step.last:
-            following = self._steps[step.index]
+        recorded = step.bake > 0 and not self.opts.waits
+        if result.message != BAKING and (not step.last or recorded):
+            following = None if step.last else self._steps[step.index]
             assert result.merge_sha is not None
             self.statuses.post(
                 main.commit,
@@ -215,11 +244,18 @@ class EnvironmentRun(Attempts):
                 self.opts.run_url,
             )
         if step.bake > 0:
-            self._bake(env, step)
+            self._bake(main, env, step)
 
-    def _bake(self, env: Environment, step: Step) -> None:
+    def _bake(self, main: MainObjects, env: Environment, step: Step) -> None:
         """Wait ``bake`` after a wave passed: its clusters run the change before more do."""
         then = "the next wave" if not step.last else "the environment is done"
+        if not self.opts.waits:  # from the time the status recorded, in whichever run
+            started = self._since(main, env, step, "bake")
+            left = started + step.bake - self.clock.wall()
+            if left > 0:
+                message = f"{step.prefix(env.name)}: baking, {format_duration(left)} to go before {then}"
+                raise Waiting(Wait("bake", env.name, step.name, started, started + step.bake, message))
+            return
         self.out.say(f"{step.prefix(env.name)}: passed; baking {format_duration(step.bake)} before {then}")
         end = self.clock.now() + step.bake
         next_progress = self.clock.now() + self.opts.progress_interval

@@ -15,7 +15,7 @@ from promoter.model import Environment, MainObjects
 from promoter.platform.repo import PlatformRepo
 from promoter.promotion.environment import EnvironmentRun
 from promoter.promotion.options import Options
-from promoter.promotion.report import Report
+from promoter.promotion.report import EnvResult, Report
 from promoter.promotion.rollback import GoodState, deployed_main
 
 
@@ -65,6 +65,12 @@ class Orchestrator:
                 envs = envs[-1:]  # by hand: straight to the chosen environment
         report = Report("promotion", commit)
         subject = self.cp.git.out("log", "-1", "--format=%s", operands=[commit])
+        if self._nothing_waits(commit, envs):
+            self.out.say(
+                f"main {commit[:12]} has succeeded in {', '.join(e.name for e in envs)}; nothing waits"
+            )
+            report.results = [EnvResult(e.name, "skipped", "already promoted") for e in envs]
+            return report
         self.out.say(f'promoting main {commit[:12]} "{subject}" to {", ".join(e.name for e in envs)}')
         for env in envs:  # all input is checked before anything is pushed
             self.run_for(env).prepare(main, env)
@@ -79,6 +85,17 @@ class Orchestrator:
             if not result.ok:
                 break
         return report
+
+    def _nothing_waits(self, commit: str, envs: list[Environment]) -> bool:
+        """``--wait none``: the commit succeeded everywhere already, so a wake-up (a heartbeat)
+        is done in seconds: no render, one read of the statuses."""
+        if self.opts.waits or self.opts.force or self.opts.dry_run:
+            return False
+        statuses = self.run.statuses.of(commit)
+        return all(
+            (st := statuses.get(self.run.statuses.context_of(e))) is not None and st.state == "success"
+            for e in envs
+        )
 
     def schedule(self, environment: str, commit: str | None = None) -> Report:
         """The scheduling flow: re-render one environment with the main commit last promoted there

@@ -13,7 +13,7 @@ from promoter.forges.base import Forge, PullRequest
 from promoter.gates import GateContext, build_gate
 from promoter.gates.base import Gate
 from promoter.gates.hubapi import record_merge
-from promoter.gates.runner import GateOutcome, run_gates
+from promoter.gates.runner import GateOutcome, GatesPending, run_gates
 from promoter.model import Environment, MainObjects
 from promoter.platform.repo import PlatformRepo
 from promoter.promotion.options import Options
@@ -47,16 +47,21 @@ class Gating:
         merge_sha: str,
         deadline: float,
         pr: PullRequest | None,
+        *,
+        once: bool = False,
+        others_passed_at: float | None = None,
     ) -> list[GateOutcome]:
         """Every gate's outcome once all passed; GateFailed (rolled back where asked) if not.
-        A wave's gates judge its cluster types only, and a failed wave rolls back its folders."""
+        A wave's gates judge its cluster types only, and a failed wave rolls back its folders.
+        ``once``: each gate checked once, GatesPending when not all passed; ``others_passed_at``:
+        when the other gates passed in an earlier run (a soak counts from then)."""
         self._record(main, env, merge_sha)
         gates = [build_gate(spec) for spec in step.gates]
         if not gates:
             return []
         prefix = step.prefix(env.name)
         self.out.say(f"{prefix}: gates on {merge_sha[:12]}: {', '.join(g.describe() for g in gates)}")
-        outcomes = self._run(main, env, step, merge_sha, gates, deadline, pr)
+        outcomes = self._run(main, env, step, merge_sha, gates, deadline, pr, once, others_passed_at)
         for outcome in outcomes:
             self.out.say(f"{prefix}: gate {outcome}")
         self._report(pr, env, step, merge_sha, outcomes, "all gates passed")
@@ -81,6 +86,8 @@ class Gating:
         gates: list[Gate],
         deadline: float,
         pr: PullRequest | None,
+        once: bool = False,
+        others_passed_at: float | None = None,
     ) -> list[GateOutcome]:
         ctx = GateContext(
             env.name,
@@ -93,9 +100,15 @@ class Gating:
             self.forge,
             platform=self.platform,
             cluster_types=() if step.whole else step.cluster_types,
+            others_passed_at=others_passed_at,
         )
         try:
-            return run_gates(gates, ctx, deadline, self._say(env, step), self.opts.progress_interval)
+            return run_gates(
+                gates, ctx, deadline, self._say(env, step), self.opts.progress_interval, once=once
+            )
+        except GatesPending as pending:
+            pending.others_passed_at = ctx.others_passed_at
+            raise
         except GateFailed as err:
             self._report(pr, env, step, merge_sha, err.outcomes, str(err))
             if env.on_failure == "rollback":

@@ -37,10 +37,23 @@ class Landed:
     pr: PullRequest | None
 
 
+class MergePending(Exception):  # not an error: a run that does not wait stops here
+    """The PR is not merged yet and the run does not wait for it (``--wait none``)."""
+
+    def __init__(self, pr: PullRequest, why: str) -> None:
+        super().__init__(why)
+        self.pr = pr
+        self.why = why
+
+
 @dataclass(frozen=True)
 class Pacing:
     poll_interval: float = 5.0
     progress_interval: float = 10.0
+    wait: bool = True  # False: MergePending when it is not merged (after ``settle``, for auto)
+    #: ``wait`` False: how long an automatic merge is tried before the run stops (GitHub works
+    #: out a new PR's mergeability for a few seconds; checks may take minutes, a human longer)
+    settle: float = 30.0
 
 
 class Landing:
@@ -77,7 +90,12 @@ class Landing:
         on_open(pr)
         if env.merge == "manual" and not wait_for_human:
             return Landed(None, pr)
-        return Landed(self.wait_merge(env, pr, sha, deadline, title, base, who), pr)
+        try:
+            return Landed(self.wait_merge(env, pr, sha, deadline, title, base, who), pr)
+        except MergePending:
+            if wait_for_human:
+                raise
+            return Landed(None, pr)  # a rollback in a run that does not wait: its PR stays open
 
     def push_onto(self, env: Environment, base: str | None, sha: str) -> None:
         """Push straight to the platform branch if it is still at ``base``; BaseMoved if not."""
@@ -124,8 +142,12 @@ class Landing:
             now = self.clock.now()
             if now >= deadline:
                 raise MergeRefused(
-                    f"{env.name}: {pr.url} was not merged within {format_duration(now - started)} ({last})"
+                    f"{env.name}: {pr.url} was not merged within the timeout ({last})"
+                    if not self.pacing.wait
+                    else f"{env.name}: {pr.url} was not merged within {format_duration(now - started)} ({last})"
                 )
+            if not self.pacing.wait and (env.merge != "auto" or now - started >= self.pacing.settle):
+                raise MergePending(now_pr, last)
             if now >= next_progress:
                 self.out.progress(
                     f"{who or env.name}: waiting {format_duration(now - started)} "

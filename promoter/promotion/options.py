@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from promoter.model import EnvironmentObjects, MainObjects
 from promoter.promotion.landing import Pacing
+from promoter.promotion.waiting import WaitMode
 from promoter.rendering.tree import Rendered
 
 # How an environment is rendered: (main, its branch's objects, its name) -> its tree.
@@ -22,7 +23,17 @@ class Options:
     run_url: str | None = None  # the CI run promoting, linked from statuses and PRs
     waves: bool = False  # the scheduling flow lands wave by wave (the promotion flow always does)
     render: RenderHook | None = None  # None: promoter's own render; a Kalypso control plane gives its own
+    #: ``all``: wait in the run (merges, gates, bakes); ``none``: stop where it waits (section 12)
+    wait: WaitMode = "all"
+    #: ``--wait none``: environments whose promotion starts only in a run approved for them
+    #: (a job under a GitHub Environment with required reviewers); ``approved`` names those
+    approvals: frozenset[str] = frozenset()
+    approved: frozenset[str] = frozenset()
+
+    @property
+    def waits(self) -> bool:
+        return self.wait == "all"
 
     @property
     def pacing(self) -> Pacing:
-        return Pacing(self.poll_interval, self.progress_interval)
+        return Pacing(self.poll_interval, self.progress_interval, self.waits)

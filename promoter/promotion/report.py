@@ -8,11 +8,14 @@ from typing import Any, Literal
 
 from promoter.gates.runner import GateOutcome
 from promoter.platform.objects import Change
+from promoter.promotion.waiting import Wait
 
 # How an environment ended: the first four count as done (``ok``).
-EnvState = Literal["success", "skipped", "noop", "dry-run", "failure", "superseded", "held"]
+EnvState = Literal["success", "skipped", "noop", "dry-run", "failure", "superseded", "held", "waiting"]
 OK_STATES: tuple[EnvState, ...] = ("success", "skipped", "noop", "dry-run")
 Flow = Literal["promotion", "scheduling"]
+#: How a run ended: everything done, stopped where the promotion waits (``--wait none``), or not.
+RunState = Literal["done", "waiting", "failed"]
 
 
 @dataclass
@@ -61,6 +64,7 @@ class EnvResult:
     duration: float = 0.0
     requests: int = 0
     waves: list[WaveResult] = field(default_factory=list)
+    wait: Wait | None = None  # state "waiting": what for, since when
 
     @property
     def ok(self) -> bool:
@@ -77,17 +81,36 @@ class Report:
     def ok(self) -> bool:
         return all(r.ok for r in self.results)
 
+    @property
+    def state(self) -> RunState:
+        """``failed`` (exit 1) when an environment did not go through; ``waiting`` when the run
+        stopped where the promotion waits; ``done`` otherwise."""
+        if any(not r.ok and r.state != "waiting" for r in self.results):
+            return "failed"
+        return "waiting" if self.wait else "done"
+
+    @property
+    def wait(self) -> Wait | None:
+        return next((r.wait for r in self.results if r.wait), None)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "flow": self.flow,
             "mainCommit": self.main_commit,
             "ok": self.ok,
+            "state": self.state,
+            "waiting": self.wait.to_json() if self.wait else None,
             "environments": [
                 {
-                    **{_camel(k): v for k, v in asdict(r).items() if k not in ("changes", "gates", "waves")},
+                    **{
+                        _camel(k): v
+                        for k, v in asdict(r).items()
+                        if k not in ("changes", "gates", "waves", "wait")
+                    },
                     "changes": {k: asdict(c) for k, c in sorted(r.changes.items())},
                     "gates": [asdict(g) for g in r.gates],
                     "waves": [w.to_json() for w in r.waves],
+                    "waiting": r.wait.to_json() if r.wait else None,
                 }
                 for r in self.results
             ],

@@ -120,10 +120,12 @@ def _names(types: tuple[str, ...]) -> str:
     return shown or "none"
 
 
-def passed_description(step: Step, following: Step, merge_sha: str, summary: str) -> str:
-    """The environment's pending status once a wave passed and the next one starts."""
+def passed_description(step: Step, following: Step | None, merge_sha: str, summary: str) -> str:
+    """The environment's pending status once a wave passed and the next one starts (or, for
+    the last wave, while it bakes)."""
     bake = f", baking {format_duration(step.bake)}" if step.bake else ""
-    return f"{step.label} healthy at {merge_sha[:12]} ({summary}){bake}; next: wave {following.name}"
+    after = f"next: wave {following.name}" if following else "then done"
+    return f"{step.label} healthy at {merge_sha[:12]} ({summary}){bake}; {after}"
 
 
 def pending_description(step: Step, what: str) -> str:

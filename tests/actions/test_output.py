@@ -17,6 +17,7 @@ from promoter.errors import ConfigError, PromotionFailed, UsageError
 from promoter.gates.runner import GateOutcome
 from promoter.platform.objects import Change
 from promoter.promotion.report import EnvResult, Report
+from promoter.promotion.waiting import Wait
 from tests.actions.test_harness import parse_file_commands
 from tests.support.helpers import ControlPlaneFactory
 
@@ -266,3 +267,29 @@ def test_diff_of_an_unchanged_environment_is_empty(factory: ControlPlaneFactory)
     lines = result.stderr.splitlines()
     assert lines[0].startswith("dev: +0 ~0 -0 against dev@") and lines[1].startswith("qa: +3 ~0 -0")
     assert result.stdout.startswith("# qa: +3 ~0 -0") and "# dev" not in result.stdout
+
+
+def test_a_run_that_stopped_where_the_promotion_waits_says_so() -> None:
+    wait = Wait("bake", "qa", "canary", 1_767_225_600.0, 1_767_227_400.0, "qa: wave canary (1/2): baking")
+    report = Report(
+        "promotion",
+        "a" * 40,
+        [EnvResult("dev", "success"), EnvResult("qa", "waiting", "baking", wait=wait)],
+    )
+
+    out = ao.report_outputs(report)
+    summary = ao.summary_markdown(report, ["dev", "qa", "prod"])
+
+    assert (out["state"], out["waiting-for"], out["waiting-environment"], out["waiting-wave"]) == (
+        "waiting",
+        "bake",
+        "qa",
+        "canary",
+    )
+    assert (out["waiting-since"], out["next-check"]) == ("2026-01-01T00:00:00Z", "2026-01-01T00:30:00Z")
+    assert out["failed-environment"] == "" and out["environments"] == '["dev", "qa"]'
+    assert summary.startswith(
+        f"## Promotion of `{'a' * 12}`: waiting\n\n⏳ Waiting for **bake** in qa, wave canary"
+    )
+    assert "a new check is useful from 2026-01-01T00:30:00Z" in summary
+    assert json.loads(out["report"])["waiting"]["for"] == "bake"

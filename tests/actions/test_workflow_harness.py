@@ -334,10 +334,13 @@ class Workflows:
         run.outputs = {k: evaluate(v, context) for k, v in job.get("outputs", {}).items()}
         return run
 
-    def run(self, path: Path, secrets: dict[str, str] | None = None) -> None:
+    def run(
+        self, path: Path, secrets: dict[str, str] | None = None, variables: dict[str, str] | None = None
+    ) -> None:
         """A workflow of its own (no reusable workflow), with the caller's contexts."""
         doc = yaml.safe_load(path.read_text())
         context: dict[str, Any] = {"github": self.github, "inputs": {}, "secrets": secrets or {}, "needs": {}}
+        context["vars"] = variables or {}
         context["env"] = {k: text(evaluate(v, context)) for k, v in doc.get("env", {}).items()}
         for job_id, job in doc["jobs"].items():
             self._job(job_id, job, context)
@@ -390,14 +393,24 @@ def head(factory: ControlPlaneFactory, ref: str = "main") -> str:
     ).stdout.strip()
 
 
-def promotions(flows: Workflows) -> list[tuple[str, dict[str, Any]]]:
-    """Each promote job's environment and its results output."""
-    out = []
+def promote_runs(flows: Workflows) -> list[ActionRun]:
+    """The promote action's runs, in the jobs' order (the advance job's, the approved job's)."""
+    runs = []
     for job in flows.jobs:
-        if job.job == "promote" and not job.skipped:
-            action = next(run for _, run in job.steps if isinstance(run, ActionRun))
-            assert action.returncode == 0, action.stderr
-            out.append((job.matrix["environment"], json.loads(action.outputs["results"])))
+        for name, run in job.steps:
+            if isinstance(run, ActionRun) and name.startswith("Promote"):
+                runs.append(run)
+    return runs
+
+
+def promotions(flows: Workflows) -> list[tuple[str, dict[str, Any]]]:
+    """Each environment a promote step took a step further (not skipped as done, not stopped
+    where it waits), with that step's results output."""
+    out = []
+    for action in promote_runs(flows):
+        assert action.returncode == 0, action.stderr
+        results = json.loads(action.outputs["results"])
+        out += [(env, results) for env, r in results.items() if r["state"] not in ("skipped", "waiting")]
     return out
 
 
@@ -412,11 +425,13 @@ def test_a_push_to_main_promotes_through_every_environment(
 
     outputs = flows.call(EXAMPLES / "control-plane/.github/workflows/promote.yml")
 
-    assert outputs == {"commit": sha, "environments": '["dev", "qa", "prod"]'}
+    assert outputs["commit"] == sha and outputs["environments"] == '["dev", "qa", "prod"]'
+    assert outputs["state"] == "done"
     done = promotions(flows)
     assert [env for env, _ in done] == ["dev", "qa", "prod"]
-    # each job promotes its own environment; the ones before it are done already
     assert [results[env]["state"] for env, results in done] == ["success"] * 3
+    # dev and qa in the first job; prod, held for its approval, in the job after the approval's
+    assert [j.job for j in flows.jobs if not j.skipped] == ["advance", "approval", "approved"]
     assert {
         factory.platform_file(e, ".promoter/promotion.yaml") is not None for e in ("dev", "qa", "prod")
     } == {True}
@@ -436,7 +451,7 @@ def test_a_dispatch_with_force_promotes_a_chosen_commit_to_one_environment(
         {"to": "qa", "commit": chosen, "force": True},
     )
 
-    assert outputs == {"commit": chosen, "environments": '["qa"]'}
+    assert (outputs["commit"], outputs["environments"], outputs["state"]) == (chosen, '["qa"]', "done")
     [(env, results)] = promotions(flows)
     assert (env, list(results), results["qa"]["state"]) == ("qa", ["qa"], "success")
     assert chosen in (factory.platform_file("qa", ".promoter/promotion.yaml") or "")

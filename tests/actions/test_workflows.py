@@ -26,7 +26,8 @@ EXAMPLES = sorted(
         *ROOT.glob("examples/environments/*/.github/workflows/*.yml"),
     ]
 )
-WORKFLOWS = sorted([*ROOT.glob(".github/workflows/*.yml"), *EXAMPLES])
+PLATFORM = sorted(ROOT.glob("examples/platform-repo/.github/workflows/*.yml"))
+WORKFLOWS = sorted([*ROOT.glob(".github/workflows/*.yml"), *EXAMPLES, *PLATFORM])
 SCRIPTS = sorted(ROOT.glob("actions/*.sh"))
 PINNED = re.compile(r"^\s*(?:- )?uses: [\w.-]+/[\w./-]+@[0-9a-f]{40} # v\d+(\.\d+)*$")
 
@@ -88,15 +89,19 @@ def test_the_promoter_holds_the_github_app_and_renews_its_tokens() -> None:
     """No one-hour token minted for the promoter steps: they get the App's id and key (secrets,
     masked by the runner and by the promoter), and a token only when there is no App."""
     for job in load(ROOT / ".github/workflows/promote.yml")["jobs"].values():
+        if "environment" in job:
+            continue  # the approval job: no step but its echo
         minted = [s for s in job["steps"] if "create-github-app-token" in str(s.get("uses", ""))]
         # one read-only token, for checking out a private promoter at the start of the job only
         assert [m["id"] for m in minted] == ["promoter-token"]
         assert minted[0]["with"]["permission-contents"] == "read" and len(minted[0]["with"]) == 5
-        (step,) = [s for s in job["steps"] if str(s.get("uses", "")).startswith("./.promoter/actions/")]
-        given = step["with"]
-        assert given["app-id"] == "${{ secrets.PROMOTER_GITHUB_APP_ID }}"
-        assert given["app-private-key"] == "${{ secrets.PROMOTER_GITHUB_APP_PRIVATE_KEY }}"
-        assert given["token"].startswith("${{ env.PROMOTER_HAS_APP != 'true' && ")
+        steps = [s for s in job["steps"] if str(s.get("uses", "")).startswith("./.promoter/actions/")]
+        assert steps
+        for step in steps:
+            given = step["with"]
+            assert given["app-id"] == "${{ secrets.PROMOTER_GITHUB_APP_ID }}"
+            assert given["app-private-key"] == "${{ secrets.PROMOTER_GITHUB_APP_PRIVATE_KEY }}"
+            assert given["token"].startswith("${{ env.PROMOTER_HAS_APP != 'true' && ")
 
 
 @pytest.mark.parametrize("path", ACTIONS, ids=rel)
@@ -141,6 +146,8 @@ def test_permissions_start_empty_and_each_grant_says_why(path: Path) -> None:
     text = path.read_text()
     for job_id, job in doc["jobs"].items():
         grants = job.get("permissions")
+        if grants == {} and (job_id in ("approval", "wake")):
+            continue  # an approval's echo, a dispatch with its own token: nothing of the job's token
         assert isinstance(grants, dict) and grants, f"{job_id} needs its own permissions"
         for scope, level in grants.items():
             assert re.search(rf"^\s+{scope}: {level} # \S", text, re.M), f"{job_id}.{scope} has no reason"
@@ -158,10 +165,16 @@ def test_the_reusable_workflow_queues_promotions_and_guards_environments() -> No
     doc = load(ROOT / ".github/workflows/promote.yml")
     triggers = doc[True]  # YAML 1.1 reads the key `on` as true
     assert set(triggers) == {"workflow_call", "workflow_dispatch"}
-    assert doc["concurrency"] == {"group": "promoter-${{ github.repository }}", "cancel-in-progress": False}
-    promote = doc["jobs"]["promote"]
-    assert promote["environment"] == "${{ matrix.environment }}"
-    assert promote["strategy"]["max-parallel"] == 1 and promote["strategy"]["fail-fast"] is True
+    assert "concurrency" not in doc  # a run waiting for an approval must not hold the group
+    jobs = doc["jobs"]
+    group = {"group": "promoter-${{ github.repository }}", "cancel-in-progress": False}
+    assert jobs["advance"]["concurrency"] == jobs["approved"]["concurrency"] == group
+    assert "concurrency" not in jobs["approval"]
+    # only the approval job runs under an Environment, and only when a run asked for it
+    assert [j for j, job in jobs.items() if "environment" in job] == ["approval"]
+    assert jobs["approval"]["if"].startswith("needs.advance.outputs.approval-requested == 'true' || ")
+    assert jobs["approved"]["needs"] == ["advance", "approval"]
+    assert triggers["workflow_call"]["inputs"]["wait"]["default"] == "none"
 
 
 def test_the_scripts_beside_the_actions_pass_shellcheck() -> None:
@@ -180,3 +193,27 @@ def test_action_scripts_pass_shellcheck(path: Path, tmp_path: Path) -> None:
         script.write_text("#!/usr/bin/env bash\n" + step["run"])
         proc = subprocess.run(["shellcheck", "-s", "bash", str(script)], capture_output=True, text=True)
         assert proc.returncode == 0, f"{step['name']}:\n{proc.stdout}"
+
+
+def test_the_control_plane_wakes_on_every_event_that_moves_a_promotion_on() -> None:
+    doc = load(ROOT / "examples/control-plane/.github/workflows/promote.yml")
+    triggers = doc[True]
+    assert set(triggers) == {"push", "repository_dispatch", "schedule", "workflow_dispatch"}
+    assert triggers["repository_dispatch"] == {"types": ["promoter-wake"]}
+    minutes = triggers["schedule"][0]["cron"].split()[0]
+    assert minutes.startswith("*/") and 5 <= int(minutes[2:]) <= 15  # the heartbeat
+    assert doc["jobs"]["promote"]["with"]["hold-for-approval"] == "prod"
+
+
+def test_the_platform_repo_wakes_the_control_plane_on_merges_and_statuses() -> None:
+    (path,) = PLATFORM
+    doc = load(path)
+    assert set(doc[True]) == {"pull_request", "status"}
+    assert doc[True]["pull_request"] == {"types": ["closed"]}
+    job = doc["jobs"]["wake"]
+    assert "startsWith(github.event.pull_request.head.ref, 'promoter/')" in job["if"]
+    assert "github.event.state != 'pending'" in job["if"]
+    (minted,) = [s for s in job["steps"] if "create-github-app-token" in str(s.get("uses", ""))]
+    assert minted["with"]["permission-contents"] == "write"  # a dispatch needs Contents write
+    assert minted["with"]["repositories"] == "${{ steps.target.outputs.name }}"  # that repo only
+    assert "event_type=promoter-wake" in job["steps"][-1]["run"]

@@ -66,6 +66,11 @@ def test_the_examples_are_what_init_writes(tmp_path: Path) -> None:
         expected |= {
             f"{env}/{p.relative_to(folder)}": p.read_text() for p in folder.glob(".github/workflows/*")
         }
+    platform = ROOT / "examples/platform-repo"
+    expected |= {
+        f"platform-repo/{p.relative_to(platform)}": p.read_text()
+        for p in platform.glob(".github/workflows/*")
+    }
     assert files == expected
 
 
@@ -116,7 +121,7 @@ def test_the_workflows_pass_actionlint_zizmor_and_the_schema(variant: str, tmp_p
         pytest.skip("shellcheck is not installed (make deps installs it)")
     assert init(*BASE, "--out", str(tmp_path), *VARIANTS[variant]).exit_code == 0
     files = sorted(str(p) for p in tmp_path.rglob("*.yml"))
-    assert len(files) == 3 + 2 * 3
+    assert len(files) == 3 + 2 * 3 + 1  # main, each environment branch, the platform repo
     lint(files)
 
 
@@ -161,7 +166,7 @@ def test_init_workflows_run_a_push_to_main_and_to_an_environment_branch(
 
     outputs = on_main.call(out / "main/.github/workflows/promote.yml")
 
-    assert outputs == {"commit": sha, "environments": '["dev", "qa", "prod"]'}
+    assert (outputs["commit"], outputs["environments"]) == (sha, '["dev", "qa", "prod"]')
     assert [(env, results[env]["state"]) for env, results in promotions(on_main)] == [
         ("dev", "success"), ("qa", "success"), ("prod", "success")]  # fmt: skip
 
@@ -379,6 +384,7 @@ def test_the_environments_and_their_branches_come_from_the_pipeline(
         "env/dev",
         "env/prod",
         "main",
+        "platform-repo",
         "staging",
     ]
     by_hand = yaml.safe_load((out / "main/.github/workflows/promote-by-hand.yml").read_text())

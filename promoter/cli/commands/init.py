@@ -279,6 +279,8 @@ def _files(
             if skeleton:
                 mine |= init_skeleton.for_environment(setup.environment_of(branch))
         files |= {(f"{branch}/{path}" if nested else path): text for path, text in mine.items()}
+    if nested:  # the platform repo's wake-up workflow, beside the control plane's branches
+        files |= {f"{PLATFORM_FOLDER}/{p}": text for p, text in init_workflows.for_platform(setup).items()}
     return files
 
 
@@ -324,6 +326,14 @@ def _commit(root: Path, files: dict[str, str]) -> None:
     for temp, target in staged:
         temp.replace(target)
 
+
+#: Where ``--out`` puts the platform repo's workflow.
+PLATFORM_FOLDER = "platform-repo"
+WAKE_TOKEN = {
+    "app": "the App installed on the control plane with Contents read and write (the dispatch), "
+    "its id and key as the same two secrets",
+    "token": "PROMOTER_WAKE_TOKEN, a fine-grained token on the control plane with Contents read and write",
+}
 
 PERMISSIONS = (
     "on the platform repo Contents and Pull requests read and write, Commit statuses read; "
@@ -371,6 +381,11 @@ def _next_steps(
         f"Settings → Environments: create {envs} (required reviewers and wait timers are the approvals)"
     )
     steps.append(f"branch protection: require the render check on {main} and on {on}")
+    steps.append(
+        f"in the platform repo: {PLATFORM_FOLDER}/.github/workflows/promoter-wake.yml (promoter init --out DIR "
+        f"writes it), the variable PROMOTER_CONTROL_PLANE (owner/name) and {WAKE_TOKEN[setup.auth]} "
+        "(docs/github-actions.md#waking-the-promotion)"
+    )
     steps.append(
         f"let this repo use {setup.promoter_repo}'s workflows: Settings → Actions → General "
         "(docs/github-actions.md#hosting-the-promoter)"

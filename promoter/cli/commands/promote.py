@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import click
@@ -18,11 +19,13 @@ from promoter.cli.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH
 from promoter.cli.commands.common import control_plane as control_plane_at
 from promoter.cli.commands.completion import complete_environment_list, complete_environments
 from promoter.cli.commands.kalypso import KALYPSO_NAMING, kalypso_promotion
+from promoter.cli.output import OUTPUT, emit
 from promoter.clock import parse_duration
 from promoter.errors import UsageError
 from promoter.promotion.flows import Orchestrator
 from promoter.promotion.options import Options, RenderHook
-from promoter.promotion.report import change_summary
+from promoter.promotion.report import Report, change_summary
+from promoter.promotion.waiting import Wait
 from promoter.runtime import GitHubOptions, build_runtime
 
 
@@ -143,12 +146,30 @@ Examples:
     help="How often to print a progress line while waiting.",
 )
 @click.option(
-    "--output",
-    type=click.Choice(["text", "json"]),
-    default="text",
+    "--wait",
+    type=click.Choice(["all", "none"]),
+    default="all",
     show_default=True,
-    help="text: progress and a table; json: the report as JSON on stdout (progress on stderr).",
+    envvar="PROMOTER_WAIT",
+    help="all: wait for merges, gates and bakes in this run; none: do what needs no waiting, "
+    "then exit with the state (done, waiting for what and until when, failed): for CI, where "
+    "events start the next run (docs/github-actions.md#waiting-without-a-runner).",
 )
+@click.option(
+    "--hold-for-approval",
+    "approvals",
+    default="",
+    metavar="ENV,ENV",
+    help="With --wait none: these environments start only in a run given --approved ENV "
+    "(a job under a GitHub Environment with required reviewers); others stop there, asking once.",
+)
+@click.option(
+    "--approved",
+    default="",
+    metavar="ENV",
+    help="With --wait none: this run is approved to start ENV's promotion (see --hold-for-approval).",
+)
+@OUTPUT
 @click.option(
     "--environments",
     default=None,
@@ -175,6 +196,9 @@ def promote(
     force: bool,
     poll_interval: str,
     progress_interval: str,
+    wait: str,
+    approvals: str,
+    approved: str,
     output: str,
     environments: str | None,
     environments_file: str | None,
@@ -194,22 +218,45 @@ def promote(
     sha = cp.resolve(commit)
     pipeline = cp.main(cp.resolve(None) if env_name and not commit else sha).pipeline
     names = [e.name for e in pipeline.environments]
-    console = actions_output.console(names, stream=sys.stderr if output == "json" else None)
+    console = actions_output.console(names, stream=sys.stderr if output != "text" else None)
     clock = clocks.RealClock()
     runtime = build_runtime(cp, pipeline, console, clock=clock, github=github)
     options = _options(dry_run, force, poll_interval, progress_interval, waves, render)
+    options = _waiting(options, wait, approvals, approved, names)
     orchestrator = Orchestrator(cp, runtime.platform, runtime.forge, clock, console, options, runtime.routes)
     with runtime.locked(console.say):
         report = (
             orchestrator.schedule(env_name, commit and sha) if env_name else orchestrator.promote(sha, to)
         )
     actions_output.publish_report(report, names)  # outputs and step summary, in GitHub Actions only
-    if output == "json":
-        click.echo(report.dumps())
+    _show(report, output)
+    if report.state == "failed":
+        sys.exit(1)
+
+
+def _show(report: Report, output: str) -> None:
+    if output != "text":
+        emit(report.to_json(), output)
     else:
         print_summary(report)
-    if not report.ok:
-        sys.exit(1)
+
+
+def _waiting(options: Options, wait: str, approvals: str, approved: str, names: list[str]) -> Options:
+    return replace(
+        options,
+        wait="none" if wait == "none" else "all",
+        approvals=_names(approvals, names, "--hold-for-approval"),
+        approved=_names(approved, names, "--approved"),
+    )
+
+
+def _names(given: str, names: list[str], flag: str) -> frozenset[str]:
+    """Environment names of a comma-separated flag, each one of the Pipeline's."""
+    chosen = frozenset(n.strip() for n in given.split(",") if n.strip())
+    unknown = sorted(chosen - set(names))
+    if unknown:
+        raise UsageError(f"{flag} {unknown[0]}: no such environment (the Pipeline has {', '.join(names)})")
+    return chosen
 
 
 def _options(
@@ -279,3 +326,14 @@ def print_summary(report: Any) -> None:
                 f"{'  ' + w.name:<14.14}{w.state:<12}{'':>7}  {change_summary(w.changes):<16}"
                 f"{(w.merge_sha or '-')[:12]:<14}{' ' * 10 if counted else ''}{gates}"
             )
+    if report.wait is not None:
+        click.echo("")
+        click.echo(waiting_line(report.wait))
+
+
+def waiting_line(wait: Wait) -> str:
+    """``waiting for gates: prod, wave canary, since ..., next check at ...``."""
+    where = f"{wait.environment}, wave {wait.wave}" if wait.wave else wait.environment
+    data = wait.to_json()
+    after = f", next check at {data['nextCheck']}" if data["nextCheck"] else ", until an event"
+    return f"waiting for {wait.waiting_for}: {where}, since {data['since']}{after} ({wait.message})"

@@ -6,16 +6,19 @@ from typing import Any
 
 import click
 
+from promoter import clock as clocks
 from promoter.cli.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH
 from promoter.cli.commands.common import control_plane as control_plane_at
 from promoter.cli.commands.promote import github_options
 from promoter.cli.output import OUTPUT, emit
+from promoter.clock import format_duration, parse_iso
 from promoter.console import Console
 from promoter.controlplane.repo import ControlPlane
 from promoter.errors import shorten
 from promoter.model import DESCRIPTION_LIMIT, Environment
 from promoter.platform.provenance import Provenance
-from promoter.promotion.waves import resolve
+from promoter.promotion.waiting import waiting_on
+from promoter.promotion.waves import Step, resolve, whole
 from promoter.runtime import build_runtime
 
 
@@ -37,7 +40,8 @@ def status(control_plane: str | None, commit: str | None, output: str, main_bran
     cp = control_plane_at(control_plane, main_branch)
     sha = cp.resolve(commit)
     main = cp.main(sha)
-    runtime = build_runtime(cp, main.pipeline, Console(quiet=True), github=github)
+    clock = clocks.RealClock()
+    runtime = build_runtime(cp, main.pipeline, Console(quiet=True), clock=clock, github=github)
     statuses = runtime.forge.get_statuses(sha)
     heads = runtime.heads(main.pipeline.environments)
     rows = []
@@ -55,6 +59,7 @@ def status(control_plane: str | None, commit: str | None, output: str, main_bran
                 "platformCommit": head,
                 "deployedMainCommit": prov.main_commit if prov else None,
                 "waves": _waves(cp, env, prov),
+                "waiting": waiting_on(st, _steps(cp, env)),
             }
         )
     if output != "text":
@@ -62,18 +67,34 @@ def status(control_plane: str | None, commit: str | None, output: str, main_bran
         return
     click.echo(f"main {sha[:12]} {cp.git.out('log', '-1', '--format=%s', operands=[sha])}")
     for row in rows:
-        deployed = row["deployedMainCommit"]
-        there = "this commit" if deployed == sha else (str(deployed)[:12] if deployed else "nothing")
-        text = shorten(row["description"], DESCRIPTION_LIMIT)  # whole in -o json
-        click.echo(
-            f"  {row['environment']:<10} {row['state']:<9} {text}  [{row['platformBranch']} has {there}]"
+        _show_row(row, sha, clock.wall())
+
+
+def _show_row(row: dict[str, Any], sha: str, now: float) -> None:
+    deployed = row["deployedMainCommit"]
+    there = "this commit" if deployed == sha else (str(deployed)[:12] if deployed else "nothing")
+    text = shorten(row["description"], DESCRIPTION_LIMIT)  # whole in -o json
+    click.echo(f"  {row['environment']:<10} {row['state']:<9} {text}  [{row['platformBranch']} has {there}]")
+    if row["waiting"]:
+        click.echo(f"    {_waiting_text(row['waiting'], now)}")
+    for wave in row["waves"]:
+        held = ", ".join(
+            f"{ct} at {'this commit' if m == sha else (m or 'nothing')[:12]}"
+            for ct, m in wave["mainCommits"].items()
         )
-        for wave in row["waves"]:
-            held = ", ".join(
-                f"{ct} at {'this commit' if m == sha else (m or 'nothing')[:12]}"
-                for ct, m in wave["mainCommits"].items()
-            )
-            click.echo(f"    wave {wave['name']}: {held}")
+        click.echo(f"    wave {wave['name']}: {held}")
+
+
+def _steps(cp: ControlPlane, env: Environment) -> tuple[Step, ...]:
+    return resolve(env, cp.environment(env)) if env.waves else whole(env, ())
+
+
+def _waiting_text(wait: dict[str, Any], now: float) -> str:
+    """``waiting for bake (wave canary) since 2026-01-01T00:30:00Z (12m00s)``."""
+    wave = f" (wave {wait['wave']})" if wait["wave"] else ""
+    stamped = parse_iso(wait["since"] or "")
+    ago = f" ({format_duration(now - stamped)})" if stamped is not None else ""
+    return f"waiting for {wait['for']}{wave} since {wait['since'] or 'unknown'}{ago}"
 
 
 def _waves(cp: ControlPlane, env: Environment, prov: Provenance | None) -> list[dict[str, Any]]:

@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from promoter.cli.main import cli
+from promoter.clock import FAKE_EPOCH
 from tests.support.fake_github import FakeGitHub, World, make_world
 from tests.support.helpers import ControlPlaneFactory
 
@@ -364,3 +365,41 @@ def test_rate_limit_wait_must_be_a_duration(world: World) -> None:
         2,
         "error: --github-rate-limit-wait: expected a duration like 30s, 5m or 1h, got 'soon'\n",
     )
+
+
+def test_wait_none_on_github_stops_at_each_wait_and_goes_on_in_the_next_run(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each run advances the promotion and ends; the clocks read the statuses' created_at.
+    The pipeline soaks 30s in dev; prod is merged by hand."""
+    world.fake.epoch = FAKE_EPOCH  # GitHub's times and the CLI's clock tell the same time of day
+    monkeypatch.setenv("GITHUB_REPOSITORY", "org/control-plane")  # where the statuses go
+    x = head(world)
+    seen = []
+    for _ in range(8):  # a heartbeat a minute until prod waits for its merge
+        result = promote(world, "--wait", "none", "-o", "json")
+        assert result.exit_code == 0, result.output
+        report = json.loads(result.stdout)
+        seen.append((report["waiting"]["for"], report["waiting"]["environment"]))
+        if seen[-1] == ("merge", "prod"):
+            break
+        world.clock.t += 60
+    again = json.loads(promote(world, "--wait", "none", "-o", "json").stdout)
+    world.fake.human_merges(P, 3)
+    world.clock.t += 3600
+    done = promote(world, "--wait", "none", "-o", "json")
+
+    assert seen == [("gates", "dev"), ("merge", "prod")]  # dev's soak, then qa at once
+    assert again["waiting"]["since"] == report["waiting"]["since"]  # as GitHub recorded it
+    assert json.loads(done.stdout)["state"] == "done", done.output
+    posted = [
+        s["description"]
+        for s in world.fake.statuses[("org/control-plane", x)]
+        if s["context"] == "promoter/prod"
+    ]
+    assert sum(d.startswith("PR open: ") for d in posted) == 1  # the phase's status, posted once
+    assert world.statuses(x) == {
+        "promoter/dev": "success",
+        "promoter/qa": "success",
+        "promoter/prod": "success",
+    }

@@ -1,0 +1,290 @@
+"""A whole promotion driven only by events, through the example workflows (DESIGN section 12):
+push to main, the platform repo's promoter-wake dispatch (a promotion PR merged), the
+heartbeat, and runs by hand. No job waits: each run does what needs no waiting and ends.
+
+Time is faked in the repos, where the promotion's clocks live: moving every recorded status
+time back by N seconds is N seconds passing for every clock that spans runs (a bake, a gate's
+timeout, a manual merge's timeout), while each run itself takes real time, measured here as
+its runner time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from promoter.cli.main import cli
+from promoter.clock import iso, parse_iso
+from promoter.forges.notes import NOTES_REF
+from promoter.gitcmd import Git
+from tests.actions.test_workflow_harness import (
+    EXAMPLES,
+    Workflows,
+    action_root,
+    gh,
+    head,
+    promote_runs,
+    toolchain,
+    workflows,
+)
+from tests.support.helpers import ENV, ControlPlaneFactory, pipeline, stage
+from tests.support.paths import ROOT
+from tests.support.waves import QA_TYPES
+
+__all__ = ["action_root", "gh", "toolchain", "workflows"]  # the harness's fixtures, shared
+
+PROMOTE = EXAMPLES / "control-plane/.github/workflows/promote.yml"
+WAKE = EXAMPLES / "platform-repo/.github/workflows/promoter-wake.yml"
+CANARY = "\n        - {name: canary, clusterTypes: [edge], bake: 30m}"
+#: A progress line of a job that waits (``--wait all``): none may appear.
+WAITED = re.compile(r"waiting \S+ \(\S+ left\)|baking, \S+ to go$", re.M)
+HEARTBEAT = 10 * 60
+
+
+def travel(path: Path, seconds: float) -> None:
+    """``seconds`` pass for the promotion: every status time recorded in the control plane's
+    notes moves back by that much."""
+    git = Git(path)
+    listing = git.run("notes", f"--ref={NOTES_REF}", "list", check=False).stdout.decode().split()
+    for commit in listing[1::2]:
+        lines = []
+        for line in git.out("notes", f"--ref={NOTES_REF}", "show", operands=[commit]).splitlines():
+            if not line.strip():
+                continue  # git notes append separates the entries with a blank line
+            entry = json.loads(line)
+            stamped = parse_iso(entry["created_at"])
+            assert stamped is not None
+            entry["created_at"] = iso(stamped - seconds)
+            lines.append(json.dumps(entry, sort_keys=True))
+        git.run("notes", f"--ref={NOTES_REF}", "add", "-f", "-m", "\n".join(lines), operands=[commit])
+
+
+@dataclass
+class Run:
+    event: str
+    at: float  # fake time since the push, seconds
+    seconds: float  # runner time: the jobs' wall time
+    jobs: list[str]
+    state: str
+    waiting: str
+
+
+@dataclass
+class Timeline:
+    """The runs of one promotion, each started by an event at a fake time."""
+
+    factory: ControlPlaneFactory
+    make: Callable[[dict[str, Any]], Workflows]
+    now: float = 0.0
+    runs: list[Run] = field(default_factory=list)
+
+    def wait(self, seconds: float) -> None:
+        travel(self.factory.path, seconds)
+        self.now += seconds
+
+    def event(self, name: str, **github: Any) -> Run:
+        flows = self.make({"event_name": name, "ref_name": "main", "sha": head(self.factory), **github})
+        started = time.monotonic()
+        outputs = flows.call(PROMOTE)
+        seconds = time.monotonic() - started
+        for action in promote_runs(flows):
+            assert not WAITED.search(action.stderr), f"a job waited: {WAITED.search(action.stderr)}"
+        run = Run(
+            name,
+            self.now,
+            seconds,
+            [j.job for j in flows.jobs if not j.skipped],
+            str(outputs["state"] or ""),
+            f"{outputs['waiting-for'] or ''} {outputs['waiting-environment'] or ''}".strip(),
+        )
+        self.runs.append(run)
+        return run
+
+    def heartbeats(self, until: float) -> list[Run]:
+        """The schedule's runs, every ten minutes, up to ``until``."""
+        done = []
+        while self.now + HEARTBEAT <= until:
+            self.wait(HEARTBEAT)
+            done.append(self.event("schedule"))
+        return done
+
+    def report(self, title: str) -> None:
+        total = sum(r.seconds for r in self.runs)
+        print(f"\n{title}: {len(self.runs)} runs, {total:.1f} s of runner time (harness)")
+        for r in self.runs:
+            print(f"  {r.at / 60:7.1f} min  {r.event:<20} {r.seconds:5.1f} s  {r.state:<8} {r.waiting}")
+
+
+def setup(factory: ControlPlaneFactory, *stages: str | tuple[str, dict[str, str]]) -> None:
+    text = pipeline(*stages)
+    factory.commit("main", {"promoter.yaml": text}, "the pipeline of this promotion", keep=True)
+    factory.commit("qa", {"env.yaml": QA_TYPES}, "qa: three cluster types")
+
+
+def merge_by_hand(factory: ControlPlaneFactory, env: str) -> str:
+    git = Git(factory.platform)
+    head_sha, base = git.commit_of(f"refs/heads/promoter/{env}"), git.commit_of(f"refs/heads/{env}")
+    assert head_sha is not None
+    tree = git.out("rev-parse", f"{head_sha}^{{tree}}")
+    sha = git.out("commit-tree", tree, "-p", base or head_sha, "-p", head_sha, "-m", "merged by a human")
+    git.run("update-ref", f"refs/heads/{env}", sha)
+    return sha
+
+
+def platform_wake(make: Callable[[dict[str, Any]], Workflows], merge_sha: str, env: str, log: Path) -> None:
+    """The platform repo's workflow on the merged promotion PR: it dispatches promoter-wake."""
+    pull = {"merged": True, "head": {"ref": f"promoter/{env}"}, "merge_commit_sha": merge_sha}
+    flows = make(
+        {"event_name": "pull_request", "event": {"pull_request": pull}, "repository": "org/platform"}
+    )
+    outputs = log.with_name("wake-outputs")
+    os.environ["GITHUB_OUTPUT"] = str(outputs)  # the steps' outputs file, as the runner gives one
+    try:
+        flows.run(WAKE, variables={"PROMOTER_CONTROL_PLANE": "org/control-plane"})
+    finally:
+        del os.environ["GITHUB_OUTPUT"]
+    assert outputs.read_text() == "owner=org\nname=control-plane\n"
+    (job,) = flows.jobs
+    assert not job.failed, [getattr(r, "stderr", "") for _, r in job.steps]
+    sent = log.read_text()
+    assert "api --method POST repos/org/control-plane/dispatches -f event_type=promoter-wake" in sent
+
+
+def statuses(factory: ControlPlaneFactory, commit: str) -> dict[str, str]:
+    git = Git(factory.path)
+    text = git.run("notes", f"--ref={NOTES_REF}", "show", operands=[commit], check=False).stdout.decode()
+    latest = {}
+    for line in filter(str.strip, text.splitlines()):
+        entry = json.loads(line)
+        latest[entry["context"].removeprefix("promoter/")] = entry["state"]
+    return latest
+
+
+def test_a_whole_promotion_is_driven_by_events_and_no_job_waits(
+    workflows: Callable[[dict[str, Any]], Workflows], factory: ControlPlaneFactory, gh: Path
+) -> None:
+    setup(factory, "dev", stage("qa", waves=CANARY), stage("prod", merge="manual", timeout="24h"))
+    x = head(factory)
+    line = Timeline(factory, workflows)
+
+    pushed = line.event("push")  # dev, then qa's canary lands and starts its 30-minute bake
+    baking = line.heartbeats(until=20 * 60)
+    baked = line.heartbeats(until=30 * 60)  # the bake is over: qa's last wave, then prod asks
+    waiting = line.heartbeats(until=150 * 60)  # two hours on, someone merges prod's PR
+    line.wait(60)
+    platform_wake(workflows, merge_by_hand(factory, "prod"), "prod", gh)
+    woken = line.event("repository_dispatch", event={"action": "promoter-wake"})
+    idle = line.heartbeats(until=170 * 60)
+    line.report("dev -> qa (bake 30m) -> prod (merged by hand 2h later)")
+
+    assert (pushed.state, pushed.waiting, pushed.jobs) == ("waiting", "bake qa", ["advance"])
+    assert {(r.state, r.waiting) for r in baking} == {("waiting", "bake qa")}
+    # the heartbeat after the bake: qa done, prod's approval asked (once) and its PR opened
+    assert [(r.state, r.waiting, r.jobs) for r in baked] == [
+        ("waiting", "merge prod", ["advance", "approval", "approved"])
+    ]
+    assert {(r.state, r.waiting, tuple(r.jobs)) for r in waiting} == {("waiting", "merge prod", ("advance",))}
+    assert (woken.state, woken.jobs) == ("done", ["advance"])  # the dispatch after the merge
+    assert {r.state for r in idle} == {"done"}
+    assert statuses(factory, x) == {"dev": "success", "qa": "success", "prod": "success"}
+    assert len(line.runs) == 1 + 2 + 1 + 12 + 1 + 1  # push, heartbeats, the dispatch, a heartbeat
+
+
+def test_a_gate_times_out_across_runs_and_the_run_after_the_timeout_fails_it(
+    workflows: Callable[[dict[str, Any]], Workflows], factory: ControlPlaneFactory
+) -> None:
+    never = "[{commitStatus: {contexts: [kustomization/*]}}]"
+    setup(factory, "dev", stage("qa", timeout="30m", gates=never), "prod")
+    line = Timeline(factory, workflows)
+
+    first = line.event("push")
+    beats = line.heartbeats(until=40 * 60)
+    line.report("a gate that times out")
+
+    assert (first.state, first.waiting) == ("waiting", "gates qa")
+    assert [(r.state, r.waiting) for r in beats] == [("waiting", "gates qa")] * 2 + [("failed", "")] * 2
+    assert statuses(factory, head(factory)) == {"dev": "success", "qa": "failure"}
+
+
+def test_a_newer_commit_while_prod_waits_supersedes_it_there(
+    workflows: Callable[[dict[str, Any]], Workflows], factory: ControlPlaneFactory, gh: Path
+) -> None:
+    setup(factory, "dev", "qa", stage("prod", merge="manual", timeout="24h"))
+    line = Timeline(factory, workflows)
+    older = head(factory)
+    first = line.event("push")
+    line.wait(HEARTBEAT)
+    newer = factory.commit("main", {"workloads/note.txt": "a newer main commit\n"}, "newer", keep=True)
+
+    second = line.event("push")
+    line.wait(60)
+    platform_wake(workflows, merge_by_hand(factory, "prod"), "prod", gh)
+    woken = line.event("repository_dispatch", event={"action": "promoter-wake"})
+    line.report("a newer main commit while prod waits")
+
+    assert (first.state, first.waiting, second.state, second.waiting) == (
+        "waiting",
+        "merge prod",
+        "waiting",
+        "merge prod",
+    )
+    assert second.jobs == ["advance", "approval", "approved"]  # prod's approval, asked for the newer
+    assert woken.state == "done"
+    assert statuses(factory, older)["prod"] == "error"  # superseded by the newer commit
+    assert statuses(factory, newer) == {"dev": "success", "qa": "success", "prod": "success"}
+    assert newer in (factory.platform_file("prod", ".promoter/promotion.yaml") or "")
+
+
+def test_a_killed_run_loses_nothing_the_next_run_goes_on(
+    workflows: Callable[[dict[str, Any]], Workflows], factory: ControlPlaneFactory
+) -> None:
+    setup(factory, "dev", stage("qa", waves=CANARY), "prod")
+    line = Timeline(factory, workflows)
+    # the push's run, killed (SIGKILL: a lost runner) right after its second push to the platform
+    args = ["promote", "--control-plane", str(factory.path), "--wait", "none"]
+    killed = subprocess.run(
+        [sys.executable, "-m", "tests.support.killhook", "push", "2", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        check=False,
+    )
+    assert killed.returncode == -9, killed.stderr
+
+    woken = line.event("schedule")  # the next heartbeat does its work
+    rest = line.heartbeats(until=40 * 60)
+    line.report("a killed run")
+
+    assert (woken.state, woken.waiting) == ("waiting", "bake qa")
+    assert [r.state for r in rest][-1] == "done"
+    assert statuses(factory, head(factory)) == {"dev": "success", "qa": "success", "prod": "success"}
+
+
+def test_a_push_to_a_held_environment_branch_is_approved_before_its_scheduling_flow(
+    workflows: Callable[[dict[str, Any]], Workflows], factory: ControlPlaneFactory
+) -> None:
+    done = CliRunner().invoke(cli, ["promote", "--control-plane", str(factory.path)])
+    assert done.exit_code == 0, done.output
+    factory.commit("prod", {"env.yaml": ENV.replace("REGION: here", "REGION: there")}, "prod: move")
+    on_prod = workflows({"event_name": "push", "ref_name": "prod", "sha": head(factory, "prod")})
+
+    outputs = on_prod.call(EXAMPLES / "environments/prod/.github/workflows/schedule.yml")
+
+    assert [j.job for j in on_prod.jobs if not j.skipped] == ["advance", "approval", "approved"]
+    [approved] = promote_runs(on_prod)  # the advance job's promote step did not run
+    advance = next(j for j in on_prod.jobs if j.job == "advance")
+    assert dict(advance.steps)["Promote, as far as it goes without waiting"] is None
+    assert json.loads(approved.outputs["results"])["prod"]["state"] == "success"
+    assert outputs["state"] == "done"
+    assert "REGION: there" in (factory.platform_file("prod", "small/app-t3/platform-config.yaml") or "")
