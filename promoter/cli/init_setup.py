@@ -1,0 +1,123 @@
+"""What ``promoter init`` writes for: the promoter's copy and the commit to pin (a tag looked up
+to its SHA), the environments and their branches (from ``--environments``, else the Pipeline)."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import click
+import yaml
+
+from promoter.cli.init_workflows import Setup
+from promoter.controlplane.documents import PIPELINE_FILE
+from promoter.controlplane.repo import ControlPlane
+from promoter.errors import UsageError
+from promoter.gitcmd import Git, valid_branch
+
+REPO = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}")
+SHA = re.compile(r"[0-9a-f]{40}")
+TAG = re.compile(r"v?[0-9][0-9A-Za-z._+-]{0,100}")
+ENV_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+
+
+def setup_of(
+    repo: str, ref: str, tag: str | None, auth: str, environments: str | None, main: str, private: bool
+) -> Setup:
+    if not REPO.fullmatch(repo) or repo.split("/")[1] in (".", ".."):
+        raise UsageError(f"--promoter-repo {repo!r}: not a GitHub repository OWNER/NAME")
+    ref = ref.lower() if SHA.fullmatch(ref.lower()) else ref
+    if not SHA.fullmatch(ref):
+        if re.fullmatch(r"[0-9a-fA-F]{7,39}", ref):
+            raise UsageError(f"--ref {ref}: a short SHA; give the commit's full 40-character SHA")
+        if not _tag_like(ref):
+            raise UsageError(
+                f"--ref {ref!r}: not a full commit SHA or a version tag (a branch moves): "
+                "git rev-parse 'v0.1.0^{commit}' in your copy gives the SHA to pin"
+            )
+        if tag is not None:
+            raise UsageError("--tag goes with a SHA in --ref: it names the tag of that commit")
+        ref, tag = _tag_commit(repo, ref), ref
+    if tag is not None and not _tag_like(tag):
+        raise UsageError(f"--tag {tag!r}: not a version tag (such as v0.1.0)")
+    if not valid_branch(main) or not _plain(main):
+        raise UsageError(
+            f"--main-branch {main!r}: not a plain branch name (letters, digits, '.', '_', '/', '-')"
+        )
+    names, branches = _environments(environments, main)
+    if main in branches:
+        raise UsageError(f"--main-branch {main!r}: an environment's branch too")
+    return Setup(repo, ref, tag, names, main, auth, private, branches if branches != names else ())
+
+
+def _tag_commit(repo: str, tag: str) -> str:
+    """The commit SHA of release tag ``tag`` of ``repo`` on GitHub ($GITHUB_SERVER_URL, else
+    github.com): a tag can move, the SHA cannot (zizmor's unpinned-uses), so the workflows pin the
+    SHA with the tag in a comment. An annotated tag is followed to its commit."""
+    server = os.environ.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
+    url = f"{server}/{repo}.git"
+    refs = [f"refs/tags/{tag}", f"refs/tags/{tag}^{{}}"]
+    listed = Git(".").run("ls-remote", operands=[url, *refs], check=False, env={"GIT_TERMINAL_PROMPT": "0"})
+    found: dict[str, str] = {}
+    for line in listed.stdout.decode().splitlines():
+        sha_of, _, name = line.partition("\t")
+        found[name] = sha_of
+    sha = found.get(refs[1]) or found.get(refs[0])
+    if listed.returncode != 0 or sha is None:
+        why = listed.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no such tag"]
+        raise UsageError(
+            f"--ref {tag}: cannot find the tag's commit at {url} ({why[0]}); give its full SHA: "
+            f"--ref $(git rev-parse '{tag}^{{commit}}') --tag {tag} in your copy of the promoter"
+        )
+    click.echo(f"--ref {tag}: pinned as its commit {sha}", err=True)
+    return sha
+
+
+def _environments(flag: str | None, main: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The environments' names and branches: from ``--environments``, else the Pipeline, else
+    dev, qa and prod."""
+    if flag is None:
+        found = _pipeline(main)
+        if found is not None:
+            return found
+    names = tuple(n.strip() for n in (flag or "dev,qa,prod").split(","))
+    for name in names:
+        if not ENV_NAME.fullmatch(name) or yaml.safe_load(name) != name:
+            raise UsageError(
+                f"--environments: {name!r} is not an environment name: lowercase letters, digits and '-', "
+                "at most 63, and not a word YAML reads as a boolean or number"
+            )
+    if len(set(names)) != len(names):
+        raise UsageError(f"--environments {flag!r}: an environment is named twice")
+    return names, names
+
+
+def _pipeline(main: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """The environments of the Pipeline at the head of ``main`` (local, else origin's; nothing is
+    fetched) in the working directory's repo, or None without one."""
+    git = Git(".")
+    if not git.ok("rev-parse", "--git-dir"):
+        return None
+    head = git.commit_of(f"refs/heads/{main}") or git.commit_of(f"refs/remotes/origin/{main}")
+    if head is None or git.read_file(head, PIPELINE_FILE) is None:
+        return None
+    pipeline = ControlPlane(".", main, label="the working directory").main(head).pipeline
+    names = tuple(env.name for env in pipeline.environments)
+    branches = tuple(env.branch for env in pipeline.environments)
+    odd = [b for b in branches if not _plain(b)]
+    if odd:
+        raise UsageError(
+            f"{PIPELINE_FILE}: branch {odd[0]!r}: the workflows take plain branch names "
+            "(letters, digits, '.', '_', '/', '-'); give --environments to choose"
+        )
+    click.echo(f"environments from {main}:{PIPELINE_FILE} at {head[:12]}: {', '.join(names)}", err=True)
+    return names, branches
+
+
+def _plain(branch: str) -> bool:
+    """A branch name that is the same text in YAML, in a flow list and in an expression string."""
+    return bool(re.fullmatch(r"[A-Za-z0-9._/-]+", branch)) and yaml.safe_load(branch) == branch
+
+
+def _tag_like(name: str) -> bool:
+    return bool(TAG.fullmatch(name)) and valid_branch(name) and not name.endswith((".", ".lock"))
