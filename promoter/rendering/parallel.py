@@ -7,6 +7,7 @@ from __future__ import annotations
 import gc
 import os
 import pickle
+import select
 import signal
 import sys
 import threading
@@ -18,7 +19,7 @@ from typing import Literal
 from promoter.errors import PromoterError, TemplateError
 from promoter.model import Template
 from promoter.rendering.checks import check_rendered
-from promoter.rendering.render import ROLE_FILES, Renderer, variables
+from promoter.rendering.render import ROLE_FILES, Renderer, TimedOut, variables
 from promoter.scheduling.environment import EnvironmentSchedule
 from promoter.scheduling.targets import Assignment
 
@@ -99,27 +100,37 @@ def render_in_two(
     cut = _halfway(schedule, cluster_types)
     mine, theirs = cluster_types[:cut], cluster_types[cut:]
     read_fd, write_fd = os.pipe()
+    alarm_read, alarm_write = os.pipe()  # one byte: the child's render ran past its limit
     pid = os.fork()
     if pid == 0:  # the child: merge, render, send the result or the error, and leave at once
         os.close(read_fd)
-        _child_render(renderer, templates, schedule, theirs, write_fd)
+        os.close(alarm_read)
+        _child_render(renderer, templates, schedule, theirs, write_fd, alarm_write)
     os.close(write_fd)
+    os.close(alarm_write)
     try:
         assigned.update({ct: schedule.assign(ct) for ct in mine})
         checked: TemplateError | None = None
         try:
-            with renderer.watchdog():
+            with renderer.watchdog(stop=lambda: _ChildTimedOut() if _alarmed(alarm_read) else None):
                 files, checked = render_checked(renderer, templates, [a for ct in mine for a in assigned[ct]])
             failed: TemplateError | None = None
+        except TimedOut:  # bad input already: the child's work is of no use (killed below)
+            raise
         except TemplateError as err:
             files, failed = {}, err
+        except _ChildTimedOut:  # its error is on its way: stop here and report it
+            files, failed = {}, None
         with os.fdopen(read_fd, "rb") as pipe:
             kind, value = pickle.load(pipe)
     except BaseException:
         os.kill(pid, signal.SIGKILL)
         raise
     finally:
+        os.close(alarm_read)
         os.waitpid(pid, 0)
+    if kind == "error" and isinstance(value, TimedOut):
+        raise value
     if kind == "crash":
         raise RuntimeError(f"rendering in a child process failed:\n{value}")
     if kind == "config-error":
@@ -133,6 +144,15 @@ def render_in_two(
         raise checked or theirs_checked
     files.update(theirs_files)
     return files
+
+
+class _ChildTimedOut(Exception):
+    """Raised in this process, at a watchdog tick, once the child's render ran past its limit."""
+
+
+def _alarmed(fd: int) -> bool:
+    """Whether the child wrote its byte (the pipe also reads as ready, empty, once it exited)."""
+    return bool(select.select([fd], [], [], 0)[0]) and os.read(fd, 1) == b"!"
 
 
 def _halfway(schedule: EnvironmentSchedule, cluster_types: list[str]) -> int:
@@ -152,6 +172,7 @@ def _child_render(
     schedule: EnvironmentSchedule,
     cluster_types: list[str],
     fd: int,
+    alarm: int,
 ) -> None:
     code = 0
     try:
@@ -163,6 +184,9 @@ def _child_render(
             try:
                 with renderer.watchdog():
                     result = ("files", render_checked(renderer, templates, assignments))
+            except TimedOut as err:  # the run is over: tell the parent at once, then why
+                os.write(alarm, b"!")
+                result = ("error", err)
             except PromoterError as err:
                 result = ("error", err)
             except Exception:

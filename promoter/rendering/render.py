@@ -9,7 +9,7 @@ import json
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import TracebackType
 from typing import Any
@@ -63,6 +63,11 @@ def configmap_data(config: dict[str, Any]) -> dict[str, str]:
     return {str(key): as_configmap_string(value) for key, value in config.items()}
 
 
+class TimedOut(TemplateError):
+    """A render ran past its time limit: bad input at once, whatever is left to render (the
+    template would do the same for the next assignment)."""
+
+
 def _environment() -> ImmutableSandboxedEnvironment:
     env = LimitedSandbox(undefined=NamedUndefined, autoescape=False, keep_trailing_newline=True)
     env.filters.update(
@@ -114,10 +119,11 @@ class Renderer:
         lineno: int | None,
         message: str,
         a: Assignment | None = None,
+        kind: type[TemplateError] = TemplateError,
     ) -> TemplateError:
         line = (manifest.line or template.source.line or 1) + (lineno - 1 if lineno else 0)
         who = f", assignment {a}" if a else ""
-        return TemplateError(
+        return kind(
             f"template {template.name!r} manifest {index + 1}{who}: {message}",
             file=template.source.file,
             line=line,
@@ -132,13 +138,27 @@ class Renderer:
             if self._watched:
                 self._started = started
                 try:
-                    return self._render(template, a, context)
+                    data = self._render(template, a, context)
                 finally:
                     self._started = None
-            with time_limit():
-                return self._render(template, a, context)
+            else:
+                with time_limit():
+                    data = self._render(template, a, context)
         finally:
-            self._spend(time.monotonic() - started, template, a)
+            seconds = time.monotonic() - started
+            self._spend(seconds, template, a)
+        self._in_time(seconds, template, a)
+        return data
+
+    def _in_time(self, seconds: float, template: Template, a: Assignment) -> None:
+        """A render that ended past its limit is refused too: the timer may not have fired in
+        time (work in C holds Python's signal handlers back; off the main thread none runs)."""
+        if seconds > sandbox.RENDER_SECONDS:
+            raise TimedOut(
+                f"template {template.name!r}, assignment {a}: rendering took longer than {sandbox.RENDER_SECONDS:g}s",
+                file=template.source.file,
+                line=template.source.line,
+            )
 
     def _spend(self, seconds: float, template: Template, a: Assignment) -> None:
         """The run's budget: many renders, each under its own limit, may not add up to minutes."""
@@ -152,14 +172,15 @@ class Renderer:
             )
 
     @contextmanager
-    def watchdog(self) -> Iterator[None]:
+    def watchdog(self, stop: Callable[[], BaseException | None] | None = None) -> Iterator[None]:
         """Bound each render of a batch with one SIGALRM timer for the whole batch.
 
         ``time_limit`` arms and disarms a timer around every render, which costs more than
         rendering a small template. Here a timer ticks a few times a second and stops the
         render under way once it has run longer than ``sandbox.RENDER_SECONDS``; the limit and
         the error are the same. Off the main thread, or when another timer runs, each render
-        keeps its own ``time_limit``.
+        keeps its own ``time_limit``. ``stop``, asked at each tick, returns an exception to stop
+        the batch with (another process's render ran past its limit), or None.
         """
         if (
             threading.current_thread() is not threading.main_thread()
@@ -174,6 +195,9 @@ class Renderer:
             started = self._started
             if started is not None and time.monotonic() - started > limit:
                 raise RenderTimeout(f"rendering took longer than {limit:g}s")
+            stopped = stop() if stop is not None and self._watched else None
+            if stopped is not None:
+                raise stopped
 
         old = signal.signal(signal.SIGALRM, on_tick)
         signal.setitimer(signal.ITIMER_REAL, tick, tick)
@@ -206,7 +230,8 @@ class Renderer:
                     raise
                 lineno = _template_line(err.__traceback__)
                 message = describe_missing(err, context) if isinstance(err, MissingValue) else _describe(err)
-                raise self._error(template, index, manifest, lineno, message, a) from err
+                kind = TimedOut if isinstance(err, RenderTimeout) else TemplateError
+                raise self._error(template, index, manifest, lineno, message, a, kind) from err
             if len(text) > MAX_OUTPUT_BYTES:
                 raise self._error(
                     template, index, manifest, None, f"output is over {MAX_OUTPUT_BYTES} bytes", a
