@@ -5,24 +5,24 @@ file, the template that made it, the assignment and the rule."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from promoter.errors import TemplateError
 from promoter.k8s.manifests import Problem, check_tree
 from promoter.model import ClusterType, Template
-from promoter.rendering.parse import load_rendered
 from promoter.rendering.render import ROLE_FILES
 
 
 def check_rendered(
-    files: Mapping[str, bytes],
+    documents: Mapping[str, list[dict[str, Any]]],
     environment: str,
     cluster_types: Mapping[str, ClusterType],
     templates: Mapping[str, Template],
 ) -> TemplateError | None:
-    """The error for the first problem of ``files`` (``<cluster-type>/<target>/<role>.yaml``),
-    or None. Returned, not raised: a template error anywhere comes before any of these."""
-    parsed = {path: load_rendered(data) for path, data in files.items()}
-    problems = check_tree(parsed)
+    """The error for the first problem of the rendered files (``<cluster-type>/<target>/<role>.yaml``),
+    given as the objects of their documents (what reading the files back gives; the renderer
+    holds them), or None. Returned, not raised: a template error anywhere comes before any of these."""
+    problems = check_tree(documents)
     if problems:
         return _error(problems[0], len(problems), environment, cluster_types, templates)
     return None

@@ -14,12 +14,13 @@ import threading
 import traceback
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Literal
+from typing import Any, Literal
 
 from promoter.errors import PromoterError, TemplateError
 from promoter.model import Template
 from promoter.rendering.checks import check_rendered
 from promoter.rendering.render import ROLE_FILES, Renderer, TimedOut, variables
+from promoter.rendering.skeleton import assignment_values
 from promoter.scheduling.environment import EnvironmentSchedule
 from promoter.scheduling.targets import Assignment
 
@@ -39,16 +40,27 @@ def render_checked(
 ) -> Checked:
     """The files of ``assignments`` and the first problem the clusters would find in them (whole
     cluster types: one is never split between the two processes). A template error raises."""
-    files = render_all(renderer, templates, assignments)
+    files: dict[str, bytes] = {}
+    documents: dict[str, list[dict[str, Any]]] = {}
+    for a in assignments:
+        ct = a.cluster_type
+        context = variables(a)
+        names = assignment_values(context)
+        for (_, filename), name in zip(
+            ROLE_FILES, (ct.reconciler, ct.namespace_service, ct.config_type), strict=True
+        ):
+            path = f"{ct.name}/{a.name}/{filename}"
+            files[path], documents[path] = renderer.render_read(templates[name], a, context, names)
     if not assignments:
         return files, None
     cluster_types = {a.cluster_type.name: a.cluster_type for a in assignments}
-    return files, check_rendered(files, assignments[0].environment, cluster_types, templates)
+    return files, check_rendered(documents, assignments[0].environment, cluster_types, templates)
 
 
 def render_all(
     renderer: Renderer, templates: dict[str, Template], assignments: Sequence[Assignment]
 ) -> dict[str, bytes]:
+    """The files of ``assignments``, unchecked (a memoised folder: checked when it rendered)."""
     files: dict[str, bytes] = {}
     for a in assignments:
         ct = a.cluster_type

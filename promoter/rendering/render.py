@@ -11,8 +11,9 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from types import TracebackType
-from typing import Any
+from typing import Any, cast
 
 import jinja2
 import yaml
@@ -24,7 +25,9 @@ from promoter.k8s.names import bounded
 from promoter.k8s.values import as_configmap_string
 from promoter.model import Manifest, Template
 from promoter.rendering import sandbox
+from promoter.rendering.parse import load_rendered
 from promoter.rendering.sandbox import LimitedSandbox, RenderTimeout, time_limit
+from promoter.rendering.skeleton import Pairs, SkeletonReader
 from promoter.rendering.undefined import MissingValue, NamedUndefined, describe_missing
 from promoter.scheduling.targets import Assignment
 
@@ -91,6 +94,7 @@ class Renderer:
         self._watched = False
         self._started: float | None = None
         self.spent = 0.0  # seconds of rendering in this process, for the run's budget
+        self.reader = SkeletonReader()  # rendered documents read once per skeleton
 
     def compile_all(self) -> None:
         for template in self.templates.values():
@@ -132,23 +136,29 @@ class Renderer:
     def render(self, template: Template, a: Assignment, context: dict[str, Any] | None = None) -> bytes:
         """The file ``template`` makes for ``a``; ``context``: ``variables(a)``, when the caller
         renders several templates for one assignment (templates cannot change it)."""
-        context = variables(a) if context is None else context
+        return self.render_read(template, a, variables(a) if context is None else context)[0]
+
+    def render_read(
+        self, template: Template, a: Assignment, context: dict[str, Any], names: Pairs | None = None
+    ) -> tuple[bytes, list[dict[str, Any]]]:
+        """The file, and, given the assignment's ``names`` (``skeleton.assignment_values``), the
+        objects its documents are (for the checks: the same as reading the file back)."""
         started = time.monotonic()
         try:
             if self._watched:
                 self._started = started
                 try:
-                    data = self._render(template, a, context)
+                    out = self._render(template, a, context, names)
                 finally:
                     self._started = None
             else:
                 with time_limit():
-                    data = self._render(template, a, context)
+                    out = self._render(template, a, context, names)
         finally:
             seconds = time.monotonic() - started
             self._spend(seconds, template, a)
         self._in_time(seconds, template, a)
-        return data
+        return out
 
     def _in_time(self, seconds: float, template: Template, a: Assignment) -> None:
         """A render that ended past its limit is refused too: the timer may not have fired in
@@ -209,8 +219,11 @@ class Renderer:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, old)
 
-    def _render(self, template: Template, a: Assignment, context: dict[str, Any]) -> bytes:
+    def _render(
+        self, template: Template, a: Assignment, context: dict[str, Any], names: Pairs | None
+    ) -> tuple[bytes, list[dict[str, Any]]]:
         docs: list[str] = []
+        objects: list[dict[str, Any]] = []
         for index, manifest in enumerate(template.manifests):
             try:
                 if isinstance(manifest.body, str):
@@ -236,9 +249,23 @@ class Renderer:
                 raise self._error(
                     template, index, manifest, None, f"output is over {MAX_OUTPUT_BYTES} bytes", a
                 )
-            self._check_yaml(template, index, manifest, text, a)
-            docs.append(text.strip("\n") + "\n")
-        return "---\n".join(docs).encode("utf-8")
+            body = text.strip("\n") + "\n"
+            if names is None:
+                self._check_yaml(template, index, manifest, text, a)
+            else:
+                objects.append(
+                    self.reader.read(body, names, partial(self._read, template, index, manifest, text, a))
+                )
+            docs.append(body)
+        return "---\n".join(docs).encode("utf-8"), objects
+
+    def _read(
+        self, template: Template, index: int, manifest: Manifest, text: str, a: Assignment
+    ) -> dict[str, Any]:
+        """The full check of one rendered document, and its objects as the file will read."""
+        self._check_yaml(template, index, manifest, text, a)
+        [doc] = load_rendered((text.strip("\n") + "\n").encode("utf-8"))
+        return cast(dict[str, Any], doc)
 
     def _render_tree(
         self, template: Template, index: int, manifest: Manifest, value: Any, context: dict[str, Any]
