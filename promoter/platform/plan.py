@@ -279,7 +279,10 @@ def _record(
     files: Mapping[str, bytes], new: NewFolders, top: Mapping[str, TopEntry], previous: Provenance | None
 ) -> dict[str, str]:
     """The render memo's entries for the provenance: "<digest> <tree>" for each folder this
-    render places, and the previous record's for folders it leaves as they were."""
+    render places whose tree id is known before the commit (found in the memo, or compared with
+    the base's folder), and the previous record's for folders it leaves as they were. A folder
+    new to the branch is recorded from the next commit on: computing its tree id here would
+    cost a first promotion what it saves a cold runner."""
     record = {}
     if previous is not None:
         record = {f: e for f, e in previous.rendered.items() if f in top and e.endswith(" " + top[f][2])}
@@ -288,8 +291,6 @@ def _record(
     for folder in new.folders():
         digest = files.digest(folder)
         tree = new.trees.get(folder)
-        if tree is None and folder in new.blobs:
-            tree = files_tree_id({p[len(folder) + 1 :]: b for p, b in new.blobs[folder].items()})
         if digest and tree:
             record[folder] = f"{digest} {tree}"
         else:
