@@ -10,7 +10,7 @@ with none of its bytes rendered.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from promoter.gitcmd import Git
 from promoter.platform.objects import Change, blob_id, changes, files_tree_id, ls_records
@@ -184,11 +184,20 @@ class Planner:
         old_files = self.reader.files_under(base, root, [n for n in touched if n in top])
         new_files = self._place(new, touched, explicit, trees)
         inline = {p: d for folder in new.content.values() for p, d in folder.items() if p in explicit}
-        for path, data in {**new.loose, PROVENANCE: provenance.text()}.items():
+        provenance = replace(provenance, rendered=_record(files, new, top, previous))
+        loose = dict(new.loose)
+        if (
+            old_provenance is None
+            or previous is None
+            or replace(previous, rendered={}) != replace(provenance, rendered={})
+        ):  # else the tree says what it said: a newer record alone is no change
+            loose[PROVENANCE] = provenance.text()
+        for path, data in loose.items():
             new_files[path] = explicit[path] = ("100644", blob_id(data))
             inline[path] = data
         if old_provenance is not None:
             old_files[PROVENANCE] = old_provenance
+            new_files.setdefault(PROVENANCE, old_provenance)
         later = self._remember(files, new)
         listing = Listing(explicit, trees, lambda t: self._expand(t, base, root, top))
         return TreePlan(
@@ -264,6 +273,29 @@ class Planner:
             elif digest:
                 later[folder] = digest
         return later
+
+
+def _record(
+    files: Mapping[str, bytes], new: NewFolders, top: Mapping[str, TopEntry], previous: Provenance | None
+) -> dict[str, str]:
+    """The render memo's entries for the provenance: "<digest> <tree>" for each folder this
+    render places whose tree id is known before the commit (found in the memo, or compared with
+    the base's folder), and the previous record's for folders it leaves as they were. A folder
+    new to the branch is recorded from the next commit on: computing its tree id here would
+    cost a first promotion what it saves a cold runner."""
+    record = {}
+    if previous is not None:
+        record = {f: e for f, e in previous.rendered.items() if f in top and e.endswith(" " + top[f][2])}
+    if not isinstance(files, RenderedFolders):
+        return record
+    for folder in new.folders():
+        digest = files.digest(folder)
+        tree = new.trees.get(folder)
+        if digest and tree:
+            record[folder] = f"{digest} {tree}"
+        else:
+            record.pop(folder, None)
+    return record
 
 
 def _kept(

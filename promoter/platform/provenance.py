@@ -9,6 +9,7 @@ top-level ``mainCommit`` is then the newest main commit in the tree (the one rol
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -20,6 +21,8 @@ from promoter.rendering.tree import Rendered
 
 PROVENANCE = ".promoter/promotion.yaml"
 _SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the same, faster
+_DIGEST = re.compile(r"[0-9a-f]{64}")
+_TREE = re.compile(r"[0-9a-f]{40}")
 _HEADER = "# Written by promoter: the control-plane commits this tree was rendered from.\n"
 
 
@@ -50,6 +53,10 @@ class Provenance:
     wave: str = ""  # the wave whose landing wrote this tree ('' : the whole environment)
     folders: Mapping[str, FolderProvenance] = field(default_factory=dict)  # waved environments only
     sources: Mapping[str, str] = field(default_factory=dict)  # Kalypso: registration -> workload repo commit
+    # Per folder, "<digest> <tree>": the digest of what the folder was rendered from and the tree
+    # that render gave (the render memo's entry), so that a runner with an empty cache need not
+    # render a folder again to find it unchanged. Written when the tree is committed anyway.
+    rendered: Mapping[str, str] = field(default_factory=dict)
 
     def folder(self, cluster_type: str) -> FolderProvenance | None:
         """What the folder of ``cluster_type`` holds; a tree written without per-folder
@@ -118,7 +125,18 @@ class Provenance:
         if self.wave or self.folders:
             body["wave"] = self.wave
             body["folders"] = {ct: f.text() for ct, f in sorted(self.folders.items())}
+        if self.rendered:
+            body["rendered"] = dict(sorted(self.rendered.items()))
         return (_HEADER + yaml.safe_dump(body, sort_keys=False)).encode()
+
+    def memo_entries(self) -> dict[str, str]:
+        """The render memo's entries this provenance records: digest -> tree (well-formed only)."""
+        out = {}
+        for entry in self.rendered.values():
+            digest, _, tree = entry.partition(" ")
+            if _DIGEST.fullmatch(digest) and _TREE.fullmatch(tree):
+                out[digest] = tree
+        return out
 
     @classmethod
     def parse(cls, data: bytes | None) -> Provenance | None:
@@ -143,6 +161,7 @@ class Provenance:
             wave=_text(value.get("wave")),
             folders=_folders(value.get("folders")),
             sources=_sources(value.get("workloadRepos")),
+            rendered=_sources(value.get("rendered")),
         )
 
 

@@ -180,8 +180,17 @@ class PlatformRepo:
                 self.git.delete_ref(f"refs/remotes/origin/{branch}")
 
     def provenance(self, commit: str, root: str) -> Provenance | None:
-        """The provenance of the environment folder ``root`` at ``commit`` (None when none)."""
-        return Provenance.parse(self.read(commit, join(root, PROVENANCE)))
+        """The provenance of the environment folder ``root`` at ``commit`` (None when none). The
+        render memo entries it records, for trees this cache holds, go into the memo: a runner
+        with an empty cache then renders only folders whose inputs changed."""
+        found = Provenance.parse(self.read(commit, join(root, PROVENANCE)))
+        entries = found.memo_entries() if found else {}
+        if entries:
+            memo, present = FolderMemo.default(), self.reader.present(sorted(set(entries.values())))
+            for digest, tree in entries.items():
+                if tree in present:
+                    memo.put(digest, tree)
+        return found
 
     def plan(
         self,

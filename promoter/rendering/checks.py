@@ -7,11 +7,11 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Mapping
+from typing import Any
 
 from promoter.errors import ConfigError, InputError, TemplateError
 from promoter.k8s.manifests import Problem, check_tree
 from promoter.model import ClusterType, ConfigMap, Template
-from promoter.rendering.parse import load_rendered
 from promoter.rendering.render import ROLE_FILES
 
 # The rule of k8s.manifests that judges a config key (Flux substitutes only variable names): its
@@ -47,16 +47,16 @@ def at_config_key(
 
 
 def check_rendered(
-    files: Mapping[str, bytes],
+    documents: Mapping[str, list[dict[str, Any]]],
     environment: str,
     cluster_types: Mapping[str, ClusterType],
     templates: Mapping[str, Template],
 ) -> TemplateError | None:
-    """The error for the first problem of ``files`` (``<cluster-type>/<target>/<role>.yaml``),
-    or None. Returned, not raised: a template error anywhere comes before any of these."""
-    parsed = {path: load_rendered(data) for path, data in files.items()}
+    """The error for the first problem of the rendered files (``<cluster-type>/<target>/<role>.yaml``),
+    given as the objects of their documents (what reading the files back gives; the renderer
+    holds them), or None. Returned, not raised: a template error anywhere comes before any of these."""
     warnings: list[str] = []
-    problems = check_tree(parsed, {name: ct.versions for name, ct in cluster_types.items()}, warnings)
+    problems = check_tree(documents, {name: ct.versions for name, ct in cluster_types.items()}, warnings)
     for warning in dict.fromkeys(warnings):  # what an older release serves that the newest does not
         print(f"warning: {environment}/{warning}", file=sys.stderr)
     if problems:

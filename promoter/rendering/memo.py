@@ -8,10 +8,8 @@ import hashlib
 import os
 import re
 import uuid
+from importlib import metadata
 from pathlib import Path
-
-import jinja2
-import yaml
 
 from promoter import k8s
 from promoter.controlplane import yamlfile
@@ -70,19 +68,40 @@ RENDER_FORMAT = 1
 _CODE_DIGEST: list[str] = []
 
 
+# The libraries a memoised folder's files and verdicts came from: a new version of one may
+# render or judge differently, so it renders and checks every folder again.
+_LIBRARIES = ("jinja2", "PyYAML", "yaml-rs", "jsonschema", "jsonschema-rs")
+
+
+def digested_files() -> list[Path]:
+    """The code a folder is rendered and checked with: every module of rendering (this one
+    included), the scheduling package, the YAML module, and the rules of what is rendered
+    (``promoter.k8s``: its modules and schemas). A new rule changes one of them, and so every
+    folder's digest: memoised folders are checked by it too."""
+    k8s_package = Path(str(k8s.__file__)).parent
+    return [
+        *sorted(Path(__file__).parent.glob("*.py")),
+        *sorted(Path(str(scheduling_targets.__file__)).parent.glob("*.py")),
+        Path(str(yamlfile.__file__)),
+        *sorted(k8s_package.glob("*.py")),
+        *sorted((k8s_package / "schemas").glob("*.json")),
+    ]
+
+
+def _version(library: str) -> str:
+    try:
+        return metadata.version(library)
+    except metadata.PackageNotFoundError:  # an optional one (yaml-rs) not installed
+        return "-"
+
+
 def code_digest() -> str:
-    """What else a rendered file and its checks depend on: the rendering code, the scheduling,
-    sandbox and YAML modules, the sandbox's limits, the libraries."""
+    """What else a rendered file and its checks depend on: the code (``digested_files``), the
+    sandbox's limits, the libraries' versions."""
     if not _CODE_DIGEST:
-        h = hashlib.sha256(repr((RENDER_FORMAT, jinja2.__version__, yaml.__version__)).encode())
-        package = Path(__file__).parent  # every module of rendering, this one included
-        for path in [
-            *sorted(package.glob("*.py")),
-            *sorted(Path(str(scheduling_targets.__file__)).parent.glob("*.py")),  # the scheduling package
-            Path(str(yamlfile.__file__)),
-            *sorted(Path(str(k8s.__file__)).parent.glob("*.py")),  # the checks of what is rendered
-            *sorted((Path(str(k8s.__file__)).parent / "schemas").glob("*.json")),
-        ]:
+        versions = [(name, _version(name)) for name in _LIBRARIES]
+        h = hashlib.sha256(repr((RENDER_FORMAT, versions)).encode())
+        for path in digested_files():
             h.update(path.read_bytes())
         _CODE_DIGEST.append(h.hexdigest())
     limits = (

@@ -7,18 +7,20 @@ from __future__ import annotations
 import gc
 import os
 import pickle
+import select
 import signal
 import sys
 import threading
 import traceback
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Literal
+from typing import Any, Literal
 
 from promoter.errors import PromoterError, TemplateError
 from promoter.model import Template
 from promoter.rendering.checks import check_rendered
-from promoter.rendering.render import ROLE_FILES, Renderer, variables
+from promoter.rendering.render import ROLE_FILES, Renderer, TimedOut, variables
+from promoter.rendering.skeleton import assignment_values
 from promoter.scheduling.environment import EnvironmentSchedule
 from promoter.scheduling.targets import Assignment
 
@@ -38,16 +40,29 @@ def render_checked(
 ) -> Checked:
     """The files of ``assignments`` and the first problem the clusters would find in them (whole
     cluster types: one is never split between the two processes). A template error raises."""
-    files = render_all(renderer, templates, assignments)
+    files: dict[str, bytes] = {}
+    documents: dict[str, list[dict[str, Any]]] = {}
+    for a in assignments:
+        ct = a.cluster_type
+        context = variables(a)
+        names = assignment_values(context)
+        for (_, filename), name in zip(
+            ROLE_FILES, (ct.reconciler, ct.namespace_service, ct.config_type), strict=True
+        ):
+            path = f"{ct.name}/{a.name}/{filename}"
+            data, documents[path] = renderer.render_read(templates[name], a, context, names)
+            if data or templates[name].language != "gotemplate":  # Kalypso writes no empty file
+                files[path] = data
     if not assignments:
         return files, None
     cluster_types = {a.cluster_type.name: a.cluster_type for a in assignments}
-    return files, check_rendered(files, assignments[0].environment, cluster_types, templates)
+    return files, check_rendered(documents, assignments[0].environment, cluster_types, templates)
 
 
 def render_all(
     renderer: Renderer, templates: dict[str, Template], assignments: Sequence[Assignment]
 ) -> dict[str, bytes]:
+    """The files of ``assignments``, unchecked (a memoised folder: checked when it rendered)."""
     files: dict[str, bytes] = {}
     for a in assignments:
         ct = a.cluster_type
@@ -101,27 +116,37 @@ def render_in_two(
     cut = _halfway(schedule, cluster_types)
     mine, theirs = cluster_types[:cut], cluster_types[cut:]
     read_fd, write_fd = os.pipe()
+    alarm_read, alarm_write = os.pipe()  # one byte: the child's render ran past its limit
     pid = os.fork()
     if pid == 0:  # the child: merge, render, send the result or the error, and leave at once
         os.close(read_fd)
-        _child_render(renderer, templates, schedule, theirs, write_fd)
+        os.close(alarm_read)
+        _child_render(renderer, templates, schedule, theirs, write_fd, alarm_write)
     os.close(write_fd)
+    os.close(alarm_write)
     try:
         assigned.update({ct: schedule.assign(ct) for ct in mine})
         checked: TemplateError | None = None
         try:
-            with renderer.watchdog():
+            with renderer.watchdog(stop=lambda: _ChildTimedOut() if _alarmed(alarm_read) else None):
                 files, checked = render_checked(renderer, templates, [a for ct in mine for a in assigned[ct]])
             failed: TemplateError | None = None
+        except TimedOut:  # bad input already: the child's work is of no use (killed below)
+            raise
         except TemplateError as err:
             files, failed = {}, err
+        except _ChildTimedOut:  # its error is on its way: stop here and report it
+            files, failed = {}, None
         with os.fdopen(read_fd, "rb") as pipe:
             kind, value = pickle.load(pipe)
     except BaseException:
         os.kill(pid, signal.SIGKILL)
         raise
     finally:
+        os.close(alarm_read)
         os.waitpid(pid, 0)
+    if kind == "error" and isinstance(value, TimedOut):
+        raise value
     if kind == "crash":
         raise RuntimeError(f"rendering in a child process failed:\n{value}")
     if kind == "config-error":
@@ -135,6 +160,15 @@ def render_in_two(
         raise checked or theirs_checked
     files.update(theirs_files)
     return files
+
+
+class _ChildTimedOut(Exception):
+    """Raised in this process, at a watchdog tick, once the child's render ran past its limit."""
+
+
+def _alarmed(fd: int) -> bool:
+    """Whether the child wrote its byte (the pipe also reads as ready, empty, once it exited)."""
+    return bool(select.select([fd], [], [], 0)[0]) and os.read(fd, 1) == b"!"
 
 
 def _halfway(schedule: EnvironmentSchedule, cluster_types: list[str]) -> int:
@@ -154,6 +188,7 @@ def _child_render(
     schedule: EnvironmentSchedule,
     cluster_types: list[str],
     fd: int,
+    alarm: int,
 ) -> None:
     code = 0
     try:
@@ -165,6 +200,9 @@ def _child_render(
             try:
                 with renderer.watchdog():
                     result = ("files", render_checked(renderer, templates, assignments))
+            except TimedOut as err:  # the run is over: tell the parent at once, then why
+                os.write(alarm, b"!")
+                result = ("error", err)
             except PromoterError as err:
                 result = ("error", err)
             except Exception:

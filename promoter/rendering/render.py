@@ -9,10 +9,11 @@ import json
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from types import TracebackType
-from typing import Any
+from typing import Any, cast
 
 import jinja2
 import yaml
@@ -26,7 +27,9 @@ from promoter.k8s.values import as_configmap_string
 from promoter.model import Manifest, Template
 from promoter.rendering import sandbox
 from promoter.rendering.gotemplates import go_data, go_yaml_problem
+from promoter.rendering.parse import load_rendered
 from promoter.rendering.sandbox import LimitedSandbox, RenderTimeout, time_limit
+from promoter.rendering.skeleton import Pairs, SkeletonReader
 from promoter.rendering.undefined import MissingValue, NamedUndefined, describe_missing
 from promoter.scheduling.targets import Assignment
 
@@ -65,6 +68,11 @@ def configmap_data(config: dict[str, Any]) -> dict[str, str]:
     return {str(key): as_configmap_string(value) for key, value in config.items()}
 
 
+class TimedOut(TemplateError):
+    """A render ran past its time limit: bad input at once, whatever is left to render (the
+    template would do the same for the next assignment)."""
+
+
 def _environment() -> ImmutableSandboxedEnvironment:
     env = LimitedSandbox(undefined=NamedUndefined, autoescape=False, keep_trailing_newline=True)
     env.filters.update(
@@ -89,6 +97,7 @@ class Renderer:
         self._watched = False
         self._started: float | None = None
         self.spent = 0.0  # seconds of rendering in this process, for the run's budget
+        self.reader = SkeletonReader()  # rendered documents read once per skeleton
 
     def compile_all(self) -> None:
         for template in self.templates.values():
@@ -112,10 +121,10 @@ class Renderer:
             self._go_compiled[key] = compiled
         return compiled
 
-    def _render_go(self, template: Template, a: Assignment) -> bytes:
+    def _render_go(self, template: Template, a: Assignment) -> tuple[bytes, list[dict[str, Any]]]:
         """As Kalypso's current scheduler writes a Template (``scheduler/githubrepo.go``
         ``getManifestsYamlString``): each output that is not empty as it is, joined by
-        ``---\n``; each must be YAML mappings."""
+        ``---\n``; each must be YAML mappings. With the objects of its documents, for the checks."""
         data = go_data(a)
         outputs: list[str] = []
         for index, manifest in enumerate(template.manifests):
@@ -133,7 +142,8 @@ class Renderer:
             if problem is not None:
                 raise self._error(template, index, manifest, problem[0], problem[1], a)
             outputs.append(text)
-        return "---\n".join(outputs).encode("utf-8")
+        out = "---\n".join(outputs).encode("utf-8")
+        return out, [d for d in load_rendered(out) if isinstance(d, dict)] if out else []
 
     def _compile(self, template: Template, index: int, manifest: Manifest, text: str) -> jinja2.Template:
         key = (template.name, index, text)
@@ -156,10 +166,11 @@ class Renderer:
         lineno: int | None,
         message: str,
         a: Assignment | None = None,
+        kind: type[TemplateError] = TemplateError,
     ) -> TemplateError:
         line = (manifest.line or template.source.line or 1) + (lineno - 1 if lineno else 0)
         who = f", assignment {a}" if a else ""
-        return TemplateError(
+        return kind(
             f"template {template.name!r} manifest {index + 1}{who}: {message}",
             file=template.source.file,
             line=line,
@@ -168,19 +179,39 @@ class Renderer:
     def render(self, template: Template, a: Assignment, context: dict[str, Any] | None = None) -> bytes:
         """The file ``template`` makes for ``a``; ``context``: ``variables(a)``, when the caller
         renders several templates for one assignment (templates cannot change it)."""
-        context = variables(a) if context is None else context
+        return self.render_read(template, a, variables(a) if context is None else context)[0]
+
+    def render_read(
+        self, template: Template, a: Assignment, context: dict[str, Any], names: Pairs | None = None
+    ) -> tuple[bytes, list[dict[str, Any]]]:
+        """The file, and, given the assignment's ``names`` (``skeleton.assignment_values``), the
+        objects its documents are (for the checks: the same as reading the file back)."""
         started = time.monotonic()
         try:
             if self._watched:
                 self._started = started
                 try:
-                    return self._render(template, a, context)
+                    out = self._render(template, a, context, names)
                 finally:
                     self._started = None
-            with time_limit():
-                return self._render(template, a, context)
+            else:
+                with time_limit():
+                    out = self._render(template, a, context, names)
         finally:
-            self._spend(time.monotonic() - started, template, a)
+            seconds = time.monotonic() - started
+            self._spend(seconds, template, a)
+        self._in_time(seconds, template, a)
+        return out
+
+    def _in_time(self, seconds: float, template: Template, a: Assignment) -> None:
+        """A render that ended past its limit is refused too: the timer may not have fired in
+        time (work in C holds Python's signal handlers back; off the main thread none runs)."""
+        if seconds > sandbox.RENDER_SECONDS:
+            raise TimedOut(
+                f"template {template.name!r}, assignment {a}: rendering took longer than {sandbox.RENDER_SECONDS:g}s",
+                file=template.source.file,
+                line=template.source.line,
+            )
 
     def _spend(self, seconds: float, template: Template, a: Assignment) -> None:
         """The run's budget: many renders, each under its own limit, may not add up to minutes."""
@@ -194,14 +225,15 @@ class Renderer:
             )
 
     @contextmanager
-    def watchdog(self) -> Iterator[None]:
+    def watchdog(self, stop: Callable[[], BaseException | None] | None = None) -> Iterator[None]:
         """Bound each render of a batch with one SIGALRM timer for the whole batch.
 
         ``time_limit`` arms and disarms a timer around every render, which costs more than
         rendering a small template. Here a timer ticks a few times a second and stops the
         render under way once it has run longer than ``sandbox.RENDER_SECONDS``; the limit and
         the error are the same. Off the main thread, or when another timer runs, each render
-        keeps its own ``time_limit``.
+        keeps its own ``time_limit``. ``stop``, asked at each tick, returns an exception to stop
+        the batch with (another process's render ran past its limit), or None.
         """
         if (
             threading.current_thread() is not threading.main_thread()
@@ -216,6 +248,9 @@ class Renderer:
             started = self._started
             if started is not None and time.monotonic() - started > limit:
                 raise RenderTimeout(f"rendering took longer than {limit:g}s")
+            stopped = stop() if stop is not None and self._watched else None
+            if stopped is not None:
+                raise stopped
 
         old = signal.signal(signal.SIGALRM, on_tick)
         signal.setitimer(signal.ITIMER_REAL, tick, tick)
@@ -227,10 +262,13 @@ class Renderer:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, old)
 
-    def _render(self, template: Template, a: Assignment, context: dict[str, Any]) -> bytes:
+    def _render(
+        self, template: Template, a: Assignment, context: dict[str, Any], names: Pairs | None
+    ) -> tuple[bytes, list[dict[str, Any]]]:
         if template.language == "gotemplate":
             return self._render_go(template, a)
         docs: list[str] = []
+        objects: list[dict[str, Any]] = []
         for index, manifest in enumerate(template.manifests):
             try:
                 if isinstance(manifest.body, str):
@@ -250,14 +288,29 @@ class Renderer:
                     raise
                 lineno = _template_line(err.__traceback__)
                 message = describe_missing(err, context) if isinstance(err, MissingValue) else _describe(err)
-                raise self._error(template, index, manifest, lineno, message, a) from err
+                kind = TimedOut if isinstance(err, RenderTimeout) else TemplateError
+                raise self._error(template, index, manifest, lineno, message, a, kind) from err
             if len(text) > MAX_OUTPUT_BYTES:
                 raise self._error(
                     template, index, manifest, None, f"output is over {MAX_OUTPUT_BYTES} bytes", a
                 )
-            self._check_yaml(template, index, manifest, text, a)
-            docs.append(text.strip("\n") + "\n")
-        return "---\n".join(docs).encode("utf-8")
+            body = text.strip("\n") + "\n"
+            if names is None:
+                self._check_yaml(template, index, manifest, text, a)
+            else:
+                objects.append(
+                    self.reader.read(body, names, partial(self._read, template, index, manifest, text, a))
+                )
+            docs.append(body)
+        return "---\n".join(docs).encode("utf-8"), objects
+
+    def _read(
+        self, template: Template, index: int, manifest: Manifest, text: str, a: Assignment
+    ) -> dict[str, Any]:
+        """The full check of one rendered document, and its objects as the file will read."""
+        self._check_yaml(template, index, manifest, text, a)
+        [doc] = load_rendered((text.strip("\n") + "\n").encode("utf-8"))
+        return cast(dict[str, Any], doc)
 
     def _render_tree(
         self, template: Template, index: int, manifest: Manifest, value: Any, context: dict[str, Any]
