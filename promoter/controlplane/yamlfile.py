@@ -314,3 +314,16 @@ def surely_one_mapping(text: str) -> bool:
     finally:
         parser.dispose()
     return True
+
+
+def maybe_deep(text: str) -> bool:
+    """Cheap test: could ``text`` nest more than MAX_DEPTH levels? (flow brackets or indentation)"""
+    if text.count("[") + text.count("{") > MAX_DEPTH:
+        return True
+    if len(text) <= 2 * MAX_DEPTH:
+        return False
+    # Every line of splitlines() lies within one "\n"-separated piece, so when no piece is longer
+    # than MAX_DEPTH no line is indented more; str.split measures that at C speed.
+    if max(map(len, text.split("\n"))) <= MAX_DEPTH:
+        return False
+    return max(len(ln) - len(ln.lstrip(" -")) for ln in text.splitlines()) > MAX_DEPTH

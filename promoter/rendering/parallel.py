@@ -145,6 +145,19 @@ def render_in_two(
     finally:
         os.close(alarm_read)
         os.waitpid(pid, 0)
+    return _combined(files, checked, failed, kind, value)
+
+
+def _combined(
+    files: dict[str, bytes],
+    checked: TemplateError | None,
+    failed: TemplateError | None,
+    kind: str,
+    value: Any,
+) -> dict[str, bytes]:
+    """Both halves' files, or the error one loop would have met first: a render past its
+    limit, a config error (all are checked before any render), this half's template error,
+    the child's, then a problem the checks found in either half."""
     if kind == "error" and isinstance(value, TimedOut):
         raise value
     if kind == "crash":

@@ -12,14 +12,13 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
-from types import TracebackType
 from typing import Any, cast
 
 import jinja2
 import yaml
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from promoter.controlplane.yamlfile import MAX_DEPTH, check_depth, surely_one_mapping
+from promoter.controlplane.yamlfile import MAX_DEPTH, check_depth, maybe_deep, surely_one_mapping
 from promoter.errors import ConfigError, TemplateError
 from promoter.gotemplate import GoTemplate
 from promoter.k8s.names import bounded
@@ -28,7 +27,13 @@ from promoter.model import Manifest, Template
 from promoter.rendering import sandbox
 from promoter.rendering.gotemplates import go_data, go_yaml_problem
 from promoter.rendering.parse import load_rendered
-from promoter.rendering.sandbox import LimitedSandbox, RenderTimeout, time_limit
+from promoter.rendering.sandbox import (
+    LimitedSandbox,
+    RenderTimeout,
+    describe_error,
+    template_line,
+    time_limit,
+)
 from promoter.rendering.skeleton import Pairs, SkeletonReader
 from promoter.rendering.undefined import MissingValue, NamedUndefined, describe_missing
 from promoter.scheduling.targets import Assignment
@@ -286,8 +291,10 @@ class Renderer:
             ) as err:
                 if isinstance(err, TemplateError):
                     raise
-                lineno = _template_line(err.__traceback__)
-                message = describe_missing(err, context) if isinstance(err, MissingValue) else _describe(err)
+                lineno = template_line(err.__traceback__)
+                message = (
+                    describe_missing(err, context) if isinstance(err, MissingValue) else describe_error(err)
+                )
                 kind = TimedOut if isinstance(err, RenderTimeout) else TemplateError
                 raise self._error(template, index, manifest, lineno, message, a, kind) from err
             if len(text) > MAX_OUTPUT_BYTES:
@@ -326,9 +333,9 @@ class Renderer:
     def _check_yaml(
         self, template: Template, index: int, manifest: Manifest, text: str, a: Assignment
     ) -> None:
-        if not _maybe_deep(text) and surely_one_mapping(text):
+        if not maybe_deep(text) and surely_one_mapping(text):
             return
-        if _maybe_deep(text):  # libyaml's composer recurses in C: refuse before it crashes
+        if maybe_deep(text):  # libyaml's composer recurses in C: refuse before it crashes
             try:
                 check_depth(text, template.source.file, MAX_DEPTH)
             except ConfigError as err:
@@ -360,19 +367,6 @@ class Renderer:
             )
 
 
-def _maybe_deep(text: str) -> bool:
-    """Cheap test: could ``text`` nest more than MAX_DEPTH levels? (flow brackets or indentation)"""
-    if text.count("[") + text.count("{") > MAX_DEPTH:
-        return True
-    if len(text) <= 2 * MAX_DEPTH:
-        return False
-    # Every line of splitlines() lies within one "\n"-separated piece, so when no piece is longer
-    # than MAX_DEPTH no line is indented more; str.split measures that at C speed.
-    if max(map(len, text.split("\n"))) <= MAX_DEPTH:
-        return False
-    return max(len(ln) - len(ln.lstrip(" -")) for ln in text.splitlines()) > MAX_DEPTH
-
-
 def variables(a: Assignment) -> dict[str, Any]:
     """The template variables of DESIGN section 4."""
     return {
@@ -398,21 +392,3 @@ def _strings(value: Any) -> list[str]:
     if isinstance(value, list):
         return [s for v in value for s in _strings(v)]
     return []
-
-
-def _describe(err: BaseException) -> str:
-    if isinstance(err, RecursionError):
-        return "RecursionError: a macro or loop calls itself too deeply"
-    if isinstance(err, MemoryError):
-        return "MemoryError: the template needs more memory than this machine has"
-    return f"{type(err).__name__}: {getattr(err, 'message', None) or err}"
-
-
-def _template_line(tb: TracebackType | None) -> int | None:
-    """The template line jinja2 put into the traceback, if any."""
-    line = None
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == "<template>":
-            line = tb.tb_lineno
-        tb = tb.tb_next
-    return line

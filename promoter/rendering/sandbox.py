@@ -23,6 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from types import TracebackType
 from typing import Any
 
 from jinja2 import nodes
@@ -233,3 +234,21 @@ def time_limit(seconds: float = RENDER_SECONDS) -> Iterator[None]:
 
 def _on_alarm(signum: int, frame: object) -> None:
     raise RenderTimeout(f"rendering took longer than {RENDER_SECONDS:g}s")
+
+
+def describe_error(err: BaseException) -> str:
+    if isinstance(err, RecursionError):
+        return "RecursionError: a macro or loop calls itself too deeply"
+    if isinstance(err, MemoryError):
+        return "MemoryError: the template needs more memory than this machine has"
+    return f"{type(err).__name__}: {getattr(err, 'message', None) or err}"
+
+
+def template_line(tb: TracebackType | None) -> int | None:
+    """The template line jinja2 put into the traceback, if any."""
+    line = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == "<template>":
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
