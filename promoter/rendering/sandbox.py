@@ -212,9 +212,11 @@ def _context_args(original: Callable[..., Any]) -> int:
 
 
 @contextmanager
-def time_limit(seconds: float = RENDER_SECONDS) -> Iterator[None]:
-    """Bound one render: a deadline for the sandbox's own checks, and SIGALRM where it can be
-    used (the main thread, with no other timer running) to stop pure-Python loops too."""
+def time_limit(seconds: float | None = None) -> Iterator[None]:
+    """Bound one render (``RENDER_SECONDS`` unless said): a deadline for the sandbox's own
+    checks, and SIGALRM where it can be used (the main thread, with no other timer running) to
+    stop pure-Python loops too."""
+    seconds = RENDER_SECONDS if seconds is None else seconds
     previous = getattr(_deadline, "value", None)
     _deadline.value = time.monotonic() + seconds
     use_alarm = (
