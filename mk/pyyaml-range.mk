@@ -1,5 +1,5 @@
 # The bad-input corpus on the oldest PyYAML that pyproject.toml allows (the locked one is the
-# newest): every scanner, parser and composer error of either version must read as promoter's
+# newest), part of `make test`: every scanner, parser and composer error of either version must read as promoter's
 # own one-line error (docs/architecture.md, "Bad input").
 PYYAML_OLDEST := $(VENV)/pyyaml-oldest
 
@@ -12,5 +12,3 @@ $(PYYAML_OLDEST)/.complete: $(BIN)/python requirements/pyyaml-oldest.lock
 
 unit-pyyaml-oldest: deps $(PYYAML_OLDEST)/.complete
 	PYTHONPATH=$(PYYAML_OLDEST) $(BIN)/pytest -q -n $(PYTEST_WORKERS) -p no:cacheprovider tests/controlplane/test_bad_input.py tests/controlplane/test_bad_input_hostile.py tests/kalypso/test_bad_input.py tests/controlplane/test_pyyaml_version.py
-
-test: unit-pyyaml-oldest
