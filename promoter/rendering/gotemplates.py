@@ -3,16 +3,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-import yaml
-
-from promoter.controlplane.yamlfile import MAX_DEPTH, check_depth
-from promoter.errors import ConfigError
 from promoter.gotemplate.scheduler import SchedulerData, scheduler_data
+from promoter.rendering.parse import Problem, read_rendered_text
 from promoter.scheduling.targets import Assignment
-
-_YamlLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def go_data(a: Assignment) -> SchedulerData:
@@ -32,17 +25,9 @@ def go_data(a: Assignment) -> SchedulerData:
     )
 
 
-def go_yaml_problem(text: str, file: str) -> tuple[int | None, str] | None:
+def go_yaml_problem(text: str, file: str) -> Problem | None:
     """(line, message) when ``text`` is not YAML whose documents are mappings; else None."""
-    try:
-        check_depth(text, file, MAX_DEPTH)  # libyaml's composer recurses in C: refuse first
-        docs = [d for d in yaml.load_all(text, Loader=_YamlLoader) if d is not None]
-    except ConfigError as err:
-        return err.line, f"rendered text is {err.message}"
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        problem = getattr(err, "problem", None) or str(err)
-        return (mark.line + 1 if mark else None), f"rendered text is not valid YAML: {problem}"
-    if not all(isinstance(d, dict) for d in docs):
+    docs, problem = read_rendered_text(text, file)
+    if problem is None and not all(isinstance(d, dict) for d in docs):
         return None, "must render YAML mappings"
-    return None
+    return problem

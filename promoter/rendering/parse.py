@@ -19,6 +19,9 @@ from typing import Any
 
 import yaml
 
+from promoter.controlplane.yamlfile import MAX_DEPTH, check_depth, maybe_deep
+from promoter.errors import ConfigError
+
 yaml_rs: Any
 try:
     import yaml_rs
@@ -107,3 +110,22 @@ def _differs(text: str) -> bool:
 
 def _has_content(piece: str) -> bool:
     return any(line.strip() and not line.lstrip().startswith("#") for line in piece.splitlines())
+
+
+Problem = tuple[int | None, str]  # the line in the rendered text (if known) and what is wrong
+
+
+def read_rendered_text(text: str, file: str) -> tuple[list[Any], Problem | None]:
+    """A template's output read as PyYAML reads it (its documents, empty ones left out), or the
+    problem that makes it no YAML, in promoter's words; ``file`` is the template's, for errors."""
+    try:
+        if maybe_deep(text):  # libyaml's composer recurses in C: refuse before it crashes
+            check_depth(text, file, MAX_DEPTH)
+        return [d for d in yaml.load_all(text, Loader=_Loader) if d is not None], None
+    except ConfigError as err:
+        words = err.message if err.message.startswith("nested") else f"not valid YAML: {err.message}"
+        return [], (err.line, f"rendered text is {words}")
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        problem = getattr(err, "problem", None) or str(err)
+        return [], ((mark.line + 1 if mark else None), f"rendered text is not valid YAML: {problem}")

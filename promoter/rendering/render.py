@@ -18,15 +18,15 @@ import jinja2
 import yaml
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from promoter.controlplane.yamlfile import MAX_DEPTH, check_depth, maybe_deep, surely_one_mapping
-from promoter.errors import ConfigError, TemplateError
+from promoter.controlplane.yamlfile import maybe_deep, surely_one_mapping
+from promoter.errors import TemplateError
 from promoter.gotemplate import GoTemplate
 from promoter.k8s.names import bounded
 from promoter.k8s.values import as_configmap_string
 from promoter.model import Manifest, Template
 from promoter.rendering import sandbox
 from promoter.rendering.gotemplates import go_data, go_yaml_problem
-from promoter.rendering.parse import load_rendered
+from promoter.rendering.parse import load_rendered, read_rendered_text
 from promoter.rendering.sandbox import (
     LimitedSandbox,
     RenderTimeout,
@@ -46,7 +46,6 @@ ROLE_FILES = (
     ("config", "platform-config.yaml"),
 )
 
-_YamlLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # C speed where PyYAML has it
 _YamlDumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
@@ -335,27 +334,9 @@ class Renderer:
     ) -> None:
         if not maybe_deep(text) and surely_one_mapping(text):
             return
-        if maybe_deep(text):  # libyaml's composer recurses in C: refuse before it crashes
-            try:
-                check_depth(text, template.source.file, MAX_DEPTH)
-            except ConfigError as err:
-                words = err.message if err.message.startswith("nested") else f"not valid YAML: {err.message}"
-                raise self._error(
-                    template, index, manifest, err.line, f"rendered text is {words}", a
-                ) from err
-        try:
-            docs = [d for d in yaml.load_all(text, Loader=_YamlLoader) if d is not None]
-        except yaml.YAMLError as err:
-            mark = getattr(err, "problem_mark", None)
-            problem = getattr(err, "problem", None) or str(err)
-            raise self._error(
-                template,
-                index,
-                manifest,
-                mark.line + 1 if mark else None,
-                f"rendered text is not valid YAML: {problem}",
-                a,
-            ) from err
+        docs, problem = read_rendered_text(text, template.source.file)
+        if problem is not None:
+            raise self._error(template, index, manifest, problem[0], problem[1], a)
         if len(docs) != 1 or not isinstance(docs[0], dict):
             raise self._error(
                 template,
