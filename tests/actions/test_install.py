@@ -15,6 +15,7 @@ from pathlib import Path
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from promoter import __version__
 from tests.support.paths import ROOT
 from tests.support.wheelhouse import offline_env
 
@@ -91,16 +92,7 @@ def installed(tmp_path: Path, done: subprocess.CompletedProcess[str], how: str) 
     assert done.returncode == 0, done.stderr
     assert f"installed the promoter and its locked dependencies with {how} in " in done.stdout
     promoter = (tmp_path / "output").read_text().strip().removeprefix("promoter=")
-    assert Path(promoter).is_file() and done.stdout.strip().endswith(f"version {promoter_version()}")
-
-
-def promoter_version() -> str:
-    return subprocess.run(
-        [sys.executable, "-c", "import promoter; print(promoter.__version__)"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
+    assert Path(promoter).is_file() and done.stdout.strip().endswith(f"version {__version__}")
 
 
 def test_without_uv_on_path_the_locked_uv_installs(tmp_path: Path) -> None:
