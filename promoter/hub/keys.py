@@ -78,19 +78,19 @@ def add_cluster_key(
 
 def add_promoter_key(db: Database, name: str) -> tuple[int, str]:
     """A key for a promoter run that records merged platform commits (``POST /v1/commits``)."""
-    check_name(name, "name")
-    key = new_key()
-    with db.transaction() as tx:
-        key_id = _insert_key(tx, name, "promoter", key)
-    return key_id, key
+    return _add_named_key(db, name, "promoter")
 
 
 def add_reader_key(db: Database, name: str) -> tuple[int, str]:
     """A key that may read the API and pages of a hub serving with ``--require-read-key``."""
+    return _add_named_key(db, name, "reader")
+
+
+def _add_named_key(db: Database, name: str, kind: Role) -> tuple[int, str]:
     check_name(name, "name")
     key = new_key()
     with db.transaction() as tx:
-        key_id = _insert_key(tx, name, "reader", key)
+        key_id = _insert_key(tx, name, kind, key)
     return key_id, key
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -120,12 +121,7 @@ def keys_add(cluster: str, environment: str, cluster_type: str, database: str | 
 @DATABASE
 def keys_add_promoter(name: str, database: str | None) -> None:
     """Print a new key for the promoter NAME, with which its runs record platform commits (PROMOTER_HUB_TOKEN)."""
-    db = Database.from_option(database)
-    db.migrate()
-    key_id, key = hub_keys.add_promoter_key(db, name)
-    _mask_in_actions(key)
-    click.echo(f"# promoter key {key_id} ({name}); it is not shown again", err=True)
-    click.echo(key)
+    _print_new_key(database, name, "promoter", hub_keys.add_promoter_key)
 
 
 @keys.command("add-reader")
@@ -135,11 +131,17 @@ def keys_add_reader(name: str, database: str | None) -> None:
     """Print a new key for the reader NAME, which may read the API and pages of a hub served with
     --require-read-key (PROMOTER_HUB_READ_KEY for the read commands; a browser asks for it as a
     password)."""
+    _print_new_key(database, name, "reader", hub_keys.add_reader_key)
+
+
+def _print_new_key(
+    database: str | None, name: str, kind: str, add: Callable[[Database, str], tuple[int, str]]
+) -> None:
     db = Database.from_option(database)
     db.migrate()
-    key_id, key = hub_keys.add_reader_key(db, name)
+    key_id, key = add(db, name)
     _mask_in_actions(key)
-    click.echo(f"# reader key {key_id} ({name}); it is not shown again", err=True)
+    click.echo(f"# {kind} key {key_id} ({name}); it is not shown again", err=True)
     click.echo(key)
 
 
