@@ -6,15 +6,20 @@ from __future__ import annotations
 import os
 import time
 import uuid
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 
 from promoter.gitcmd import IDENTITY, Git
 from promoter.platform.objects import TREE_MODE, fast_import_path, join
 from promoter.platform.plan import Entry, TreePlan
 
-# fast-import tries each blob as a delta of the blob before it in the stream: for a tree of
-# unrelated small files that costs a third of its time and saves nothing.
-FAST_IMPORT_OPTIONS = ("--depth=0",)
+# fast-import tries each blob as a delta of the blob before it in the stream, so blobs are written
+# grouped by file name (``delta_order``): files of one name come from one template and differ in a
+# few names, and each is stored as a small delta of the one before. At 100,000 files that writes
+# the blobs faster than without deltas (less to compress), stores a third of the bytes, and lets
+# the push send those deltas as they are instead of searching for its own (5 times faster). A
+# depth of 10 bounds what reading one blob costs.
+FAST_IMPORT_OPTIONS = ("--depth=10",)
 # From this many new files, a commit writes its blobs in two processes first (see write_blobs).
 PARALLEL_BLOBS = 20_000
 
@@ -38,11 +43,17 @@ def write_commit(git: Git, plan: TreePlan, root: str, parents: list[str], messag
             }
         else:
             chunks.append(f"D {root}\n".encode() if root else b"deleteall\n")
-    inline = {p: plan.inline[p] for p in explicit if p in plan.inline}
+    inline = delta_order(p for p in explicit if p in plan.inline)
+    blobs: list[bytes] = []  # blob commands, before the commit that names them by mark
+    marks: dict[str, int] = {}
     if len(inline) >= PARALLEL_BLOBS and _cpus() >= 2:
-        write_blobs(git, list(inline.values()))
-        inline = {}  # written: the commit names them by id
-    chunks.extend(_entries(root, trees, explicit, inline))
+        write_blobs(git, [plan.inline[p] for p in inline])  # the commit then names them by id
+    else:
+        for mark, path in enumerate(inline, 1):
+            data = plan.inline[path]
+            blobs.append(b"blob\nmark :%d\ndata %d\n%s\n" % (mark, len(data), data))
+            marks[path] = mark
+    chunks = blobs + chunks + _entries(root, trees, explicit, marks)
     git.run("fast-import", "--quiet", "--date-format=raw", *FAST_IMPORT_OPTIONS, input=b"".join(chunks))
     sha = git.out("rev-parse", "--verify", operands=[ref])
     git.delete_ref(ref)
@@ -59,8 +70,13 @@ def _header(ref: str, message: str) -> bytes:
     )
 
 
+def delta_order(paths: Iterable[str]) -> list[str]:
+    """Paths grouped by file name, then in path order: the order blobs are written in."""
+    return sorted(paths, key=lambda path: (path.rpartition("/")[2], path))
+
+
 def _entries(
-    root: str, trees: dict[str, str], explicit: dict[str, Entry], inline: dict[str, bytes]
+    root: str, trees: dict[str, str], explicit: dict[str, Entry], marks: dict[str, int]
 ) -> list[bytes]:
     chunks = [
         f"M {TREE_MODE} {trees[name]} {fast_import_path(join(root, name))}\n".encode()
@@ -69,17 +85,15 @@ def _entries(
     for path in sorted(explicit):
         mode, sha = explicit[path]
         target = fast_import_path(join(root, path))
-        data = inline.get(path)
-        if data is None:
-            chunks.append(f"M {mode} {sha} {target}\n".encode())
-        else:
-            chunks.append(f"M {mode} inline {target}\n".encode() + b"data %d\n" % len(data) + data + b"\n")
+        mark = marks.get(path)
+        chunks.append(f"M {mode} {sha if mark is None else f':{mark}'} {target}\n".encode())
     return chunks
 
 
 def write_blobs(git: Git, contents: list[bytes]) -> None:
     """Write many blobs with two fast-import processes at once: compressing them is most of a
-    big commit's cost, and it is the part that splits."""
+    big commit's cost, and it is the part that splits. ``contents`` in ``delta_order``: each
+    process gets one run of it, so neighbours stay neighbours."""
     half = len(contents) // 2
     streams = [
         b"".join(b"blob\ndata %d\n%s\n" % (len(data), data) for data in part)

@@ -102,6 +102,7 @@ class Renderer:
         self._started: float | None = None
         self.spent = 0.0  # seconds of rendering in this process, for the run's budget
         self.reader = SkeletonReader()  # rendered documents read once per skeleton
+        self._joined: tuple[dict[str, Any] | None, dict[str, Any]] = (None, {})  # see _run
 
     def compile_all(self) -> None:
         for template in self.templates.values():
@@ -161,6 +162,21 @@ class Renderer:
                 ) from err
             self._compiled[key] = compiled
         return compiled
+
+    def _run(self, compiled: jinja2.Template, context: dict[str, Any]) -> str:
+        """``compiled.render(context)`` without the two copies of the variables and jinja2's
+        globals that ``render`` makes each time: they are joined once per assignment (its
+        templates come one after another with one ``context``), and each render reads them as
+        they are, which is safe as a template can change neither (the sandbox is immutable,
+        ``set`` writes to the template's own scope). Every template here is compiled by
+        ``self.env`` with no globals of its own, so its globals are the environment's."""
+        if self._joined[0] is not context:
+            self._joined = (context, {**self.env.globals, **context})
+        ctx = compiled.new_context(self._joined[1], shared=True)
+        try:
+            return self.env.concat(compiled.root_render_func(ctx))
+        except Exception:
+            self.env.handle_exception()
 
     def _error(
         self,
@@ -276,7 +292,7 @@ class Renderer:
         for index, manifest in enumerate(template.manifests):
             try:
                 if isinstance(manifest.body, str):
-                    text = self._compile(template, index, manifest, manifest.body).render(context)
+                    text = self._run(self._compile(template, index, manifest, manifest.body), context)
                 else:
                     text = to_yaml(self._render_tree(template, index, manifest, manifest.body, context))
             except (
@@ -322,7 +338,7 @@ class Renderer:
         self, template: Template, index: int, manifest: Manifest, value: Any, context: dict[str, Any]
     ) -> Any:
         if isinstance(value, str):
-            return self._compile(template, index, manifest, value).render(context)
+            return self._run(self._compile(template, index, manifest, value), context)
         if isinstance(value, dict):
             return {k: self._render_tree(template, index, manifest, v, context) for k, v in value.items()}
         if isinstance(value, list):

@@ -38,6 +38,7 @@ RUN_SECONDS = 120.0  # wall clock for all the renders of one run, in one process
 _WIDTH = re.compile(r"(\d+)")  # any number in a format spec: a width or a precision
 
 _deadline = threading.local()
+_DICT_ATTRIBUTES = frozenset(dir(dict))  # what ``getattr`` finds on a plain dict before its keys
 
 
 class RenderTimeout(SecurityError):
@@ -80,6 +81,17 @@ class LimitedSandbox(ImmutableSandboxedEnvironment):
         self.globals["range"] = _capped_range
         for name, estimate in _FILTER_SIZES.items():
             self.filters[name] = _capped(self.filters[name], estimate, f"the {name} filter")
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        """``mapping.key`` on a plain dict, as jinja2's sandbox looks it up (an attribute of
+        dict first, then the key), without raising and catching an AttributeError on the way:
+        most of a template's lookups are keys of its variables."""
+        if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
+            try:
+                return obj[attribute]
+            except KeyError:
+                return self.undefined(obj=obj, name=attribute)
+        return super().getattr(obj, attribute)
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         _check_deadline()
