@@ -46,10 +46,11 @@ def render_checked(
         ct = a.cluster_type
         context = variables(a)
         names = assignment_values(context)
+        folder = f"{ct.name}/{context['name']}"
         for (_, filename), name in zip(
             ROLE_FILES, (ct.reconciler, ct.namespace_service, ct.config_type), strict=True
         ):
-            path = f"{ct.name}/{a.name}/{filename}"
+            path = f"{folder}/{filename}"
             data, documents[path] = renderer.render_read(templates[name], a, context, names)
             if data or templates[name].language != "gotemplate":  # Kalypso writes no empty file
                 files[path] = data

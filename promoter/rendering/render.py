@@ -172,7 +172,9 @@ class Renderer:
         ``self.env`` with no globals of its own, so its globals are the environment's."""
         if self._joined[0] is not context:
             self._joined = (context, {**self.env.globals, **context})
-        ctx = compiled.new_context(self._joined[1], shared=True)
+        # what ``compiled.new_context(joined, shared=True)`` makes, but for the set of the
+        # globals' names it builds each time, which only ``{% import %}`` reads (no loader here)
+        ctx = self.env.context_class(self.env, self._joined[1], compiled.name, compiled.blocks)
         try:
             return self.env.concat(compiled.root_render_func(ctx))
         except Exception:

@@ -34,8 +34,8 @@ What the checks then judge is the document's real objects; only the reading is s
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Callable, Iterable
-from functools import cache
 from typing import Any, cast
 
 from promoter.rendering.parse import load_rendered
@@ -51,14 +51,20 @@ Pairs = tuple[tuple[str, str], ...]  # (value, placeholder), longest value first
 _MISSING: Any = object()  # a placeholder the document has no value for
 
 
-@cache
+# Per marker: every ASCII letter to the marker, every digit to "0" (an eligible value has no
+# other letters or digits; "." and "-" are kept).
+_TO_PLACEHOLDER = {
+    m: str.maketrans(string.ascii_letters + string.digits, m * len(string.ascii_letters) + "0" * 10)
+    for m in _MARKERS
+}
+
+
 def _eligible(value: str) -> bool:
     return _ELIGIBLE.fullmatch(value) is not None and _STRING_ONLY.search(value) is not None
 
 
-@cache
 def _placeholder(value: str, marker: str) -> str:
-    return "".join(marker if c.isalpha() else "0" if c.isdigit() else c for c in value)
+    return value.translate(_TO_PLACEHOLDER[marker])
 
 
 def name_values(values: Iterable[Any]) -> Pairs:
