@@ -6,8 +6,9 @@ from __future__ import annotations
 import os
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack, contextmanager
 
 from promoter.gitcmd import IDENTITY, Git
 from promoter.platform.objects import TREE_MODE, fast_import_path, join
@@ -20,7 +21,7 @@ from promoter.platform.plan import Entry, TreePlan
 # the push send those deltas as they are instead of searching for its own (5 times faster). A
 # depth of 10 bounds what reading one blob costs.
 FAST_IMPORT_OPTIONS = ("--depth=10",)
-# From this many new files, a commit writes its blobs in two processes first (see write_blobs).
+# From this many new files, a commit writes its blobs in two processes first (see blobs_written).
 PARALLEL_BLOBS = 20_000
 
 
@@ -46,14 +47,15 @@ def write_commit(git: Git, plan: TreePlan, root: str, parents: list[str], messag
     inline = delta_order(p for p in explicit if p in plan.inline)
     blobs: list[bytes] = []  # blob commands, before the commit that names them by mark
     marks: dict[str, int] = {}
-    if len(inline) >= PARALLEL_BLOBS and _cpus() >= 2:
-        write_blobs(git, [plan.inline[p] for p in inline])  # the commit then names them by id
-    else:
-        for mark, path in enumerate(inline, 1):
-            data = plan.inline[path]
-            blobs.append(b"blob\nmark :%d\ndata %d\n%s\n" % (mark, len(data), data))
-            marks[path] = mark
-    chunks = blobs + chunks + _entries(root, trees, explicit, marks)
+    with ExitStack() as writing:
+        if len(inline) >= PARALLEL_BLOBS and _cpus() >= 2:  # the commit then names them by id
+            writing.enter_context(blobs_written(git, [plan.inline[p] for p in inline]))
+        else:
+            for mark, path in enumerate(inline, 1):
+                data = plan.inline[path]
+                blobs.append(b"blob\nmark :%d\ndata %d\n%s\n" % (mark, len(data), data))
+                marks[path] = mark
+        chunks = blobs + chunks + _entries(root, trees, explicit, marks)
     git.run("fast-import", "--quiet", "--date-format=raw", *FAST_IMPORT_OPTIONS, input=b"".join(chunks))
     sha = git.out("rev-parse", "--verify", operands=[ref])
     git.delete_ref(ref)
@@ -90,21 +92,23 @@ def _entries(
     return chunks
 
 
-def write_blobs(git: Git, contents: list[bytes]) -> None:
-    """Write many blobs with two fast-import processes at once: compressing them is most of a
-    big commit's cost, and it is the part that splits. ``contents`` in ``delta_order``: each
-    process gets one run of it, so neighbours stay neighbours."""
+@contextmanager
+def blobs_written(git: Git, contents: list[bytes]) -> Iterator[None]:
+    """Write many blobs with two fast-import processes at once, while the block runs (the
+    commit's own stream is made meanwhile): compressing them is most of a big commit's cost,
+    and it is the part that splits. ``contents`` in ``delta_order``: each process gets one run
+    of it, so neighbours stay neighbours. Every blob is written when the block ends."""
     half = len(contents) // 2
-    streams = [
-        b"".join(b"blob\ndata %d\n%s\n" % (len(data), data) for data in part)
-        for part in (contents[:half], contents[half:])
-    ]
 
-    def write(stream: bytes) -> None:
+    def write(part: list[bytes]) -> None:
+        stream = b"".join(b"blob\ndata %d\n%s\n" % (len(data), data) for data in part)
         git.run("fast-import", "--quiet", *FAST_IMPORT_OPTIONS, input=stream)
 
     with ThreadPoolExecutor(2) as pool:
-        list(pool.map(write, streams))
+        written = [pool.submit(write, part) for part in (contents[:half], contents[half:])]
+        yield
+        for done in written:
+            done.result()
 
 
 def _cpus() -> int:
