@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from promoter.gotemplate.hashing import go_hash
 from promoter.gotemplate.values import ExecError, Limits, go_type, plain, plain_arg, sprint, truth
 
 Function = Callable[..., Any]
@@ -92,13 +93,9 @@ def stringify(limits: Limits, value: Any) -> str:
 
 
 def hash_of(limits: Limits, value: Any) -> str:
-    """Kalypso's ``hash``: a stable unsigned 64-bit number (decimal) for a value: FNV-1a over its
-    canonical JSON. Equal values give equal numbers, on every run and machine; the numbers are
-    not those of Kalypso's Go ``hashstructure``."""
-    digest = 0xCBF29CE484222325
-    for byte in to_json(value).encode("utf-8"):
-        digest = ((digest ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    return str(digest)
+    """Kalypso's ``hash``: ``hashstructure.Hash(value, FormatV2, nil)`` (see ``hashing``), in
+    decimal."""
+    return str(go_hash(plain_arg(value), limits.steps))
 
 
 def unquote(limits: Limits, value: Any) -> str:
