@@ -72,7 +72,7 @@ def configs(naming: Naming, configmaps: list[ConfigMap]) -> dict[str, dict[str, 
         ("true", "true"),
         ('"quoted"', '"quoted"'),  # double quotes are not trimmed
         ("a: b\nc: [1, 2]\n", {"a": "b", "c": [1, 2]}),
-        ("- x\n- y\n", ["x", "y"]),
+        ("- x\n- y\n", ["x", True]),  # go-yaml v2 reads y as true
         ("a: [", "a: ["),  # not YAML: as written
         ("a: 1\n---\nb: 2\n", {"a": 1}),  # the first document, as go-yaml's Unmarshal reads
     ],
