@@ -84,7 +84,7 @@ class GoYamlV2Loader(yaml.SafeLoader):
     def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
         if kind is yaml.ScalarNode and implicit[0]:
             return "tag:yaml.org,2002:merge" if value == "<<" else _PLAIN
-        return super().resolve(kind, value, implicit)
+        return super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
 
 
 def _construct_plain(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
