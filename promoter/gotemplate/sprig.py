@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from promoter.gotemplate.goyaml import marshal
 from promoter.gotemplate.hashing import go_hash
 from promoter.gotemplate.values import ExecError, Limits, go_type, plain, plain_arg, sprint, truth
 
@@ -84,11 +85,17 @@ def to_json(value: Any) -> str:
     return dumped.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
+def go_to_yaml(value: Any) -> str:
+    """Kalypso's ``toYaml`` (``scheduler/templater.go`` ``toYAML``): go-yaml v2's ``Marshal``,
+    the final newline trimmed."""
+    return marshal(plain(value)).removesuffix("\n")
+
+
 def stringify(limits: Limits, value: Any) -> str:
-    """Kalypso's ``stringify``: a string as it is, a map or a list as YAML (``toYaml``: keys
-    sorted, no final newline), nil as empty, another value as Go prints it."""
+    """Kalypso's ``stringify``: a string as it is, a map or a list as YAML (as ``toYaml``), nil
+    as empty, another value as Go prints it."""
     if isinstance(value, dict | list | tuple):
-        return to_yaml(value)
+        return go_to_yaml(value)
     return text(plain_arg(value))
 
 
@@ -282,7 +289,7 @@ SPRIG: dict[str, Function] = {
     "nindent": lambda limits, n, v: "\n" + indent(limits, n, v),
     "toString": lambda limits, v: text(v),
     "toStrings": lambda limits, v: [text(x) for x in _list_of(v, "toStrings")],
-    "toYaml": lambda limits, v: _bounded(limits, to_yaml(v)),
+    "toYaml": lambda limits, v: _bounded(limits, go_to_yaml(v)),
     "toJson": lambda limits, v: _bounded(limits, to_json(v)),
     "toPrettyJson": lambda limits, v: _bounded(limits, json.dumps(plain(v), sort_keys=True, indent=2)),
     "list": lambda limits, *v: list(v),

@@ -29,8 +29,8 @@ from typing import Any, Literal
 import yaml
 
 from promoter.errors import ConfigError
+from promoter.gotemplate.goyaml import load_first
 from promoter.k8s.names import bounded
-from promoter.kalypso.goyaml import load_first
 from promoter.model import ClusterType, ConfigMap, DeploymentTarget, SchedulingPolicy, Workload
 
 Naming = Literal["2023", "current"]

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from promoter.gotemplate.hashing import go_hash
 from promoter.kalypso.schedule import (
     Naming,
     Target,
@@ -134,3 +135,10 @@ def test_flux_labels_name_the_registrations_kustomization() -> None:
         "kustomize.toolkit.fluxcd.io/name": "dev-hello-world-app",
         "kustomize.toolkit.fluxcd.io/namespace": "flux-system",
     }
+
+
+def test_a_config_value_hashes_with_go_yamls_types() -> None:
+    """``hosts: [y]`` is ``[]interface{}{true}`` in Kalypso: hashed as a bool, not a string."""
+    value = config_value("hosts: [y]\nport: 0x50\n")
+    assert value == {"hosts": [True], "port": 80}
+    assert go_hash(value) == go_hash({"hosts": [True], "port": 80}) != go_hash({"hosts": ["y"], "port": 80})
