@@ -16,6 +16,8 @@ from typing import Any
 
 import yaml
 
+from promoter.gotemplate.goyaml import marshal
+from promoter.gotemplate.hashing import go_hash
 from promoter.gotemplate.values import ExecError, Limits, go_type, plain, plain_arg, sprint, truth
 
 Function = Callable[..., Any]
@@ -83,22 +85,24 @@ def to_json(value: Any) -> str:
     return dumped.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
+def go_to_yaml(value: Any) -> str:
+    """Kalypso's ``toYaml`` (``scheduler/templater.go`` ``toYAML``): go-yaml v2's ``Marshal``,
+    the final newline trimmed."""
+    return marshal(plain(value)).removesuffix("\n")
+
+
 def stringify(limits: Limits, value: Any) -> str:
-    """Kalypso's ``stringify``: a string as it is, a map or a list as YAML (``toYaml``: keys
-    sorted, no final newline), nil as empty, another value as Go prints it."""
+    """Kalypso's ``stringify``: a string as it is, a map or a list as YAML (as ``toYaml``), nil
+    as empty, another value as Go prints it."""
     if isinstance(value, dict | list | tuple):
-        return to_yaml(value)
+        return go_to_yaml(value)
     return text(plain_arg(value))
 
 
 def hash_of(limits: Limits, value: Any) -> str:
-    """Kalypso's ``hash``: a stable unsigned 64-bit number (decimal) for a value: FNV-1a over its
-    canonical JSON. Equal values give equal numbers, on every run and machine; the numbers are
-    not those of Kalypso's Go ``hashstructure``."""
-    digest = 0xCBF29CE484222325
-    for byte in to_json(value).encode("utf-8"):
-        digest = ((digest ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    return str(digest)
+    """Kalypso's ``hash``: ``hashstructure.Hash(value, FormatV2, nil)`` (see ``hashing``), in
+    decimal."""
+    return str(go_hash(plain_arg(value), limits.steps))
 
 
 def unquote(limits: Limits, value: Any) -> str:
@@ -285,7 +289,7 @@ SPRIG: dict[str, Function] = {
     "nindent": lambda limits, n, v: "\n" + indent(limits, n, v),
     "toString": lambda limits, v: text(v),
     "toStrings": lambda limits, v: [text(x) for x in _list_of(v, "toStrings")],
-    "toYaml": lambda limits, v: _bounded(limits, to_yaml(v)),
+    "toYaml": lambda limits, v: _bounded(limits, go_to_yaml(v)),
     "toJson": lambda limits, v: _bounded(limits, to_json(v)),
     "toPrettyJson": lambda limits, v: _bounded(limits, json.dumps(plain(v), sort_keys=True, indent=2)),
     "list": lambda limits, *v: list(v),

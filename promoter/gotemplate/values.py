@@ -95,9 +95,10 @@ def sprint(value: Any) -> str:
     return str(value)
 
 
-def go_float(value: float, exp_limit: int = 21) -> str:
-    """A float as Go's ``%v`` prints it: the shortest digits, exponent form below 1e-4 or
-    from 1e21 on (``1e+21``, ``1.5e-05``)."""
+def go_float(value: float, exp_limit: int = 6) -> str:
+    """A float as Go's ``%v`` prints it (``strconv.FormatFloat(f, 'g', -1, 64)``): the
+    shortest digits, exponent form below 1e-4 or from 1e6 on (``1e+06``, ``1.5e-05``,
+    ``123456``)."""
     if value != value:
         return "NaN"
     if value in (float("inf"), float("-inf")):

@@ -29,6 +29,7 @@ from typing import Any, Literal
 import yaml
 
 from promoter.errors import ConfigError
+from promoter.gotemplate.goyaml import load_first
 from promoter.k8s.names import bounded
 from promoter.model import ClusterType, ConfigMap, DeploymentTarget, SchedulingPolicy, Workload
 
@@ -167,8 +168,8 @@ def config_value(value: str) -> Any:
     trimmed = value.strip()
     if len(trimmed) >= 1 and trimmed.startswith("'") and trimmed.endswith("'"):
         return trimmed.strip("'")
-    try:  # go-yaml's Unmarshal reads the first document
-        parsed = next(iter(yaml.safe_load_all(value)), None)
+    try:  # go-yaml v2's Unmarshal reads the first document, with its own scalar types
+        parsed = load_first(value)
     except yaml.YAMLError:
         return value
     return parsed if isinstance(parsed, dict | list) else value

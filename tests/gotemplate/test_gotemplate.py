@@ -69,6 +69,11 @@ def run(source: str, data: Any = DATA, **kwargs: Any) -> str:
         ),
         ('{{ print 1 2 "a" 3 }} {{ println "x" 1 }}', "1 2a3 x 1\n"),
         ("{{ 1.0 }} {{ 1e21 }} {{ 0.00001 }} {{ 0x1F }} {{ 'a' }} {{ -2 }}", "1 1e+21 1e-05 31 97 -2"),
+        # %v of a float64 is %g, shortest: exponent form from 1e6 on (fmt.Println(1e6) is 1e+06)
+        (
+            '{{ 100000.0 }} {{ 123456.0 }} {{ 1000000.0 }} {{ printf "%v %g" 1e6 1234567.0 }}',
+            "100000 123456 1e+06 1e+06 1.234567e+06",
+        ),
         ('{{ .Name | printf "%s!" | printf "%s?" }}', "web!?"),
         ("{{ (.Labels).tier }}", "gold"),
         (

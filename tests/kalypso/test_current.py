@@ -175,3 +175,42 @@ def test_what_a_promoter_control_plane_cannot_carry_is_exit_2_naming_the_field(t
     assert output.startswith("error: templates/config-env.yaml:")
     assert "spec.contentType: template config-env writes its config to platform-config.sh" in output
     assert not (tmp_path / "out").exists()
+
+
+def _fnv1(data: bytes) -> int:
+    """Go's fnv.New64 (FNV-1), written out."""
+    h = 14695981039346656037
+    for b in data:
+        h = ((h * 1099511628211) % 2**64) ^ b
+    return h
+
+
+def _le(*numbers: int) -> bytes:
+    return b"".join(n.to_bytes(8, "little") for n in numbers)
+
+
+def test_hash_gives_kalypsos_numbers_in_a_rendered_name(tmp_path: Path) -> None:
+    """``hash`` is hashstructure v2's: here the INGRESS config of east-small's observability-dev
+    (a YAML map, go-yaml's ``map[interface{}]interface{}``: ``hosts`` a list of one string,
+    ``tls`` a bool) and its REGION (a string), worked out by hand from ``hashstructure.go``."""
+    template = NAMESPACE_HEAD + (
+        "    - |-\n"
+        "      kind: Namespace\n"
+        "      apiVersion: v1\n"
+        "      metadata:\n"
+        "        name: {{ .Workload }}-{{ hash .ConfigData.INGRESS }}\n"
+        '        labels: {region: "{{ hash .ConfigData.REGION }}"}\n'
+    )
+    cp = _current_with(tmp_path, "templates/namespace.yaml", template)
+    got = render(cp, "dev", tmp_path / "out", "--kalypso-naming", "current")
+    hosts = _fnv1(_le(0, _fnv1(b"dev.example.com")))  # a slice: ordered from 0
+    entries = _fnv1(_le(_fnv1(b"hosts"), hosts)) ^ _fnv1(_le(_fnv1(b"tls"), _fnv1(b"\x00")))
+    ingress = _fnv1(_le(entries))  # a map: XOR of its entries, then hashed
+    region = _fnv1(b"east-us")
+    assert (
+        got["east-small/observability-dev/namespace.yaml"]
+        == (
+            "kind: Namespace\napiVersion: v1\nmetadata:\n"
+            f'  name: observability-{ingress}\n  labels: {{region: "{region}"}}'
+        ).encode()
+    )

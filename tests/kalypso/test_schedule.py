@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from promoter.gotemplate.hashing import go_hash
 from promoter.kalypso.schedule import (
     Naming,
     Target,
@@ -72,7 +73,7 @@ def configs(naming: Naming, configmaps: list[ConfigMap]) -> dict[str, dict[str, 
         ("true", "true"),
         ('"quoted"', '"quoted"'),  # double quotes are not trimmed
         ("a: b\nc: [1, 2]\n", {"a": "b", "c": [1, 2]}),
-        ("- x\n- y\n", ["x", "y"]),
+        ("- x\n- y\n", ["x", True]),  # go-yaml v2 reads y as true
         ("a: [", "a: ["),  # not YAML: as written
         ("a: 1\n---\nb: 2\n", {"a": 1}),  # the first document, as go-yaml's Unmarshal reads
     ],
@@ -134,3 +135,10 @@ def test_flux_labels_name_the_registrations_kustomization() -> None:
         "kustomize.toolkit.fluxcd.io/name": "dev-hello-world-app",
         "kustomize.toolkit.fluxcd.io/namespace": "flux-system",
     }
+
+
+def test_a_config_value_hashes_with_go_yamls_types() -> None:
+    """``hosts: [y]`` is ``[]interface{}{true}`` in Kalypso: hashed as a bool, not a string."""
+    value = config_value("hosts: [y]\nport: 0x50\n")
+    assert value == {"hosts": [True], "port": 80}
+    assert go_hash(value) == go_hash({"hosts": [True], "port": 80}) != go_hash({"hosts": ["y"], "port": 80})
