@@ -6,9 +6,8 @@ from __future__ import annotations
 import os
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import ExitStack, contextmanager
 
 from promoter.gitcmd import IDENTITY, Git
 from promoter.platform.objects import TREE_MODE, fast_import_path, join
@@ -21,7 +20,7 @@ from promoter.platform.plan import Entry, TreePlan
 # the push send those deltas as they are instead of searching for its own (5 times faster). A
 # depth of 10 bounds what reading one blob costs.
 FAST_IMPORT_OPTIONS = ("--depth=10",)
-# From this many new files, a commit writes its blobs in two processes first (see blobs_written).
+# From this many new files, a commit writes its blobs in two processes first (see write_in_two).
 PARALLEL_BLOBS = 20_000
 
 
@@ -33,6 +32,7 @@ def write_commit(git: Git, plan: TreePlan, root: str, parents: list[str], messag
     ref = f"refs/promoter/tmp/{uuid.uuid4().hex}"
     chunks = [_header(ref, message)]
     explicit, trees = plan.explicit(), plan.trees
+    whole = _folders(explicit)  # the folders whose every file is in ``explicit``
     if parents:
         chunks.append(f"from {parents[0]}\n".encode())
         chunks.extend(f"merge {p}\n".encode() for p in parents[1:])
@@ -42,24 +42,33 @@ def write_commit(git: Git, plan: TreePlan, root: str, parents: list[str], messag
             explicit = {
                 p: e for p, e in explicit.items() if p in plan.inline or p.split("/", 1)[0] in plan.touched
             }
+            whole &= plan.touched  # a new file in another folder joins what the base has there
         else:
             chunks.append(f"D {root}\n".encode() if root else b"deleteall\n")
     inline = delta_order(p for p in explicit if p in plan.inline)
-    blobs: list[bytes] = []  # blob commands, before the commit that names them by mark
     marks: dict[str, int] = {}
-    with ExitStack() as writing:
-        if len(inline) >= PARALLEL_BLOBS and _cpus() >= 2:  # the commit then names them by id
-            writing.enter_context(blobs_written(git, [plan.inline[p] for p in inline]))
-        else:
-            for mark, path in enumerate(inline, 1):
-                data = plan.inline[path]
-                blobs.append(b"blob\nmark :%d\ndata %d\n%s\n" % (mark, len(data), data))
-                marks[path] = mark
-        chunks = blobs + chunks + _entries(root, trees, explicit, marks)
+    temporary: list[str] = []
+    if len(inline) >= PARALLEL_BLOBS and _cpus() >= 2:  # the commit names them by id
+        written = write_in_two(git, plan, explicit, inline, whole, temporary)
+        explicit = {p: e for p, e in explicit.items() if p.split("/", 1)[0] not in written}
+        trees = {**trees, **written}
+    else:
+        blobs = []  # blob commands, before the commit that names them by mark
+        for mark, path in enumerate(inline, 1):
+            data = plan.inline[path]
+            blobs.append(b"blob\nmark :%d\ndata %d\n%s\n" % (mark, len(data), data))
+            marks[path] = mark
+        chunks = blobs + chunks
+    chunks += _entries(root, trees, explicit, marks)
     git.run("fast-import", "--quiet", "--date-format=raw", *FAST_IMPORT_OPTIONS, input=b"".join(chunks))
     sha = git.out("rev-parse", "--verify", operands=[ref])
-    git.delete_ref(ref)
+    for name in (ref, *temporary):
+        git.delete_ref(name)
     return sha
+
+
+def _folders(explicit: dict[str, Entry]) -> set[str]:
+    return {path.split("/", 1)[0] for path in explicit if "/" in path}
 
 
 def _header(ref: str, message: str) -> bytes:
@@ -92,23 +101,66 @@ def _entries(
     return chunks
 
 
-@contextmanager
-def blobs_written(git: Git, contents: list[bytes]) -> Iterator[None]:
-    """Write many blobs with two fast-import processes at once, while the block runs (the
-    commit's own stream is made meanwhile): compressing them is most of a big commit's cost,
-    and it is the part that splits. ``contents`` in ``delta_order``: each process gets one run
-    of it, so neighbours stay neighbours. Every blob is written when the block ends."""
-    half = len(contents) // 2
+def write_in_two(
+    git: Git, plan: TreePlan, explicit: dict[str, Entry], inline: list[str], whole: set[str], refs: list[str]
+) -> dict[str, str]:
+    """Write many new blobs, and the trees of the ``whole`` folders, with two fast-import
+    processes at once: compressing blobs and hashing trees is most of a big commit's cost,
+    and both split by folder. Each process writes the new blobs of its folders in
+    ``delta_order`` and commits its folders on a ref of its own (added to ``refs``, for the
+    caller to delete); the first also writes the new blobs outside a whole folder, for the
+    commit to name by id. Returns the folders' tree ids, for the commit to name."""
+    parts = []
+    for i, folders in enumerate(_halves(inline, whole)):
+        ref = f"refs/promoter/tmp/{uuid.uuid4().hex}"
+        refs.append(ref)
+        mine = [
+            p for p in inline if p.split("/", 1)[0] in folders or (i == 0 and p.split("/", 1)[0] not in whole)
+        ]
+        entries = {p: e for p, e in explicit.items() if p.split("/", 1)[0] in folders}
+        parts.append((ref, mine, entries))
 
-    def write(part: list[bytes]) -> None:
-        stream = b"".join(b"blob\ndata %d\n%s\n" % (len(data), data) for data in part)
-        git.run("fast-import", "--quiet", *FAST_IMPORT_OPTIONS, input=stream)
+    def write(ref: str, paths: list[str], entries: dict[str, Entry]) -> None:
+        marks = {path: mark for mark, path in enumerate(paths, 1)}
+        data = plan.inline
+        chunks = [b"blob\nmark :%d\ndata %d\n%s\n" % (marks[p], len(data[p]), data[p]) for p in paths]
+        if entries:
+            chunks += [_header(ref, "promoter: part of a commit"), *_entries("", {}, entries, marks)]
+        git.run("fast-import", "--quiet", "--date-format=raw", *FAST_IMPORT_OPTIONS, input=b"".join(chunks))
 
     with ThreadPoolExecutor(2) as pool:
-        written = [pool.submit(write, part) for part in (contents[:half], contents[half:])]
-        yield
-        for done in written:
+        for done in [pool.submit(write, *part) for part in parts]:
             done.result()
+    return {
+        folder: sha for ref, _, entries in parts if entries for folder, sha in _top_trees(git, ref).items()
+    }
+
+
+def _halves(inline: list[str], whole: set[str]) -> tuple[set[str], set[str]]:
+    """The ``whole`` folders in two, in order, cut where about half of the new blobs are."""
+    count = dict.fromkeys(whole, 0)
+    for path in inline:
+        folder = path.split("/", 1)[0]
+        if folder in count:
+            count[folder] += 1
+    halves: tuple[set[str], set[str]] = (set(), set())
+    seen = 0
+    for folder in sorted(whole):
+        halves[0 if seen < len(inline) / 2 else 1].add(folder)
+        seen += count[folder]
+    return halves
+
+
+def _top_trees(git: Git, ref: str) -> dict[str, str]:
+    """The folders at the top of ``ref``'s tree, by tree id."""
+    out = git.run("ls-tree", "-z", operands=[ref]).stdout
+    trees = {}
+    for record in out.split(b"\0"):
+        meta, _, name = record.partition(b"\t")
+        _, kind, sha = meta.decode().split(" ") if meta else ("", "", "")
+        if kind == "tree":
+            trees[name.decode("utf-8", "surrogateescape")] = sha
+    return trees
 
 
 def _cpus() -> int:
