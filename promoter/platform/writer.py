@@ -8,6 +8,7 @@ import time
 import uuid
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
+from itertools import chain
 
 from promoter.gitcmd import IDENTITY, Git
 from promoter.platform.objects import TREE_MODE, fast_import_path, join
@@ -123,10 +124,12 @@ def write_in_two(
     def write(ref: str, paths: list[str], entries: dict[str, Entry]) -> None:
         marks = {path: mark for mark, path in enumerate(paths, 1)}
         data = plan.inline
-        chunks = [b"blob\nmark :%d\ndata %d\n%s\n" % (marks[p], len(data[p]), data[p]) for p in paths]
-        if entries:
-            chunks += [_header(ref, "promoter: part of a commit"), *_entries("", {}, entries, marks)]
-        git.run("fast-import", "--quiet", "--date-format=raw", *FAST_IMPORT_OPTIONS, input=b"".join(chunks))
+        blobs = (b"blob\nmark :%d\ndata %d\n%s\n" % (marks[p], len(data[p]), data[p]) for p in paths)
+        commit = (
+            [_header(ref, "promoter: part of a commit"), *_entries("", {}, entries, marks)] if entries else []
+        )
+        stream = b"".join(chain(blobs, commit))  # no list of the blobs: the stream is their one copy
+        git.run("fast-import", "--quiet", "--date-format=raw", *FAST_IMPORT_OPTIONS, input=stream)
 
     with ThreadPoolExecutor(2) as pool:
         for done in [pool.submit(write, *part) for part in parts]:
