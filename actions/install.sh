@@ -6,9 +6,10 @@
 #    whose describe-name is then a bare vX.Y.Z; or GITHUB_ACTION_REF is vX.Y.Z): promoter==X.Y.Z,
 #    a wheel from the package index (PyPI; PIP_INDEX_URL, UV_INDEX_URL or UV_DEFAULT_INDEX name
 #    another). An index without that version is an error, never another version.
-#  - anything else (a SHA between releases, a branch, `uses: ./actions/promote`, a git checkout):
-#    this checkout, built with no build isolation and no index (its build backend and
-#    setuptools-scm are in the lock).
+#  - anything else (a SHA between releases, a branch, `uses: ./actions/promote`, a git checkout),
+#    or PROMOTER_INSTALL_FROM=checkout (a reviewed copy that must run its own files): this
+#    checkout, built with no build isolation and no index (its build backend and setuptools-scm
+#    are in the lock).
 # Either way a job resolves nothing and downloads only locked files and the release's wheel.
 #
 # The installer is uv: the runner's own when it has one, else the locked uv (uv.lock) installed
@@ -39,6 +40,17 @@ release_tag='^v([0-9]+\.[0-9]+\.[0-9]+((a|b|rc)[0-9]+)?)$'
 find_release() {
   local describe="" node=""
   release="" why=""
+  case "${PROMOTER_INSTALL_FROM:-auto}" in
+    auto) ;;
+    checkout)
+      why="PROMOTER_INSTALL_FROM=checkout"
+      return
+      ;;
+    *)
+      echo "::error title=promoter::PROMOTER_INSTALL_FROM must be auto or checkout, not $PROMOTER_INSTALL_FROM" >&2
+      exit 2
+      ;;
+  esac
   if [ -f "$root/.git_archival.txt" ]; then
     describe="$(sed -n 's/^describe-name: //p' "$root/.git_archival.txt")"
     node="$(sed -n 's/^node: //p' "$root/.git_archival.txt")"
@@ -46,11 +58,11 @@ find_release() {
   if [[ "$describe" =~ $release_tag ]] || [[ "${GITHUB_ACTION_REF:-}" =~ $release_tag ]]; then
     release="${BASH_REMATCH[1]}"
   elif [[ "$node" =~ ^[0-9a-f]{40,64}$ ]]; then # substituted: a tarball of a commit after a release
-    why="${describe:-no release tag before this commit}"
+    why="not a release: ${describe:-no release tag before this commit}"
   elif [ "$(git -C "$root" rev-parse --show-toplevel 2>/dev/null)" = "$(cd "$root" && pwd -P)" ]; then
-    why="a git checkout at $(git -C "$root" describe --tags --always --match 'v[0-9]*.[0-9]*.[0-9]*')"
+    why="not a release: a git checkout at $(git -C "$root" describe --tags --always --match 'v[0-9]*.[0-9]*.[0-9]*')"
   else # a copy of the files alone
-    why="no version in .git_archival.txt"
+    why="not a release: no version in .git_archival.txt"
   fi
 }
 
@@ -78,9 +90,9 @@ find_uv() {
   echo "$tools/bin/uv"
 }
 
+find_release
 if [ ! -x "$venv/bin/promoter" ]; then
   started=$SECONDS
-  find_release
   uv=""
   case "$installer" in
     auto | uv) uv="$(find_uv)" ;;
@@ -116,7 +128,7 @@ if [ ! -x "$venv/bin/promoter" ]; then
   if [ -n "$release" ]; then
     from="the package index ($index)"
   else
-    from="the action's checkout (not a release: $why)"
+    from="the action's checkout ($why)"
   fi
   echo "installed promoter $version from $from; its locked dependencies with $how, in $((SECONDS - started))s"
 fi

@@ -143,3 +143,21 @@ def test_a_checkout_is_a_release_when_the_action_ref_names_one(tmp_path: Path, r
         f"{releases.later_sha[:9]} from the action's checkout (not a release: a git checkout at v9.8.7-1-g{short}); "
     )
     assert from_folder
+
+
+def test_a_copy_that_must_run_its_own_files_installs_its_checkout(tmp_path: Path, releases: Releases) -> None:
+    """PROMOTER_INSTALL_FROM=checkout: a reviewed copy of a release, built from its own files."""
+    line, said, from_folder = installed(
+        tmp_path, install(tmp_path, releases.tagged, releases.index, PROMOTER_INSTALL_FROM="checkout")
+    )
+    assert line.startswith(
+        "installed promoter 9.8.7 from the action's checkout (PROMOTER_INSTALL_FROM=checkout); "
+    )
+    assert said == "promoter, version 9.8.7" and from_folder
+    wrong = tmp_path / "wrong"
+    wrong.mkdir()
+    done = install(wrong, releases.tagged, releases.index, PROMOTER_INSTALL_FROM="pypi")
+    assert (done.returncode, done.stderr.strip()) == (
+        2,
+        "::error title=promoter::PROMOTER_INSTALL_FROM must be auto or checkout, not pypi",
+    )
