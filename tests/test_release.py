@@ -8,7 +8,6 @@ build isolation: the backend and setuptools-scm of the test environment, as the 
 from __future__ import annotations
 
 import datetime
-import importlib.metadata
 import importlib.util
 import os
 import re
@@ -21,7 +20,6 @@ from types import ModuleType
 import pytest
 import yaml
 
-import promoter
 from tests.actions.releases import (
     GIT_ENV,
     archive,
@@ -78,7 +76,21 @@ def run_script(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_version_is_the_installed_packages_and_the_changelog_has_an_unreleased_section() -> None:
-    assert promoter.__version__ == importlib.metadata.version("promoter")
+    # isolated (-I): a build in the checkout leaves promoter.egg-info beside it, and the working
+    # folder on sys.path would find that one
+    same = subprocess.run(
+        [
+            sys.executable,
+            "-I",
+            "-c",
+            "import promoter, importlib.metadata as m; print(promoter.__version__, m.version('promoter'))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT.parent,
+    ).stdout.split()
+    assert same[0] == same[1] and same[0] != "0+unknown", same
     assert not re.search(r"\d+\.\d+\.\d+", (ROOT / "promoter" / "__init__.py").read_text())  # the tag's alone
     text = (ROOT / "CHANGELOG.md").read_text()
     assert "## [Unreleased]" in text and "keepachangelog.com" in text
