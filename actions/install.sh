@@ -36,7 +36,8 @@ index="${UV_DEFAULT_INDEX:-${UV_INDEX_URL:-${PIP_INDEX_URL:-https://pypi.org/sim
 release_tag='^v([0-9]+\.[0-9]+\.[0-9]+((a|b|rc)[0-9]+)?)$'
 
 # Sets release to X.Y.Z when this action is exactly release vX.Y.Z, else why to what it is.
-# The archival file first: `uses: ...@v1` follows the major tag, and GITHUB_ACTION_REF is then v1.
+# The archival file first: `uses: ...@v1` follows the major tag, and GITHUB_ACTION_REF is then v1
+# (and the runner leaves it empty in a composite action's steps: actions/runner#2473).
 find_release() {
   local describe="" node=""
   release="" why=""
