@@ -33,6 +33,7 @@ if [ -n "${PROMOTER_PACKAGE_CACHE:-}" ]; then
 fi
 pip_install=(-m pip install --quiet --disable-pip-version-check)
 index="${UV_DEFAULT_INDEX:-${UV_INDEX_URL:-${PIP_INDEX_URL:-https://pypi.org/simple}}}"
+shown_index="$(printf '%s' "$index" | sed -E 's#://[^/@]*@#://#')" # for the log: no user or token
 release_tag='^v([0-9]+\.[0-9]+\.[0-9]+((a|b|rc)[0-9]+)?)$'
 
 # Sets release to X.Y.Z when this action is exactly release vX.Y.Z, else why to what it is.
@@ -70,7 +71,7 @@ find_release() {
 # The release's wheel from the package index, with the installer's arguments before it.
 install_release() {
   if ! "$@" --no-deps --only-binary :all: --index-url "$index" "promoter==$release"; then
-    echo "::error title=promoter::could not install promoter $release, this action's release, from the package index $index: not published there yet, or the index cannot be reached" >&2
+    echo "::error title=promoter::could not install promoter $release, this action's release, from the package index $shown_index: not published there yet, or the index cannot be reached" >&2
     exit 1
   fi
 }
@@ -127,7 +128,7 @@ if [ ! -x "$venv/bin/promoter" ]; then
   if [ -n "$uv" ]; then how=uv; fi
   version="$("$venv/bin/python" -I -c 'from importlib.metadata import version; print(version("promoter"))')"
   if [ -n "$release" ]; then
-    from="the package index ($index)"
+    from="the package index ($shown_index)"
   else
     from="the action's checkout ($why)"
   fi

@@ -49,15 +49,15 @@ def releases(tmp_path_factory: pytest.TempPathFactory) -> Releases:
 
 
 def install(
-    tmp_path: Path, action: Path, index: str, installer: str = "auto", **extra: str
+    tmp_path: Path, action: Path, index: str, installer: str = "auto", uv_index: str = "", **extra: str
 ) -> subprocess.CompletedProcess[str]:
     """``action``'s install.sh with no uv on PATH: the package index at ``index`` (PIP_INDEX_URL,
-    and uv's configuration file), the locked files from the wheelhouse."""
+    and uv's configuration file unless ``uv_index``), the locked files from the wheelhouse."""
     temp = tmp_path / "runner-temp"
     temp.mkdir()
     house = wheelhouse()
     config = tmp_path / "uv.toml"
-    config.write_text(f"index-url = {index!r}\nfind-links = [{str(house)!r}]\n")
+    config.write_text(f"index-url = {uv_index or index!r}\nfind-links = [{str(house)!r}]\n")
     inherited = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_", "GITHUB_"))}
     path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if not (Path(p) / "uv").exists())
     env = {
@@ -160,4 +160,21 @@ def test_a_copy_that_must_run_its_own_files_installs_its_checkout(tmp_path: Path
     assert (done.returncode, done.stderr.strip()) == (
         2,
         "::error title=promoter::PROMOTER_INSTALL_FROM must be auto or checkout, not pypi",
+    )
+
+
+def test_the_log_names_the_index_without_its_credentials(tmp_path: Path, releases: Releases) -> None:
+    index = "http://reader:s3cret@127.0.0.1:9/simple"  # nothing listens on the discard port
+    # uv installs the locked dependencies from its configuration's index, the release from PIP_INDEX_URL's
+    done = install(
+        tmp_path, releases.tagged, index, uv_index=releases.index, PIP_RETRIES="0", PIP_TIMEOUT="1"
+    )
+    assert done.returncode == 1 and "s3cret" not in done.stdout + done.stderr.splitlines()[-1]
+    assert (
+        done.stderr.strip()
+        .splitlines()[-1]
+        .startswith(
+            "::error title=promoter::could not install promoter 9.8.7, this action's release, from the package "
+            "index http://127.0.0.1:9/simple: "
+        )
     )
