@@ -5,6 +5,8 @@ The public API is small: load a control plane, render an environment, run a prom
 
 from __future__ import annotations
 
+from importlib import metadata
+
 from promoter.errors import (
     ConfigError,
     GateFailed,
@@ -15,7 +17,11 @@ from promoter.errors import (
     TemplateError,
 )
 
-__version__ = "0.1.0"
+try:
+    # The installed distribution's, which setuptools-scm took from the git tag at build time.
+    __version__ = metadata.version("promoter")
+except metadata.PackageNotFoundError:  # the sources on sys.path with nothing installed
+    __version__ = "0+unknown"
 
 __all__ = [
     "ConfigError",

@@ -51,3 +51,17 @@ def test_the_oldest_pyyaml_lock_is_the_floor_of_the_range() -> None:
     oldest = pins(ROOT / "requirements" / "pyyaml-oldest.lock")
     assert list(oldest) == ["pyyaml"] and oldest["pyyaml"][1] >= 10
     assert str(wanted.specifier) == f">={oldest['pyyaml'][0]}"
+
+
+@pytest.mark.parametrize(
+    "lock", ["requirements/dev.lock", "requirements/run.lock", "actions/requirements.lock"]
+)
+def test_every_lock_holds_the_build_requirements(lock: str) -> None:
+    """`make` and the actions build the checkout with no build isolation and no index: the build
+    backend and setuptools-scm (the version from the git tag) come from the lock."""
+    requires = tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"]
+    locked = pins(ROOT / lock)
+    for wanted in map(Requirement, requires):
+        assert canonicalize_name(wanted.name) in locked, (lock, str(wanted))
+        assert wanted.specifier.contains(locked[canonicalize_name(wanted.name)][0]), (lock, str(wanted))
+    assert {"setuptools", "setuptools-scm"} <= {canonicalize_name(Requirement(r).name) for r in requires}

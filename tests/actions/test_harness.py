@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -30,8 +29,8 @@ import pytest
 import yaml
 
 from promoter.errors import one_line
+from tests.actions.releases import archive, promoter_repo
 from tests.support.helpers import ENV, PIPELINE, WORKLOAD, ControlPlaneFactory
-from tests.support.paths import ROOT
 from tests.support.wheelhouse import offline_env
 
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
@@ -209,15 +208,11 @@ _FILES = ("GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_ENV", "GITHUB_PATH")
 
 @pytest.fixture(scope="module")
 def action_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A copy of this checkout, as the runner downloads the action's repository."""
-    root = tmp_path_factory.mktemp("_actions") / "promoter"
-    root.mkdir()
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy2(ROOT / name, root / name)
-    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", ".mypy_cache")
-    for name in ("promoter", "actions", "examples"):
-        shutil.copytree(ROOT / name, root / name, ignore=ignore)
-    return root
+    """What the runner downloads for a `uses:` of a commit: GitHub's tarball of the action's
+    repository, which is `git archive` (.git_archival.txt substituted), here of this checkout's
+    files committed into a repository of their own, with no release tag."""
+    work = tmp_path_factory.mktemp("_actions")
+    return archive(promoter_repo(work / "repo"), "HEAD", work / "sha")
 
 
 @pytest.fixture(scope="module")
@@ -309,8 +304,11 @@ def test_install_step_installs_this_checkout(runner: Runner, factory: ControlPla
     run = runner.run("promote", {**FAST, "to": "dev"})
     install = next(s for s in run.steps if s.id == "install")
     assert install.returncode == 0, install.stderr
-    assert install.stdout.strip().endswith("version 0.1.0")
-    assert "installed the promoter and its locked dependencies with uv in " in install.stdout
+    assert install.stdout.strip().endswith("version 0.0")  # setuptools-scm's, for an archive with no tag
+    assert (
+        "installed promoter 0.0 from the action's checkout (not a release: no release tag before this commit); "
+        "its locked dependencies with uv, in "
+    ) in install.stdout
     promoter = Path(install.outputs["promoter"])
     assert promoter.is_file() and promoter.parent.parent.parent == runner.temp
     imported = subprocess.run(

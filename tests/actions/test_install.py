@@ -1,7 +1,8 @@
 """The actions' install is reproducible: actions/requirements.lock pins, with hashes, every
-dependency pyproject.toml declares (at a version it allows) and the build backend; the
-installer itself (uv) is pinned the same way; the project metadata is the SPDX form that
-setuptools 77 and later read without a warning."""
+dependency pyproject.toml declares (at a version it allows), the build backend and
+setuptools-scm; the installer itself (uv) is pinned the same way; the project metadata is the
+SPDX form that setuptools 77 and later read without a warning. A checkout that is no release
+installs itself (tests/actions/test_install_release.py has the releases)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from pathlib import Path
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from promoter import __version__
+from tests.actions.releases import scm_version
 from tests.support.paths import ROOT
 from tests.support.wheelhouse import offline_env
 
@@ -47,6 +48,8 @@ def test_every_dependency_is_pinned_with_hashes_at_an_allowed_version() -> None:
         assert wanted.specifier.contains(version), (text, version)
     backend = Requirement(tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"][0])
     assert backend.specifier.contains(locked["setuptools"][0])
+    scm = Requirement(tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"][1])
+    assert scm.name == "setuptools-scm" and scm.specifier.contains(locked["setuptools-scm"][0])
 
 
 def test_the_installer_is_pinned_too() -> None:
@@ -89,10 +92,21 @@ def install(tmp_path: Path, installer: str, *, without_uv: bool = False) -> subp
 
 
 def installed(tmp_path: Path, done: subprocess.CompletedProcess[str], how: str) -> None:
+    """This checkout installed (it is no release), at the version setuptools-scm gives it now."""
     assert done.returncode == 0, done.stderr
-    assert f"installed the promoter and its locked dependencies with {how} in " in done.stdout
+    version = scm_version(ROOT)
+    at = subprocess.run(
+        ["git", "-C", str(ROOT), "describe", "--tags", "--always", "--match", "v[0-9]*.[0-9]*.[0-9]*"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert (
+        f"installed promoter {version} from the action's checkout (not a release: a git checkout at {at}); "
+        f"its locked dependencies with {how}, in "
+    ) in done.stdout
     promoter = (tmp_path / "output").read_text().strip().removeprefix("promoter=")
-    assert Path(promoter).is_file() and done.stdout.strip().endswith(f"version {__version__}")
+    assert Path(promoter).is_file() and done.stdout.strip().endswith(f"version {version}")
 
 
 def test_without_uv_on_path_the_locked_uv_installs(tmp_path: Path) -> None:
