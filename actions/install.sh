@@ -57,6 +57,10 @@ find_release() {
     describe="$(sed -n 's/^describe-name: //p' "$root/.git_archival.txt")"
     node="$(sed -n 's/^node: //p' "$root/.git_archival.txt")"
   fi
+  if [ "$(git -C "$root" rev-parse --show-toplevel 2>/dev/null)" = "$(cd "$root" && pwd -P)" ]; then
+    # a git checkout (the reusable workflow's, with its tags): its own tag, if it sits on one
+    describe="$(git -C "$root" describe --tags --exact-match --match 'v[0-9]*.[0-9]*.[0-9]*' 2>/dev/null || true)"
+  fi
   if [[ "$describe" =~ $release_tag ]] || [[ "${GITHUB_ACTION_REF:-}" =~ $release_tag ]]; then
     release="${BASH_REMATCH[1]}"
   elif [[ "$node" =~ ^[0-9a-f]{40,64}$ ]]; then # substituted: a tarball of a commit after a release

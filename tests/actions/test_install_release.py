@@ -178,3 +178,15 @@ def test_the_log_names_the_index_without_its_credentials(tmp_path: Path, release
             "index http://127.0.0.1:9/simple: "
         )
     )
+
+
+def test_a_git_checkout_on_a_release_tag_installs_that_release(tmp_path: Path, releases: Releases) -> None:
+    """The reusable workflow's checkout of the promoter at a release tag (fetched with its tags)."""
+    checkout = tmp_path / "checkout"
+    subprocess.run(["git", "clone", "--quiet", str(releases.repo), str(checkout)], check=True)
+    git(checkout, "checkout", "--quiet", "v9.8.7")
+    here = tmp_path / "on-tag"
+    here.mkdir()
+    line, said, from_folder = installed(here, install(here, checkout, releases.index))
+    assert line.startswith(f"installed promoter 9.8.7 from the package index ({releases.index}); ")
+    assert said == "promoter, version 9.8.7" and not from_folder
