@@ -13,6 +13,11 @@ PIP := $(BIN)/python -m pip --disable-pip-version-check
 # Two workers per core: many tests wait on git, a subprocess or a server, and a second worker per
 # core fills that time (measured: 251 s with 4 workers against 301 s with 2 on 2 cores).
 PYTEST_WORKERS ?= $(shell echo $$(( $$(nproc) * 2 )))
+# Python caches compiled modules (__pycache__, ignored by git). A machine that turns that off
+# (PYTHONDONTWRITEBYTECODE) makes every promoter process the tests and the demo start compile
+# the package from source again: the whole promotion of tests/actions/test_waking.py took 33 s
+# instead of 17 s.
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: demo demo-hub test deps lint typecheck extra-lint unit versions lock test-newest clean
 
