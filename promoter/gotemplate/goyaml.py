@@ -242,7 +242,7 @@ class _V2Dumper(yaml.SafeDumper):
         if data != data or data in (math.inf, -math.inf):
             text = ".nan" if data != data else ".inf" if data > 0 else "-.inf"
         else:
-            text = go_float(data, exp_limit=6)
+            text = go_float(data)
         return self.represent_scalar(_go_tag(text), text)  # 1 reads back as an int: still plain
 
     def represent_map(self, data: dict[Any, Any]) -> yaml.MappingNode:

@@ -95,7 +95,7 @@ def sprint(value: Any) -> str:
     return str(value)
 
 
-def go_float(value: float, exp_limit: int = 6) -> str:
+def go_float(value: float) -> str:
     """A float as Go's ``%v`` prints it (``strconv.FormatFloat(f, 'g', -1, 64)``): the
     shortest digits, exponent form below 1e-4 or from 1e6 on (``1e+06``, ``1.5e-05``,
     ``123456``)."""
@@ -111,7 +111,7 @@ def go_float(value: float, exp_limit: int = 6) -> str:
     assert isinstance(exponent, int)
     point = len(digits) + exponent  # digits before the decimal point
     minus = "-" if sign else ""
-    if point - 1 < -4 or point - 1 >= exp_limit:
+    if point - 1 < -4 or point - 1 >= 6:  # the precision strconv decides by when shortest
         mantissa = text[0] + ("." + text[1:] if len(text) > 1 else "")
         exp = point - 1
         return f"{minus}{mantissa}e{'+' if exp >= 0 else '-'}{abs(exp):02d}"
