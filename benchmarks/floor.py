@@ -17,7 +17,7 @@ import jinja2
 
 from promoter.model import Template
 from promoter.platform.repo import GIT_TUNING
-from promoter.platform.writer import FAST_IMPORT_OPTIONS, delta_order
+from promoter.platform.writer import FAST_IMPORT_OPTIONS, blob_command, delta_order, marks_of
 from promoter.rendering.render import ROLE_FILES, configmap_data, quote, to_yaml, variables
 from promoter.scheduling.targets import Assignment
 
@@ -86,9 +86,8 @@ def fast_import(repo: Path, files: dict[str, bytes], *, tuned: bool = True) -> N
     # the blobs first, in the order the promoter writes them (grouped by file name, so that
     # each is a small delta of the one before), then the commit naming them by mark
     order = delta_order(files) if tuned else sorted(files)
-    blobs = [b"blob\nmark :%d\ndata %d\n%s\n" % (i, len(files[p]), files[p]) for i, p in enumerate(order, 1)]
-    marks = {path: i for i, path in enumerate(order, 1)}
-    chunks = blobs + chunks
+    marks = marks_of(order)
+    chunks = [blob_command(marks[p], files[p]) for p in order] + chunks
     chunks.extend(b"M 100644 :%d %s\n" % (marks[path], path.encode()) for path in sorted(files))
     options = FAST_IMPORT_OPTIONS if tuned else ()
     env = {**os.environ, **GIT_TUNING} if tuned else None

@@ -1,5 +1,5 @@
 """Writing a planned tree as a commit with ``git fast-import``: one process for the whole
-tree (two for the blobs of a very large one), never file by file through an index."""
+tree (two for the blobs and folders of a very large one), never file by file through an index."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from itertools import chain
 
 from promoter.gitcmd import IDENTITY, Git
-from promoter.platform.objects import TREE_MODE, fast_import_path, join
+from promoter.platform.objects import TREE_MODE, fast_import_path, join, ls_records
 from promoter.platform.plan import Entry, TreePlan
 
 # fast-import tries each blob as a delta of the blob before it in the stream, so blobs are written
@@ -30,7 +30,7 @@ def write_commit(git: Git, plan: TreePlan, root: str, parents: list[str], messag
 
     On the base it was planned against, only the touched folders and new content are written;
     otherwise the whole tree under ``root`` (whole folders by tree id)."""
-    ref = f"refs/promoter/tmp/{uuid.uuid4().hex}"
+    ref = _temporary_ref()
     chunks = [_header(ref, message)]
     explicit, trees = plan.explicit(), plan.trees
     whole = _folders(explicit)  # the folders whose every file is in ``explicit``
@@ -53,19 +53,33 @@ def write_commit(git: Git, plan: TreePlan, root: str, parents: list[str], messag
         written = write_in_two(git, plan, explicit, inline, whole, temporary)
         explicit = {p: e for p, e in explicit.items() if p.split("/", 1)[0] not in written}
         trees = {**trees, **written}
-    else:
-        blobs = []  # blob commands, before the commit that names them by mark
-        for mark, path in enumerate(inline, 1):
-            data = plan.inline[path]
-            blobs.append(b"blob\nmark :%d\ndata %d\n%s\n" % (mark, len(data), data))
-            marks[path] = mark
-        chunks = blobs + chunks
+    else:  # the blobs before the commit that names them by mark
+        marks = marks_of(inline)
+        chunks = _blobs(plan, inline, marks) + chunks
     chunks += _entries(root, trees, explicit, marks)
     git.run("fast-import", "--quiet", "--date-format=raw", *FAST_IMPORT_OPTIONS, input=b"".join(chunks))
     sha = git.out("rev-parse", "--verify", operands=[ref])
     for name in (ref, *temporary):
         git.delete_ref(name)
     return sha
+
+
+def blob_command(mark: int, data: bytes) -> bytes:
+    """fast-import's command for one blob, named ``:mark`` in the rest of the stream."""
+    return b"blob\nmark :%d\ndata %d\n%s\n" % (mark, len(data), data)
+
+
+def marks_of(paths: list[str]) -> dict[str, int]:
+    """Each path's blob mark, in the order the blobs are written."""
+    return {path: mark for mark, path in enumerate(paths, 1)}
+
+
+def _blobs(plan: TreePlan, paths: list[str], marks: dict[str, int]) -> list[bytes]:
+    return [blob_command(marks[p], plan.inline[p]) for p in paths]
+
+
+def _temporary_ref() -> str:
+    return f"refs/promoter/tmp/{uuid.uuid4().hex}"
 
 
 def _folders(explicit: dict[str, Entry]) -> set[str]:
@@ -113,7 +127,7 @@ def write_in_two(
     commit to name by id. Returns the folders' tree ids, for the commit to name."""
     parts = []
     for i, folders in enumerate(_halves(inline, whole)):
-        ref = f"refs/promoter/tmp/{uuid.uuid4().hex}"
+        ref = _temporary_ref()
         refs.append(ref)
         mine = [
             p for p in inline if p.split("/", 1)[0] in folders or (i == 0 and p.split("/", 1)[0] not in whole)
@@ -122,9 +136,8 @@ def write_in_two(
         parts.append((ref, mine, entries))
 
     def write(ref: str, paths: list[str], entries: dict[str, Entry]) -> None:
-        marks = {path: mark for mark, path in enumerate(paths, 1)}
-        data = plan.inline
-        blobs = (b"blob\nmark :%d\ndata %d\n%s\n" % (marks[p], len(data[p]), data[p]) for p in paths)
+        marks = marks_of(paths)
+        blobs = (blob_command(marks[p], plan.inline[p]) for p in paths)
         commit = (
             [_header(ref, "promoter: part of a commit"), *_entries("", {}, entries, marks)] if entries else []
         )
@@ -156,14 +169,8 @@ def _halves(inline: list[str], whole: set[str]) -> tuple[set[str], set[str]]:
 
 def _top_trees(git: Git, ref: str) -> dict[str, str]:
     """The folders at the top of ``ref``'s tree, by tree id."""
-    out = git.run("ls-tree", "-z", operands=[ref]).stdout
-    trees = {}
-    for record in out.split(b"\0"):
-        meta, _, name = record.partition(b"\t")
-        _, kind, sha = meta.decode().split(" ") if meta else ("", "", "")
-        if kind == "tree":
-            trees[name.decode("utf-8", "surrogateescape")] = sha
-    return trees
+    raw = git.run("ls-tree", "-z", operands=[ref]).stdout
+    return {name: sha for mode, sha, name in ls_records(raw) if mode == TREE_MODE}
 
 
 def _cpus() -> int:
