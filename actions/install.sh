@@ -3,10 +3,11 @@
 # composite actions: the dependencies from the hash-checked lock beside this script
 # (requirements.lock), then the promoter itself, with --no-deps:
 #  - the action is exactly a release (GitHub's tarball of a `uses:` carries .git_archival.txt,
-#    whose describe-name is then a bare vX.Y.Z; or GITHUB_ACTION_REF is vX.Y.Z): promoter==X.Y.Z,
+#    whose describe-name is then a bare vX.Y.Z; a git checkout sitting on tag vX.Y.Z; or
+#    GITHUB_ACTION_REF is vX.Y.Z): promoter==X.Y.Z,
 #    a wheel from the package index (PyPI; PIP_INDEX_URL, UV_INDEX_URL or UV_DEFAULT_INDEX name
 #    another). An index without that version is an error, never another version.
-#  - anything else (a SHA between releases, a branch, `uses: ./actions/promote`, a git checkout),
+#  - anything else (a SHA between releases, a branch, a git checkout off a release tag),
 #    or PROMOTER_INSTALL_FROM=checkout (a reviewed copy that must run its own files): this
 #    checkout, built with no build isolation and no index (its build backend and setuptools-scm
 #    are in the lock).
@@ -40,7 +41,7 @@ release_tag='^v([0-9]+\.[0-9]+\.[0-9]+((a|b|rc)[0-9]+)?)$'
 # The archival file first: `uses: ...@v1` follows the major tag, and GITHUB_ACTION_REF is then v1
 # (and the runner leaves it empty in a composite action's steps: actions/runner#2473).
 find_release() {
-  local describe="" node=""
+  local describe="" node="" checkout=""
   release="" why=""
   case "${PROMOTER_INSTALL_FROM:-auto}" in
     auto) ;;
@@ -59,13 +60,14 @@ find_release() {
   fi
   if [ "$(git -C "$root" rev-parse --show-toplevel 2>/dev/null)" = "$(cd "$root" && pwd -P)" ]; then
     # a git checkout (the reusable workflow's, with its tags): its own tag, if it sits on one
+    checkout=yes
     describe="$(git -C "$root" describe --tags --exact-match --match 'v[0-9]*.[0-9]*.[0-9]*' 2>/dev/null || true)"
   fi
   if [[ "$describe" =~ $release_tag ]] || [[ "${GITHUB_ACTION_REF:-}" =~ $release_tag ]]; then
     release="${BASH_REMATCH[1]}"
   elif [[ "$node" =~ ^[0-9a-f]{40,64}$ ]]; then # substituted: a tarball of a commit after a release
     why="not a release: ${describe:-no release tag before this commit}"
-  elif [ "$(git -C "$root" rev-parse --show-toplevel 2>/dev/null)" = "$(cd "$root" && pwd -P)" ]; then
+  elif [ -n "$checkout" ]; then
     why="not a release: a git checkout at $(git -C "$root" describe --tags --always --match 'v[0-9]*.[0-9]*.[0-9]*')"
   else # a copy of the files alone
     why="not a release: no version in .git_archival.txt"
