@@ -47,7 +47,7 @@ def clusters(tx: Tx, now: float, stale_after: float, environment: str | None = N
     where, params = ("AND environment = ?", [environment]) if environment else ("", [])
     rows = tx.rows(
         "SELECT name, environment, cluster_type, last_seen, platform_position, platform_sha, failing,"
-        f" failing_since, heartbeats FROM clusters c WHERE revoked_at IS NULL {where}"
+        f" COALESCE(failing_received, failing_since), heartbeats FROM clusters c WHERE revoked_at IS NULL {where}"
         " ORDER BY environment, cluster_type, name",
         params,
     )
@@ -130,11 +130,22 @@ def cluster_detail(tx: Tx, name: str, now: float, stale_after: float, limit: int
         raise NotFound(f"no registered cluster {name}")
     summary = next(c for c in clusters(tx, now, stale_after, str(row[0])) if c["name"] == name)
     reconcilers = tx.rows(
-        "SELECT name, role, source, state, revision, reason, message, received_at, failing_since"
-        " FROM reconcilers WHERE cluster = ? ORDER BY name",
+        "SELECT name, role, source, state, revision, reason, message, received_at,"
+        " COALESCE(failing_received, failing_since), event_time FROM reconcilers WHERE cluster = ? ORDER BY name",
         (name,),
     )
-    keys = ("name", "role", "source", "state", "revision", "reason", "message", "receivedAt", "failingSince")
+    keys = (
+        "name",
+        "role",
+        "source",
+        "state",
+        "revision",
+        "reason",
+        "message",
+        "receivedAt",
+        "failingSince",
+        "eventTime",
+    )
     return {
         **summary,
         "reconcilerStates": [dict(zip(keys, r, strict=True)) for r in reconcilers],

@@ -7,7 +7,9 @@ Over the environment's registered clusters (revoked ones are not counted), each 
   reconcilers heartbeats (``is_stale``): it is not counted in the percentage, since nothing is
   known of it;
 - **failed** when a reconciler's latest report is a failure at M or a later commit, or a failure
-  that began after M was recorded;
+  (a HelmRelease's, whose revision is a chart version) that began, by the cluster's own clock, at
+  or after the cluster's first report at M or a later commit (``first_at``): a cluster's
+  timestamps are compared only with its own, never with the hub's recording of M;
 - **success** when every reconciler that applies the platform repo (its latest revision is a
   recorded platform commit of the environment) is at M or a first-parent descendant of M, and
   its latest report there is a success, and no other applying reconciler (a HelmRelease, whose
@@ -108,7 +110,7 @@ def cluster_states(
         if is_stale(last_seen, beats, now, stale_after):
             state = "stale"
         elif (failing_at is not None and failing_at >= commit.position) or (
-            failing_since is not None and failing_since >= commit.recorded_at
+            failing_since is not None and _began_at(tx, str(name), commit, later, float(failing_since))
         ):
             state = "failed"
         elif (
@@ -126,6 +128,23 @@ def cluster_states(
     return out
 
 
+def first_at(tx: Tx, cluster: str, environment: str, shas: Sequence[str]) -> float | None:
+    """When ``cluster`` first reported any of ``shas`` (M and its descendants), on its own clock."""
+    marks = ", ".join("?" for _ in shas)
+    row = tx.one(
+        f"SELECT MIN(first_seen) FROM deployments WHERE cluster = ? AND environment = ? AND revision IN ({marks})",
+        (cluster, environment, *shas),
+    )
+    return float(row[0]) if row and row[0] is not None else None
+
+
+def _began_at(tx: Tx, cluster: str, commit: Commit, later: set[str], failing_since: float) -> bool:
+    """Whether a failure that began at ``failing_since`` (the cluster's clock) is M's: it began at
+    or after the cluster first reported M or a later commit (read only for a failing cluster)."""
+    first = first_at(tx, cluster, commit.environment, sorted(later))
+    return first is not None and failing_since >= first
+
+
 def is_stale(last_seen: float | None, heartbeats: int | None, now: float, stale_after: float) -> bool:
     """A cluster that never reported is stale; one silent for ``stale_after`` is stale only when
     one of its reconcilers heartbeats (a Flux Kustomization, an Argo CD app with the documented
@@ -140,11 +159,13 @@ def success_times(
     tx: Tx, commit: Commit, shas: Sequence[str], cluster_types: Sequence[str] = ()
 ) -> dict[str, float]:
     """When each cluster (of ``cluster_types``, or all) had all its reconcilers of this rollout
-    first succeed at M or later."""
+    first succeed at M or later, on the hub's clock (when it received the success), to be
+    compared with M's recording, also the hub's."""
     marks = ", ".join("?" for _ in shas)
     types = f" AND c.cluster_type IN ({', '.join('?' for _ in cluster_types)})" if cluster_types else ""
     rows = tx.rows(
-        "SELECT d.cluster, d.reconciler, MIN(d.first_success) FROM deployments d JOIN clusters c ON c.name = d.cluster"
+        "SELECT d.cluster, d.reconciler, MIN(COALESCE(d.first_success_received, d.first_success))"
+        " FROM deployments d JOIN clusters c ON c.name = d.cluster"
         f" WHERE d.environment = ? AND d.revision IN ({marks}) AND d.first_success IS NOT NULL{types}"
         " GROUP BY d.cluster, d.reconciler",
         (commit.environment, *shas, *cluster_types),
@@ -206,7 +227,8 @@ def _scheduled_types(tx: Tx, commit: Commit) -> set[str]:
 
 
 def _time_to_percent(done: list[float], fresh: int) -> dict[str, float | None]:
-    """Seconds from M's recording until each percent of the fresh clusters succeeded."""
+    """Seconds from M's recording until each percent of the fresh clusters succeeded (0 for a
+    success the hub received before the promoter recorded M: order of arrival)."""
     out: dict[str, float | None] = {}
     for percent in PERCENTS:
         needed = math.ceil(percent * fresh / 100)

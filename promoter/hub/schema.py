@@ -76,8 +76,24 @@ _V2 = (
     "CREATE INDEX reports_by_received ON reports (received_at)",
 )
 
+_V3 = (
+    # The hub's own clock beside the cluster's: when the hub received a reconciler's first
+    # success and failure at a revision, its latest success, and the first report of its current
+    # failure. Cluster timestamps are compared only with the same cluster's; these are compared
+    # only with the hub's own times (a commit's recording, now): one clock per comparison.
+    "ALTER TABLE deployments ADD COLUMN first_success_received DOUBLE PRECISION",
+    "ALTER TABLE deployments ADD COLUMN last_success_received DOUBLE PRECISION",
+    "ALTER TABLE deployments ADD COLUMN first_failure_received DOUBLE PRECISION",
+    "ALTER TABLE reconcilers ADD COLUMN failing_received DOUBLE PRECISION",
+    "ALTER TABLE clusters ADD COLUMN failing_received DOUBLE PRECISION",
+    # Ingest and refusal counters for /metrics, shared by every hub process of the database.
+    "CREATE TABLE counters (name TEXT NOT NULL, labels TEXT NOT NULL, value BIGINT NOT NULL DEFAULT 0,"
+    " PRIMARY KEY (name, labels))",
+)
+
 #: (version, name, statements), oldest first.
 MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (1, "initial schema", _V1),
     (2, "heartbeats, busy reconcilers, platform repo URL, retention index", _V2),
+    (3, "the hub's receipt times beside the clusters' own, counters", _V3),
 )

@@ -57,8 +57,12 @@ def report_digest(cluster: str, source: str, body: bytes) -> str:
     return hashlib.sha256(b"\0".join((cluster.encode(), source.encode(), body))).hexdigest()
 
 
-def check_fresh(report: Report, now: float, max_age: float, max_skew: float = 300.0) -> None:
-    """Refuse an event from too long ago (a replay) or from the future (a wrong clock)."""
+MAX_SKEW = 900.0
+
+
+def check_fresh(report: Report, now: float, max_age: float, max_skew: float = MAX_SKEW) -> None:
+    """Refuse an event from too long ago (a replay) or from the future (a clock more than
+    ``max_skew`` ahead of the hub's: the only place a cluster's clock meets the hub's)."""
     when = report.event_time
     if when is None:
         return
@@ -101,7 +105,9 @@ def store_in(tx: Tx, cluster: Cluster, report: Report, digest: str, now: float) 
     needs (same state, revision and reason as the reconciler's latest) only moves last-seen
     times; any other is appended to history and, unless older than the latest, becomes it."""
     held = _held(tx, cluster.name, report.reconciler)
-    when = min(report.event_time, now) if report.event_time is not None else now
+    # The cluster's own clock (its event's time), compared only with its own earlier times; a
+    # report without one is placed by its arrival (the hub's clock), as all of that sender's are.
+    when = report.event_time if report.event_time is not None else now
     if held is not None and _same(held, report):
         if when >= held.when:
             _seen(tx, cluster.name, report, when, now)
@@ -134,7 +140,7 @@ def store_in(tx: Tx, cluster: Cluster, report: Report, digest: str, now: float) 
     if held is None or _supersedes(report.state, when, held):
         _latest(tx, cluster, report, report_id, now)
     if report.revision:
-        _deployment(tx, cluster, report, when)
+        _deployment(tx, cluster, report, when, now)
     refresh_cluster(tx, cluster.name, now)
     return Stored(report_id, False)
 
@@ -217,7 +223,7 @@ def prune(db: Database, before: float, batch: int = 5000) -> int:
 
 _SUMMARY = (
     "UPDATE clusters SET (platform_position, platform_sha, platform_reconcilers, platform_ok, failing,"
-    " failing_position, failing_since, heartbeats, busy) = (SELECT"
+    " failing_position, failing_since, heartbeats, busy, failing_received) = (SELECT"
     " MIN(CASE WHEN r.role = 'apply' THEN pc.position END),"
     " (SELECT pc2.sha FROM reconcilers r2 JOIN platform_commits pc2"
     " ON pc2.environment = r2.environment AND pc2.sha = r2.revision"
@@ -227,7 +233,8 @@ _SUMMARY = (
     " COALESCE(SUM(CASE WHEN r.state = 'failure' THEN 1 ELSE 0 END), 0),"
     " MAX(CASE WHEN r.state = 'failure' THEN pc.position END), MAX(r.failing_since),"
     " COALESCE(SUM(r.heartbeat), 0),"
-    " COALESCE(SUM(CASE WHEN r.role = 'apply' AND pc.sha IS NULL AND r.state = 'progressing' THEN 1 ELSE 0 END), 0)"
+    " COALESCE(SUM(CASE WHEN r.role = 'apply' AND pc.sha IS NULL AND r.state = 'progressing' THEN 1 ELSE 0 END), 0),"
+    " MIN(r.failing_received)"
     " FROM reconcilers r LEFT JOIN platform_commits pc ON pc.environment = r.environment AND pc.sha = r.revision"
     " WHERE r.cluster = clusters.name)"
 )
@@ -248,12 +255,16 @@ def refresh_cluster(tx: Tx, name: str, seen: float | None = None) -> None:
 
 def _latest(tx: Tx, cluster: Cluster, report: Report, report_id: int, now: float) -> None:
     """The reconciler's latest state; an event older than the one held (a late retry) leaves it."""
-    # When the failure began: the event's own time (a delivery may come late), never ahead of now.
-    failing = min(report.event_time or now, now) if report.state == "failure" else None
+    # When the failure began, on the cluster's clock (the event's own time: a delivery may come
+    # late) and on the hub's (when the hub first heard of it).
+    failing = (
+        (report.event_time if report.event_time is not None else now) if report.state == "failure" else None
+    )
+    noticed = now if report.state == "failure" else None
     tx.run(
         "INSERT INTO reconcilers (cluster, name, environment, role, source, state, revision, reason,"
-        " message, event_time, received_at, failing_since, last_report, heartbeat)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        " message, event_time, received_at, failing_since, last_report, heartbeat, failing_received)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         " ON CONFLICT (cluster, name) DO UPDATE SET role = excluded.role, source = excluded.source,"
         " heartbeat = excluded.heartbeat,"
         " state = excluded.state,"
@@ -262,6 +273,8 @@ def _latest(tx: Tx, cluster: Cluster, report: Report, report_id: int, now: float
         " received_at = excluded.received_at,"
         " failing_since = CASE WHEN excluded.state = 'failure'"
         " THEN COALESCE(reconcilers.failing_since, excluded.failing_since) ELSE NULL END,"
+        " failing_received = CASE WHEN excluded.state = 'failure'"
+        " THEN COALESCE(reconcilers.failing_received, excluded.failing_received) ELSE NULL END,"
         " last_report = excluded.last_report"
         # The guard of _supersedes, again: two PostgreSQL writers may insert the first row at once.
         " WHERE COALESCE(excluded.event_time, excluded.received_at)"
@@ -284,24 +297,46 @@ def _latest(tx: Tx, cluster: Cluster, report: Report, report_id: int, now: float
             failing,
             report_id,
             1 if report.heartbeat else 0,
+            noticed,
         ),
     )
 
 
-def _deployment(tx: Tx, cluster: Cluster, report: Report, when: float) -> None:
+def _deployment(tx: Tx, cluster: Cluster, report: Report, when: float, now: float) -> None:
+    """The reconciler's times at this revision: ``when`` on the cluster's clock, ``now`` (the
+    ``_received`` columns) on the hub's."""
     ok = when if report.state == "success" else None
     bad = when if report.state == "failure" else None
+    ok_now = now if report.state == "success" else None
+    bad_now = now if report.state == "failure" else None
     tx.run(
         "INSERT INTO deployments (cluster, reconciler, revision, environment, first_seen,"
-        " first_success, last_success, first_failure, last_failure) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        " first_success, last_success, first_failure, last_failure, first_success_received,"
+        " last_success_received, first_failure_received) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         " ON CONFLICT (cluster, reconciler, revision) DO UPDATE SET"
         " first_seen = CASE WHEN excluded.first_seen < deployments.first_seen"
         " THEN excluded.first_seen ELSE deployments.first_seen END,"
         " first_success = COALESCE(deployments.first_success, excluded.first_success),"
         " last_success = COALESCE(excluded.last_success, deployments.last_success),"
         " first_failure = COALESCE(deployments.first_failure, excluded.first_failure),"
-        " last_failure = COALESCE(excluded.last_failure, deployments.last_failure)",
-        (cluster.name, report.reconciler, report.revision, cluster.environment, when, ok, ok, bad, bad),
+        " last_failure = COALESCE(excluded.last_failure, deployments.last_failure),"
+        " first_success_received = COALESCE(deployments.first_success_received, excluded.first_success_received),"
+        " last_success_received = COALESCE(excluded.last_success_received, deployments.last_success_received),"
+        " first_failure_received = COALESCE(deployments.first_failure_received, excluded.first_failure_received)",
+        (
+            cluster.name,
+            report.reconciler,
+            report.revision,
+            cluster.environment,
+            when,
+            ok,
+            ok,
+            bad,
+            bad,
+            ok_now,
+            ok_now,
+            bad_now,
+        ),
     )
 
 
