@@ -17,7 +17,7 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
@@ -27,8 +27,9 @@ from promoter.hub import keys, pages
 from promoter.hub.db import Database, database_errors
 from promoter.hub.ingest import KeyCache, KeyMiss, Limits, late_retry, prepare, record, stale
 from promoter.hub.keys import Cluster
+from promoter.hub.metrics import REFUSED, Counters, exposition
 from promoter.hub.payloads import IngestError, Report
-from promoter.hub.reads import read, repo_urls
+from promoter.hub.reads import DEFAULT_WINDOW, read, repo_urls
 from promoter.hub.rollout import NotFound
 from promoter.hub.sealing import Sealer
 from promoter.hub.store import Stored
@@ -51,7 +52,8 @@ class Hub:
     ) -> None:
         self.db, self.limits, self.clock = db, limits, clock
         self.require_read_key = require_read_key
-        self.writer = GroupWriter(db)
+        self.counters = Counters()
+        self.writer = GroupWriter(db, counters=self.counters)
         self.keys = KeyCache(sealer=sealer)
 
     async def body(self, headers: Mapping[str, str], stream: AsyncIterator[bytes]) -> bytes:
@@ -94,7 +96,7 @@ class Hub:
             now = self.clock()
             stored = await self._store(who, report, digest, now)
         except IngestError as err:
-            return self.refuse(err, f"{source} report for {cluster or 'a Bearer key'}")
+            return self.refuse(err, f"{source} report for {cluster or 'a Bearer key'}", source)
         except database_errors() as err:
             return self.unavailable(err)
         # 201 only when history grew; a retry or a report that changed nothing is 200.
@@ -116,12 +118,13 @@ class Hub:
             body = await self.body(request.headers, request.stream())
             new = await run_in_threadpool(record, self.db, request.headers, body, self.clock())
         except IngestError as err:
-            return self.refuse(err, "a commit record")
+            return self.refuse(err, "a commit record", "commits")
         except database_errors() as err:
             return self.unavailable(err)
         return JSONResponse({"recorded": new}, 201 if new else 200)
 
-    def refuse(self, err: IngestError, what: str) -> Response:
+    def refuse(self, err: IngestError, what: str, source: str) -> Response:
+        self.counters.add(REFUSED, {"source": source, "status": str(err.status)})
         log.warning("refused %s: HTTP %d: %s", one_line(what), err.status, one_line(err.message))
         return JSONResponse({"error": err.message}, err.status)
 
@@ -193,12 +196,30 @@ class Hub:
             stale_after = _duration(request.query_params.get("staleAfter"), DEFAULT_STALE_AFTER)
             data = await run_in_threadpool(self._read, name, request, stale_after)
             repos = await run_in_threadpool(repo_urls, self.db)
-        except (IngestError, NotFound) as err:
-            return HTMLResponse(pages.not_found(str(getattr(err, "message", err))), 404)
+        except IngestError as err:
+            return HTMLResponse(pages.not_found(err.message, "Bad request"), err.status)
+        except NotFound as err:
+            return HTMLResponse(pages.not_found(str(err)), 404)
         except database_errors() as err:
             self.unavailable(err)
             return HTMLResponse(pages.not_found("the database is unavailable; reload in a moment"), 503)
-        return HTMLResponse(pages.render(name, data, self.clock(), repos))
+        filters = {k: v for k, v in request.query_params.items() if v}
+        return HTMLResponse(pages.render(name, data, self.clock(), repos, filters, stale_after))
+
+    async def metrics(self, request: Request) -> Response:
+        """``/metrics`` in Prometheus' text format (``?window=7d`` for the DORA window)."""
+        try:
+            await self.reader(request)
+            stale_after = _duration(request.query_params.get("staleAfter"), DEFAULT_STALE_AFTER)
+            window = _duration(request.query_params.get("window"), DEFAULT_WINDOW, "window")
+            text = await run_in_threadpool(
+                exposition, self.db, self.clock(), stale_after, window, self.counters
+            )
+        except IngestError as err:
+            return PlainTextResponse(err.message + "\n", err.status)
+        except database_errors() as err:
+            return self.unavailable(err)
+        return PlainTextResponse(text, media_type="text/plain; version=0.0.4; charset=utf-8")
 
     async def healthz(self, request: Request) -> Response:
         try:
@@ -212,13 +233,13 @@ class Hub:
             tx.one("SELECT 1")
 
 
-def _duration(text: str | None, default: float) -> float:
+def _duration(text: str | None, default: float, name: str = "staleAfter") -> float:
     if not text:
         return default
     try:
         return parse_duration(text)
     except ValueError as err:
-        raise IngestError(400, f"staleAfter: {err}") from err
+        raise IngestError(400, f"{name}: {err}") from err
 
 
 def build_app(
@@ -251,13 +272,16 @@ def build_app(
         Route("/v1/discrepancies", reader("discrepancies")),
         Route("/v1/drift", reader("drift")),
         Route("/v1/stale", reader("stale")),
+        Route("/v1/failing", reader("failing")),
+        Route("/v1/delivery", reader("delivery")),
+        Route("/metrics", hub.metrics),
         Route("/", reader("environments", page=True)),
         Route("/environments/{name}", reader("environment", page=True)),
         Route("/clusters/{name}", reader("cluster", page=True)),
         Route("/rollout", reader("rollout", page=True)),
         *(
             Route(f"/{name}", reader(name, page=True))
-            for name in ("history", "discrepancies", "drift", "stale")
+            for name in ("history", "discrepancies", "drift", "stale", "failing", "delivery")
         ),
     ]
     return FastIngest(hub, Starlette(routes=routes))

@@ -1,9 +1,11 @@
-"""The hub's web pages: server-rendered HTML with no JavaScript, the rollout drawn as inline SVG
-bars. Rendered with jinja2, autoescaped: every value a cluster sent is text, never markup.
+"""The hub's web pages: server-rendered HTML (templates in ``page_templates``), the rollout drawn
+as inline SVG bars. Rendered with jinja2, autoescaped: every value a cluster sent is text,
+never markup.
 
 Every table has one header row and its own columns; every cell is formatted for a reader (a
-time, a short commit linked to the platform repo when its URL is a web page, a state, "yes"),
-never a raw value of Python's; the tables fit a 1400-pixel window (long texts wrap)."""
+time relative to the hub's now, with the absolute time and its zone beside it; a short commit
+linked to the platform repo when its URL is a web page; a state badge), never a raw value of
+Python's. Times shown are the hub's own (receipts, records), never a cluster's clock."""
 
 from __future__ import annotations
 
@@ -11,118 +13,25 @@ import time
 from typing import Any
 from urllib.parse import quote
 
-from jinja2 import DictLoader, Environment, select_autoescape
+from jinja2 import DictLoader, Environment, pass_context, select_autoescape
+from jinja2.runtime import Context
 from markupsafe import Markup
 
-_STYLE = """
-body{font-family:system-ui,sans-serif;margin:1.2rem 1.5rem;color:#222;max-width:1360px}
-table{border-collapse:collapse;margin:.5rem 0 1.5rem;max-width:100%}
-th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:left;vertical-align:top}th{background:#f3f3f3;white-space:nowrap}
-td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}td.t{white-space:nowrap;font-variant-numeric:tabular-nums}
-td.msg{min-width:14rem;max-width:34rem;overflow-wrap:anywhere;font-size:.92em}td.name{white-space:nowrap}
-td.rec{max-width:18rem}td.via{white-space:nowrap}
-.success{color:#17692e}.failed,.failure{color:#b3261e}.pending,.progressing{color:#555}.stale{color:#8a6d00}
-code{font-size:.9em}nav a{margin-right:1rem}p.head{margin:.3rem 0}small.muted{color:#666}
-"""
+from promoter.hub.page_templates import BASE, MACROS, SCRIPT, STYLE, TEMPLATES
+
 _COLORS = {"success": "#2e9d4d", "failed": "#d64541", "pending": "#b0b0b0", "stale": "#e0b020"}
 _SENDERS = {"flux": "Flux", "argocd": "Argo CD", "native": "native"}
-
-_BASE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{{ title }} · promoter hub</title>
-<style>{{ style }}</style></head><body><nav><a href="/">Environments</a><a href="/discrepancies">Discrepancies</a>
-<a href="/drift">Drift</a><a href="/stale">Stale</a><a href="/history">History</a></nav><h1>{{ title }}</h1>
-{% block body %}{% endblock %}<p><small class="muted">Rendered {{ now|when }}</small></p></body></html>"""
-
-_MACROS = """{% macro head_line(e, h, r) %}<p class="head">Head {{ h.commit|commit(e, repos) }}{% if h.mainCommit %}
-(main <code>{{ h.mainCommit[:12] }}</code>){% endif %}, recorded {{ h.recordedAt|when }}.
-{% if h.runningSince %}<span class="success">Running on {{ 'all' if not r|count('stale') }} {{ r|successes }} cluster{{ 's' if r|successes != 1 }} since {{ h.runningSince|when }}</span>{% if r|count('stale') %};
-<span class="stale">{{ r|count('stale') }} stale</span>{% endif %}.
-{% elif r %}<span class="pending">Rolling out since {{ h.recordedAt|when }}</span>:
-{{ r|successes }} of {{ r|totals }} clusters run it{% if r|count('failed') %}, <span class="failed">{{ r|count('failed') }} failed</span>{% endif %}{% if r|count('stale') %},
-<span class="stale">{{ r|count('stale') }} stale</span>{% endif %}.{% endif %}</p>{% endmacro %}
-{% macro rollout_table(r) %}
-<table class="rollout"><tr><th>cluster type</th><th class="n">total</th><th class="n">success</th>
-<th class="n">failed</th><th class="n">pending</th><th class="n">stale</th><th class="n">percent</th><th>progress</th></tr>
-{% for t, c in r.clusterTypes.items() %}<tr data-cluster-type="{{ t }}"><td>{{ t }}</td><td class="n total">{{ c.total }}</td>
-<td class="n success">{{ c.success }}</td><td class="n failed">{{ c.failed }}</td><td class="n pending">{{ c.pending }}</td>
-<td class="n stale">{{ c.stale }}</td><td class="n percent">{{ c.percent }}%</td><td>{{ c|bar }}</td></tr>
-{% else %}<tr><td colspan="8">no cluster registered</td></tr>{% endfor %}</table>{% endmacro %}
-{% macro clusters_table(rows, repos) %}<table class="clusters"><tr><th>cluster</th><th>type</th><th>via</th>
-<th>state at head</th><th>platform commit</th><th class="n">behind</th><th>failing since (UTC)</th><th>failing</th>
-<th>last seen (UTC)</th></tr>{% for c in rows %}<tr data-cluster="{{ c.name }}"><td class="name"><a href="/clusters/{{ c.name|q }}">{{ c.name }}</a></td>
-<td class="name">{{ c.clusterType }}</td><td class="via">{{ c.senders|senders }}</td>
-<td class="state {{ c.state or '' }}">{{ c.state or '-' }}</td><td>{{ c.commit|commit(c.environment, repos) }}</td>
-<td class="n">{{ c.behind if c.behind is not none else '-' }}</td><td class="t">{{ c.failingSince|stamp }}</td>
-<td class="msg">{% if c.failingReconciler %}<b>{{ c.failingReconciler }}</b>{% if c.failingReconcilers > 1 %}
-(and {{ c.failingReconcilers - 1 }} more){% endif %}: {{ (c.failingMessage or '')[:240] }}{% endif %}</td>
-<td class="t {{ 'stale' if c.stale }}">{{ c.lastSeen|stamp }}</td></tr>
-{% else %}<tr><td colspan="9">no cluster registered</td></tr>{% endfor %}</table>{% endmacro %}
-{% macro drift_table(rows, repos) %}<table class="drift"><tr><th>cluster</th><th>environment</th><th>type</th>
-<th>platform commit</th><th class="n">commits behind</th><th>stale</th></tr>{% for d in rows %}<tr>
-<td class="name"><a href="/clusters/{{ d.name|q }}">{{ d.name }}</a></td>
-<td><a href="/environments/{{ d.environment|q }}">{{ d.environment }}</a></td><td>{{ d.clusterType }}</td>
-<td>{{ d.commit|commit(d.environment, repos) }}</td><td class="n">{{ d.behind if d.behind is not none else 'no platform commit' }}</td>
-<td class="{{ 'stale' if d.stale }}">{{ 'yes' if d.stale else 'no' }}</td></tr>
-{% else %}<tr><td colspan="6">Every cluster is at its environment's head.</td></tr>{% endfor %}</table>{% endmacro %}"""
-
-_TEMPLATES = {
-    "environments": """{% extends "base" %}{% from "_macros" import rollout_table, head_line with context %}{% block body %}
-{% for e in data %}<section><h2><a href="/environments/{{ e.environment|q }}">{{ e.environment }}</a></h2>
-{% if e.head %}{{ head_line(e.environment, e.head, e.rollout) }}{{ rollout_table(e.rollout) }}
-{% else %}<p>No platform commit recorded yet.</p>{% endif %}</section>
-{% else %}<p>No environment yet: record a platform commit or register a cluster (docs/hub.md).</p>{% endfor %}
-{% endblock %}""",
-    "environment": """{% extends "base" %}{% from "_macros" import rollout_table, head_line, clusters_table with context %}{% block body %}
-{% if data.head %}{{ head_line(data.environment, data.head, data.rollout) }}{{ rollout_table(data.rollout) }}
-<p><a href="/rollout?environment={{ data.environment|q }}&amp;commit={{ data.head.commit }}">Time to each percent</a></p>{% endif %}
-<h2>Scheduled and running</h2><table class="targets"><tr><th>cluster type</th><th>deployment target</th>
-<th class="n">running the head</th></tr>{% for t in data.targets %}<tr><td>{{ t.clusterType }}</td><td>{{ t.deploymentTarget }}</td>
-<td class="n">{{ t.deployed }} of {{ t.clusters }}</td></tr>{% else %}<tr><td colspan="3">nothing scheduled</td></tr>
-{% endfor %}</table><h2>Clusters</h2>{{ clusters_table(data.clusters, repos) }}{% endblock %}""",
-    "cluster": """{% extends "base" %}{% block body %}
-<p>Environment <a href="/environments/{{ data.environment|q }}">{{ data.environment }}</a>, cluster type
-{{ data.clusterType }}, reported by {{ data.senders|senders }}. State at the head:
-<span class="{{ data.state or '' }}">{{ data.state or '-' }}</span>; at {{ data.commit|commit(data.environment, repos) }}
-{%- if data.behind %}, {{ data.behind }} commit{{ 's' if data.behind > 1 }} behind the head{% endif %};
-last seen <span class="{{ 'stale' if data.stale }}">{{ data.lastSeen|when }}</span>.
-{% if data.failingSince %}<br><span class="failed">Failing since {{ data.failingSince|when }}</span>:
-<b>{{ data.failingReconciler }}</b>: {{ (data.failingMessage or '')[:400] }}{% endif %}</p>
-<h2>Reconcilers</h2><table class="reconcilers"><tr><th>reconciler</th><th>via</th><th>state</th><th>revision</th>
-<th>reason</th><th>message</th><th>last report (UTC)</th></tr>{% for r in data.reconcilerStates %}<tr><td class="rec">{{ r.name|breakable }}</td>
-<td class="via">{{ [r.source]|senders }}</td><td class="{{ r.state }}">{{ r.state }}{% if r.failingSince %}<br><small>since {{ r.failingSince|stamp }}</small>{% endif %}</td>
-<td>{{ r.revision|commit(data.environment, repos) }}</td><td>{{ r.reason }}</td><td class="msg">{{ r.message[:400] }}</td>
-<td class="t">{{ r.receivedAt|stamp }}</td></tr>{% else %}<tr><td colspan="7">no report yet</td></tr>{% endfor %}</table>
-<h2>History</h2><table class="history"><tr><th>received (UTC)</th><th>reconciler</th><th>state</th><th>revision</th>
-<th>reason</th><th>message</th></tr>{% for h in data.history %}<tr><td class="t">{{ h.receivedAt|stamp }}</td><td class="rec">{{ h.reconciler|breakable }}</td>
-<td class="{{ h.state }}">{{ h.state }}</td><td>{{ h.revision|commit(data.environment, repos) }}</td><td>{{ h.reason }}</td>
-<td class="msg">{{ h.message[:240] }}</td></tr>{% else %}<tr><td colspan="6">no history</td></tr>{% endfor %}</table>{% endblock %}""",
-    "rollout": """{% extends "base" %}{% from "_macros" import rollout_table with context %}{% block body %}
-<p class="head">Platform commit {{ data.commit|commit(data.environment, repos) }}{% if data.mainCommit %}
-(main <code>{{ data.mainCommit[:12] }}</code>){% endif %}, recorded {{ data.recordedAt|when }}.</p>
-{{ rollout_table(data) }}<h2>Time to each percent of the fresh clusters</h2><table class="times"><tr><th>cluster type</th>
-{% for p in ['25', '50', '75', '90', '100'] %}<th class="n">{{ p }}%</th>{% endfor %}</tr>{% for t, c in data.clusterTypes.items() %}
-<tr><td>{{ t }}</td>{% for p in ['25', '50', '75', '90', '100'] %}<td class="n">{{ c.timeToPercent[p]|seconds }}</td>
-{% endfor %}</tr>{% endfor %}</table>{% endblock %}""",
-    "history": """{% extends "base" %}{% block body %}<table class="history"><tr><th>received (UTC)</th><th>cluster</th>
-<th>environment</th><th>via</th><th>reconciler</th><th>state</th><th>revision</th><th>reason</th><th>message</th></tr>
-{% for h in data %}<tr><td class="t">{{ h.receivedAt|stamp }}</td><td class="name"><a href="/clusters/{{ h.cluster|q }}">{{ h.cluster }}</a></td>
-<td><a href="/environments/{{ h.environment|q }}">{{ h.environment }}</a></td><td class="via">{{ [h.source]|senders }}</td>
-<td class="rec">{{ h.reconciler|breakable }}</td><td class="{{ h.state }}">{{ h.state }}</td><td>{{ h.revision|commit(h.environment, repos) }}</td>
-<td>{{ h.reason }}</td><td class="msg">{{ h.message[:200] }}</td></tr>
-{% else %}<tr><td colspan="9">No report yet.</td></tr>{% endfor %}</table>{% endblock %}""",
-    "discrepancies": """{% extends "base" %}{% from "_macros" import drift_table with context %}{% block body %}
-<h2>Between environments</h2><table class="promotions"><tr><th>environment</th><th>main commit it runs</th><th>next environment</th>
-<th>main commit it runs</th></tr>{% for d in data if d.kind == 'promotion' %}<tr>
-<td><a href="/environments/{{ d.upstream|q }}">{{ d.upstream }}</a></td><td><code>{{ (d.upstreamMainCommit or '-')[:12] }}</code></td>
-<td><a href="/environments/{{ d.downstream|q }}">{{ d.downstream }}</a></td><td><code>{{ (d.downstreamMainCommit or '-')[:12] }}</code></td></tr>
-{% else %}<tr><td colspan="4">Each environment runs what the one before it runs.</td></tr>{% endfor %}</table>
-<h2>Clusters not at their environment's head</h2>{{ drift_table(data | selectattr('kind', 'equalto', 'drift') | list, repos) }}
-{% endblock %}""",
-    "drift": """{% extends "base" %}{% from "_macros" import drift_table with context %}{% block body %}{{ drift_table(data, repos) }}{% endblock %}""",
-    "stale": """{% extends "base" %}{% block body %}<table class="stale-clusters"><tr><th>cluster</th><th>environment</th><th>type</th>
-<th>last seen (UTC)</th></tr>{% for s in data %}<tr><td class="name"><a href="/clusters/{{ s.name|q }}">{{ s.name }}</a></td>
-<td><a href="/environments/{{ s.environment|q }}">{{ s.environment }}</a></td><td>{{ s.clusterType }}</td>
-<td class="t stale">{{ s.lastSeen|stamp }}</td></tr>{% else %}<tr><td colspan="4">No stale cluster.</td></tr>{% endfor %}
-</table>{% endblock %}""",
+_MEASURES = (
+    ("deploymentFrequencyPerDay", "Deployment frequency", "perday"),
+    ("leadTimeSeconds", "Lead time for changes", "seconds"),
+    ("changeFailureRate", "Change failure rate", "ratio"),
+    ("timeToRestoreSeconds", "Time to restore", "seconds"),
+)
+_FILTERS = {
+    "environment": "environment {}",
+    "cluster": "cluster {}",
+    "clusterType": "cluster type {}",
+    "limit": "the newest {}",
 }
 
 
@@ -150,11 +59,66 @@ def _when(value: Any, never: str = "never") -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(value))
 
 
-def _stamp(value: Any) -> str:
-    """A time in a table cell (the header says UTC), or a dash."""
+def duration(seconds: float) -> str:
+    """``seconds`` as a reader says it: 45 s, 7 min, 3 h 5 min, 2 days."""
+    s = round(abs(seconds))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min"
+    if s < 86400:
+        hours, minutes = divmod(s // 60, 60)
+        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    days = s // 86400
+    return f"{days} day{'s' if days != 1 else ''}"
+
+
+def ago(value: Any, now: float, never: str = "never") -> Markup:
+    """A time relative to ``now`` ("7 min ago"), with the absolute time and zone beside it (the
+    time of day when it is today, UTC) and in full in its title."""
     if not isinstance(value, int | float) or isinstance(value, bool):
+        return Markup("{}").format(never)
+    delta = now - float(value)
+    relative = (
+        "just now" if abs(delta) < 1 else f"{duration(delta)} ago" if delta > 0 else f"in {duration(delta)}"
+    )
+    same_day = time.gmtime(value)[:3] == time.gmtime(now)[:3]
+    short = time.strftime("%H:%M:%S UTC" if same_day else "%Y-%m-%d %H:%M UTC", time.gmtime(value))
+    iso = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(value))
+    return Markup('<time datetime="{}" title="{}">{} <span class="abs">({})</span></time>').format(
+        iso, _when(value), relative, short
+    )
+
+
+@pass_context
+def _ago(context: Context, value: Any, never: str = "never") -> Markup:
+    return ago(value, float(context["now"]), never)
+
+
+def _figure(value: Any, unit: str) -> str:
+    """A DORA figure for a table cell; a dash when there is none."""
+    if not isinstance(value, int | float):
         return "-"
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(value))
+    if unit == "perday":
+        return f"{value:.2f}/day" if value < 1 else f"{value:.1f}/day"
+    if unit == "ratio":
+        return f"{100 * value:.0f}%"
+    return duration(value)
+
+
+def _spark(values: list[Any], unit: str, width: int = 96, height: int = 18) -> Markup:
+    """The trend of a figure as an inline SVG line, its values in its title."""
+    points = [(i, float(v)) for i, v in enumerate(values) if isinstance(v, int | float)]
+    label = ", ".join(_figure(v, unit) for v in values)
+    if len(points) < 2:
+        return Markup('<span title="{}">-</span>').format(label)
+    top = max(v for _, v in points) or 1.0
+    step = width / max(len(values) - 1, 1)
+    coords = " ".join(f"{i * step:.1f},{height - 1 - (height - 2) * v / top:.1f}" for i, v in points)
+    return Markup(
+        '<svg width="{}" height="{}" role="img" aria-label="{}"><title>{}</title>'
+        '<polyline points="{}" fill="none" stroke="#1565c0" stroke-width="1.5"/></svg>'
+    ).format(width, height, label, label, coords)
 
 
 def _count(progress: dict[str, Any], state: str) -> int:
@@ -195,7 +159,7 @@ def _senders(values: Any) -> str:
 
 
 def _environment() -> Environment:
-    loader_map = {"base": _BASE, "_macros": _MACROS, **_TEMPLATES}
+    loader_map = {"base": BASE, "_macros": MACROS, **TEMPLATES}
     env = Environment(
         loader=DictLoader(loader_map), autoescape=select_autoescape(default=True, default_for_string=True)
     )
@@ -203,13 +167,16 @@ def _environment() -> Environment:
         {
             "bar": lambda c: Markup(_bar(c)),
             "when": _when,
+            "ago": _ago,
+            "figure": _figure,
+            "spark": _spark,
             "seconds": _seconds,
             "q": lambda v: quote(str(v), safe=""),
             "commit": _commit,
             "senders": _senders,
             "successes": lambda r: _count(r, "success"),
             "count": _count,
-            "stamp": _stamp,
+            "duration": duration,
             "breakable": _breakable,
             "totals": lambda r: sum(c["total"] for c in r["clusterTypes"].values()),
         }
@@ -227,11 +194,39 @@ _TITLES = {
     "discrepancies": "Discrepancies between environments",
     "drift": "Clusters not at their environment's head",
     "stale": "Stale clusters",
+    "failing": "Failing now",
+    "delivery": "Delivery figures",
 }
 
 
-def render(name: str, data: Any, now: float, repos: dict[str, str] | None = None) -> str:
-    """The page of read ``name``; ``repos`` maps an environment to its platform repo's web page."""
+def _crumbs(name: str, data: Any) -> list[tuple[str, str]]:
+    """The links back up from a page: Environments, then the environment of a cluster or rollout."""
+    if name == "environments":
+        return []
+    env = data.get("environment") if isinstance(data, dict) and name in ("cluster", "rollout") else None
+    return [("/", "Environments")] + (
+        [(f"/environments/{quote(str(env), safe='')}", str(env))] if env else []
+    )
+
+
+def _shown(filters: dict[str, str]) -> list[str]:
+    """The filters a list page applies, in words ("environment prod", "the newest 20")."""
+    merged = dict(filters)
+    if merged.get("env") and not merged.get("environment"):
+        merged["environment"] = merged["env"]
+    return [text.format(merged[key]) for key, text in _FILTERS.items() if merged.get(key)]
+
+
+def render(
+    name: str,
+    data: Any,
+    now: float,
+    repos: dict[str, str] | None = None,
+    filters: dict[str, str] | None = None,
+    stale_after: float = 1800.0,
+) -> str:
+    """The page of read ``name``; ``repos`` maps an environment to its platform repo's web page,
+    ``filters`` are the page's query parameters (said on the page)."""
     global _ENV
     if _ENV is None:
         _ENV = _environment()
@@ -240,12 +235,30 @@ def render(name: str, data: Any, now: float, repos: dict[str, str] | None = None
         if isinstance(data, dict)
         else ""
     )
-    title = _TITLES[name].format(subject)
     page = _ENV.get_template(name)
-    return page.render(data=data, title=title, now=now, style=_STYLE, repos=repos or {})
+    return page.render(
+        data=data,
+        title=_TITLES[name].format(subject),
+        now=now,
+        style=STYLE,
+        script=Markup(SCRIPT),
+        repos=repos or {},
+        crumbs=_crumbs(name, data),
+        shown=_shown(filters or {}),
+        stale_after=stale_after,
+        measures=_MEASURES,
+    )
 
 
-def not_found(message: str) -> str:
+def not_found(message: str, title: str = "Not found") -> str:
     env = _ENV or _environment()
     page = env.from_string("{% extends 'base' %}{% block body %}<p>{{ message }}</p>{% endblock %}")
-    return page.render(title="Not found", message=message, now=time.time(), style=_STYLE)
+    return page.render(
+        title=title,
+        message=message,
+        now=time.time(),
+        style=STYLE,
+        script=Markup(SCRIPT),
+        crumbs=[("/", "Environments")],
+        stale_after=1800.0,
+    )

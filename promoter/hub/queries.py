@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from promoter.hub import badges
 from promoter.hub.db import Tx
 from promoter.hub.rollout import NotFound, cluster_states, find_commit, is_stale, rollout
 
@@ -41,10 +42,15 @@ def head(tx: Tx, environment: str) -> dict[str, Any] | None:
     }
 
 
-def clusters(tx: Tx, now: float, stale_after: float, environment: str | None = None) -> list[dict[str, Any]]:
-    """Each registered cluster: where it is, how far behind its environment's head, its state in
-    the head's rollout, since when and why it fails, and which controllers report for it."""
+def clusters(
+    tx: Tx, now: float, stale_after: float, environment: str | None = None, only_failing: bool = False
+) -> list[dict[str, Any]]:
+    """Each registered cluster (with ``only_failing``, those with a failing reconciler): where it
+    is, how far behind its environment's head, its state in the head's rollout, since when and
+    why it fails, and which controllers report for it."""
     where, params = ("AND environment = ?", [environment]) if environment else ("", [])
+    if only_failing:
+        where += " AND failing > 0"
     rows = tx.rows(
         "SELECT name, environment, cluster_type, last_seen, platform_position, platform_sha, failing,"
         f" COALESCE(failing_received, failing_since), heartbeats FROM clusters c WHERE revoked_at IS NULL {where}"
@@ -73,6 +79,7 @@ def clusters(tx: Tx, now: float, stale_after: float, environment: str | None = N
                 "mainCommit": mains[env].get(sha) if sha else None,
                 "behind": top["position"] - int(position) if top and position is not None else None,
                 "state": states.get(name),
+                "badge": badges.of_cluster(states.get(name)),
                 "failingReconcilers": int(count or 0),
                 "failingSince": since if count else None,
                 "failingReconciler": first[0] if first else None,
@@ -216,6 +223,7 @@ def environment_state(tx: Tx, environment: str, now: float, stale_after: float) 
         top["runningSince"] = running_since(progress)
     return {
         "environment": environment,
+        "state": progress["state"] if progress else "stale",
         "head": top,
         "targets": targets,
         "rollout": progress,
@@ -238,15 +246,37 @@ def running_since(progress: dict[str, Any] | None) -> float | None:
 
 
 def overview(tx: Tx, now: float, stale_after: float) -> list[dict[str, Any]]:
-    """Each environment in order: its head and the head's rollout per cluster type."""
+    """Each environment in order: its state, its head and the head's rollout per cluster type,
+    and its failing clusters (named, since when, why)."""
     out = []
+    failing_now = failing(tx, now, stale_after)
     for name in environment_names(tx):
         top = head(tx, name)
         progress = rollout(tx, name, top["commit"], now, stale_after) if top else None
         if top:
             top["runningSince"] = running_since(progress)
-        out.append({"environment": name, "head": top, "rollout": progress})
+        out.append(
+            {
+                "environment": name,
+                "state": progress["state"] if progress else "stale",
+                "head": top,
+                "rollout": progress,
+                "failing": [c for c in failing_now if c["environment"] == name],
+            }
+        )
     return out
+
+
+def failing(tx: Tx, now: float, stale_after: float, environment: str | None = None) -> list[dict[str, Any]]:
+    """Clusters failing now: failed in their head's rollout, or with a reconciler whose latest
+    report is a failure (an older failure the head's verdict leaves aside, too); longest first."""
+    keys = ("name", "environment", "clusterType", "state", "badge", "commit", "failingSince")
+    more = ("failingReconciler", "failingReconcilers", "failingMessage", "lastSeen", "stale")
+    rows = [
+        {k: c[k] for k in (*keys, *more)}
+        for c in clusters(tx, now, stale_after, environment, only_failing=True)
+    ]
+    return sorted(rows, key=lambda c: (c["failingSince"] or now, c["environment"], c["name"]))
 
 
 def discrepancies(tx: Tx, now: float, stale_after: float) -> list[dict[str, Any]]:
@@ -269,6 +299,8 @@ def discrepancies(tx: Tx, now: float, stale_after: float) -> list[dict[str, Any]
             )
     for item in drift(tx, now, stale_after):
         items.append({"kind": "drift", **item})
+    for item in failing(tx, now, stale_after):
+        items.append({"kind": "failing", **item})
     return items
 
 

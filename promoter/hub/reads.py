@@ -6,10 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from promoter.hub import queries
+from promoter.clock import parse_duration
+from promoter.hub import dora, queries
 from promoter.hub.db import Database, Tx
 from promoter.hub.payloads import IngestError
 from promoter.hub.rollout import rollout
+
+DEFAULT_WINDOW = 30 * 86400.0
+TREND = 6
 
 READS = (
     "rollout",
@@ -21,14 +25,40 @@ READS = (
     "discrepancies",
     "drift",
     "stale",
+    "failing",
+    "delivery",
 )
 
 
 def read(db: Database, name: str, params: Mapping[str, Any], now: float, stale_after: float) -> Any:
     """The read ``name`` with ``params`` (query parameters; ``name`` for one environment or
     cluster; ``clusterType`` a list); NotFound or IngestError(400) when it cannot answer."""
+    q = query(params)
     with db.transaction(write=False) as tx:
-        return _readers(tx, params, now, stale_after)[name]()
+        return _readers(tx, q, now, stale_after)[name]()
+
+
+def query(params: Mapping[str, Any]) -> dict[str, Any]:
+    """``params`` checked: ``env`` is ``environment``; ``limit`` a whole number from 1 to the
+    most a read returns, ``window`` a duration; IngestError(400) naming the parameter else."""
+    q = dict(params)
+    if q.get("env") and not q.get("environment"):
+        q["environment"] = q["env"]
+    if q.get("limit") not in (None, ""):
+        q["limit"] = _whole(q["limit"], "limit", 1, queries.HISTORY_LIMIT)
+    if q.get("window") not in (None, ""):
+        try:
+            q["window"] = parse_duration(str(q["window"]))
+        except ValueError as err:
+            raise IngestError(400, f"window: {err}") from err
+    return q
+
+
+def _whole(value: Any, name: str, low: int, high: int) -> int:
+    text = str(value).strip()
+    if not text.isdigit() or not low <= int(text) <= high:
+        raise IngestError(400, f"{name}: must be a whole number from {low} to {high}, got {text!r}")
+    return int(text)
 
 
 def repo_urls(db: Database) -> dict[str, str]:
@@ -53,6 +83,19 @@ def _readers(tx: Tx, q: Mapping[str, Any], now: float, stale_after: float) -> di
         "discrepancies": lambda: queries.discrepancies(tx, now, stale_after),
         "drift": lambda: queries.drift(tx, now, stale_after, q.get("environment")),
         "stale": lambda: queries.stale(tx, now, stale_after, q.get("environment")),
+        "failing": lambda: queries.failing(tx, now, stale_after, q.get("environment")),
+        "delivery": lambda: _delivery(tx, q, now),
+    }
+
+
+def _delivery(tx: Tx, q: Mapping[str, Any], now: float) -> dict[str, Any]:
+    """The DORA measures of each environment (or of ``environment``) over ``window``, with trend."""
+    window = float(q.get("window") or DEFAULT_WINDOW)
+    names = [q["environment"]] if q.get("environment") else queries.environment_names(tx)
+    return {
+        "window": window,
+        "now": now,
+        "environments": [dora.measures(tx, name, now, window, TREND) for name in names],
     }
 
 
@@ -67,6 +110,4 @@ def _rollout(tx: Tx, q: Mapping[str, Any], now: float, stale_after: float) -> di
 
 
 def _limit(value: Any, default: int) -> int:
-    if isinstance(value, int):
-        return value
-    return int(value) if isinstance(value, str) and value.isdigit() else default
+    return value if isinstance(value, int) else default

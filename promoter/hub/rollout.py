@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from promoter.hub import badges
 from promoter.hub.db import Tx
 
 MAX_DESCENDANTS = 500
@@ -208,6 +209,7 @@ def rollout(
             **({"timeToPercent": _time_to_percent(done, fresh)} if times is not None else {}),
             "failedClusters": sorted(n for n, s in mine if s == "failed")[:SHOWN_FAILURES],
         }
+        per_type[cluster_type]["state"] = badges.of_counts(per_type[cluster_type])
     return {
         "environment": environment,
         "commit": commit.sha,
@@ -215,6 +217,7 @@ def rollout(
         "recordedAt": commit.recorded_at,
         "staleAfter": stale_after,
         "clusterTypes": per_type,
+        "state": badges.worst(c["state"] for c in per_type.values()),
     }
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from promoter.hub.db import Database
 from promoter.hub.keys import Cluster
+from promoter.hub.metrics import RECEIVED, Counters
 from promoter.hub.payloads import Report
 from promoter.hub.store import Stored, store_in, store_report
 
@@ -34,8 +35,15 @@ class _Item:
 class GroupWriter:
     """Writes reports for many threads; ``store`` blocks until the report is committed."""
 
-    def __init__(self, db: Database, max_batch: int = MAX_BATCH, writers: int | None = None) -> None:
+    def __init__(
+        self,
+        db: Database,
+        max_batch: int = MAX_BATCH,
+        writers: int | None = None,
+        counters: Counters | None = None,
+    ) -> None:
         self.db = db
+        self.counters = counters or Counters()  # written in each batch's transaction
         self.max_batch = max_batch
         # SQLite has one writer at a time; PostgreSQL takes concurrent transactions.
         self.writers = writers or (1 if db.dialect == "sqlite" else POSTGRES_WRITERS)
@@ -79,6 +87,9 @@ class GroupWriter:
         try:
             with self.db.transaction() as tx:
                 results = [store_in(tx, i.cluster, i.report, i.digest, i.now) for i in batch]
+                for item, stored in zip(batch, results, strict=True):
+                    self._count(item, stored)
+                self.counters.flush(tx)
         except Exception:
             for item in batch:
                 self._write_one(item)
@@ -86,8 +97,15 @@ class GroupWriter:
         for item, stored in zip(batch, results, strict=True):
             item.done.set_result(stored)
 
+    def _count(self, item: _Item, stored: Stored) -> None:
+        outcome = "duplicate" if stored.duplicate else "unchanged" if stored.unchanged else "stored"
+        self.counters.add(RECEIVED, {"source": item.report.source, "outcome": outcome})
+
     def _write_one(self, item: _Item) -> None:
         try:
-            item.done.set_result(store_report(self.db, item.cluster, item.report, item.digest, item.now))
+            stored = store_report(self.db, item.cluster, item.report, item.digest, item.now)
         except Exception as err:
             item.done.set_exception(err)
+            return
+        self._count(item, stored)  # written with the next batch
+        item.done.set_result(stored)

@@ -1,42 +1,42 @@
 """The hub's pages in a real headless browser (Debian's chromium, driven by Selenium through
-Debian's chromedriver): navigate, read the numbers a user reads, follow links. The pages work
-with JavaScript switched off."""
+Debian's chromedriver): navigate, read the numbers a user reads, follow links, with JavaScript
+switched off (the pages work without it); then at a glance, with JavaScript, at 1400 and 390
+pixels wide: state badges, failing clusters named with since-when and why, links back, filters
+said, no page wider than the screen, a refresh without a reload. One browser for the module."""
 
 from __future__ import annotations
 
-import shutil
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from promoter.hub.db import Database
+from promoter.hub.ingest import ingest
 from promoter.hub.store import CommitRecord, record_commit
-from tests.support.hub_support import LiveHub, flux_event, missing, post_flux, register
+from tests.support.hub_support import (
+    LiveHub,
+    chromium_session,
+    flux_event,
+    flux_stream_event,
+    post_flux,
+    register,
+    rfc3339,
+    sign,
+)
 
 M0, M = "0" * 40, "1" * 40
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    driver_path = shutil.which("chromedriver")
-    if not chromium or not driver_path:
-        missing("Debian's chromium and chromium-driver are not installed")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
+    yield from chromium_session()
 
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(chromium)
-    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
-        options.add_argument(flag)
-    options.add_experimental_option("prefs", {"profile.managed_default_content_settings.javascript": 2})
-    driver = webdriver.Chrome(service=Service(executable_path=str(driver_path)), options=options)
-    driver.set_page_load_timeout(20)
-    try:
-        yield driver
-    finally:
-        driver.quit()
+
+def scripts(browser: Any, on: bool) -> None:
+    """Switch the page's JavaScript on or off (it stays so across navigations)."""
+    browser.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": not on})
 
 
 def _world(db: Database, url: str) -> None:
@@ -88,11 +88,13 @@ def _row(browser: Any, cluster_type: str) -> dict[str, str]:
 def test_overview_environment_and_cluster_pages(browser: Any, live_hub: LiveHub) -> None:
     from selenium.webdriver.common.by import By
 
+    scripts(browser, False)
+
     _world(live_hub.db, live_hub.url)
     browser.get(live_hub.url + "/")
     assert browser.find_element(By.TAG_NAME, "h1").text == "Environments"
     sections = [h.text for h in browser.find_elements(By.CSS_SELECTOR, "section h2")]
-    assert sections == ["dev", "prod"]  # the Pipeline's order
+    assert sections == ["dev failed", "prod stale"]  # the Pipeline's order, each with its state
     assert _row(browser, "small") == {
         "total": "5",
         "success": "2",
@@ -109,8 +111,9 @@ def test_overview_environment_and_cluster_pages(browser: Any, live_hub: LiveHub)
     assert target == "small hello-world-functional-test 2 of 5"  # as the rollout counts: 2 run M, healthy
     browser.find_element(By.LINK_TEXT, "edge-3").click()
     assert browser.find_element(By.TAG_NAME, "h1").text == "Cluster edge-3"
-    summary = browser.find_element(By.TAG_NAME, "p").text
-    assert "1 commit behind the head" in summary and "reported by Flux" in summary and "pending" in summary
+    summary = browser.find_element(By.CSS_SELECTOR, "main").text
+    assert "1 commit behind the head" in summary and "reported by Flux" in summary
+    assert browser.find_element(By.CSS_SELECTOR, "p.state .badge").text == "progressing"
     state = browser.find_element(By.CSS_SELECTOR, "table.reconcilers tr:nth-child(2) td:nth-child(3)").text
     assert state == "success"
     browser.find_element(By.LINK_TEXT, "dev").click()
@@ -122,6 +125,8 @@ def test_overview_environment_and_cluster_pages(browser: Any, live_hub: LiveHub)
 
 def test_list_pages_link_to_clusters(browser: Any, live_hub: LiveHub) -> None:
     from selenium.webdriver.common.by import By
+
+    scripts(browser, False)
 
     _world(live_hub.db, live_hub.url)
     browser.get(live_hub.url + "/")
@@ -143,5 +148,175 @@ def test_list_pages_link_to_clusters(browser: Any, live_hub: LiveHub) -> None:
 def test_an_unknown_environment_is_a_page_that_says_so(browser: Any, live_hub: LiveHub) -> None:
     from selenium.webdriver.common.by import By
 
+    scripts(browser, False)
+
     browser.get(live_hub.url + "/environments/nowhere")
     assert "environment nowhere is not known to the hub" in browser.find_element(By.TAG_NAME, "body").text
+
+
+# --- At a glance, with JavaScript, at two widths ----------------------------------------------
+
+GLANCE_M0, GLANCE_M = "c" * 40, "d" * 40
+WIDTHS = (1400, 390)
+
+
+@pytest.fixture(scope="module")
+def glance(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveHub]:
+    """One SQLite hub for the module: dev healthy; prod failed (edge-2's HelmRelease failed after
+    it applied M), a stale cluster, and a cluster still progressing."""
+    db = Database(str(tmp_path_factory.mktemp("glance") / "hub.sqlite3"))
+    db.migrate()
+    now = time.time()
+    for env in ("dev", "prod"):
+        record_commit(
+            db,
+            CommitRecord(env, GLANCE_M0, env, None, "a" * 40, None, (("small", "web"),), ("dev", "prod")),
+            now - 7200,
+        )
+        record_commit(
+            db, CommitRecord(env, GLANCE_M, env, GLANCE_M0, "b" * 40, None, (("small", "web"),)), now - 600
+        )
+    _report(db, "dev-1", "dev", "Kustomization", "ReconciliationSucceeded", f"dev@sha1:{GLANCE_M}", now - 500)
+    for name in ("edge-1", "edge-2"):
+        _report(db, name, "prod", "Kustomization", "Progressing", f"prod@sha1:{GLANCE_M}", now - 400)
+        _report(
+            db, name, "prod", "Kustomization", "ReconciliationSucceeded", f"prod@sha1:{GLANCE_M}", now - 399
+        )
+    _report(db, "edge-2", "prod", "HelmRelease", "UpgradeFailed", "6.5.4", now - 330)
+    _report(db, "edge-3", "prod", "Kustomization", "Progressing", f"prod@sha1:{GLANCE_M}", now - 200)
+    register(db, "edge-4", environment="prod")  # never reports: stale
+    with LiveHub(db) as live:
+        yield live
+    db.close()
+
+
+def _report(db: Database, cluster: str, env: str, kind: str, reason: str, revision: str, at: float) -> None:
+    from promoter.hub import keys
+
+    with db.transaction() as tx:
+        known = keys.cluster(tx, cluster)
+    key = keys.add_cluster_key(db, cluster, env, "small")[1] if known is None else None
+    if key is None:
+        with db.transaction() as tx:
+            key = keys.cluster_with_secrets(tx, cluster, None)[1][0]
+    name = "podinfo" if kind == "HelmRelease" else "platform"
+    message = {
+        "UpgradeFailed": "Helm upgrade failed for release apps/podinfo: context deadline exceeded",
+        "Progressing": "Deployment/apps/web configured",
+    }.get(reason, "Reconciliation finished in 2s, next run in 10m0s")
+    body, extra = flux_stream_event(
+        kind,
+        name,
+        reason,
+        message,
+        rfc3339(at),
+        severity="error" if reason.endswith("Failed") else "info",
+        revision=revision,
+        alert_metadata={"cluster": cluster, "clusterType": "small", "environment": env},
+    )
+    headers = {"content-type": "application/json", "x-signature": sign(body, key), **extra}
+    ingest(db, "flux", cluster, headers, body, at + 1)
+
+
+def _open(browser: Any, url: str, width: int) -> None:
+    scripts(browser, True)
+    browser.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": width < 600},
+    )
+    browser.get(url)
+
+
+def _fits(browser: Any, width: int) -> None:
+    """Nothing makes the page wider than the screen (wide tables scroll in their own box)."""
+    assert browser.execute_script("return document.documentElement.scrollWidth") <= width
+
+
+def _visible(browser: Any, element: Any, width: int) -> bool:
+    right = browser.execute_script("return arguments[0].getBoundingClientRect().right", element)
+    return bool(element.is_displayed()) and right <= width + 0.5
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_overview_names_what_fails_at_a_glance(browser: Any, glance: LiveHub, width: int) -> None:
+    from selenium.webdriver.common.by import By
+
+    _open(browser, glance.url + "/", width)
+    _fits(browser, width)
+    badges = {
+        s.get_attribute("data-environment"): s.find_element(By.CSS_SELECTOR, "h2 .badge").text
+        for s in browser.find_elements(By.CSS_SELECTOR, "section.env")
+    }
+    assert badges == {"dev": "healthy", "prod": "failed"}
+    prod = browser.find_element(By.CSS_SELECTOR, 'section[data-environment="prod"]')
+    head = prod.find_element(By.CSS_SELECTOR, "p.head").text
+    assert "Failed: 1 of 4 clusters failed" in head and "Rolling out" not in head
+    failing = prod.find_element(By.CSS_SELECTOR, 'ul.failing li[data-cluster="edge-2"]')
+    assert _visible(browser, failing, width)
+    text = failing.text
+    assert text.startswith("failed edge-2 (small) failing since 5 min ago (")  # relative, then absolute
+    assert (
+        "UTC)" in text and "HelmRelease/flux-system/podinfo" in text and "context deadline exceeded" in text
+    )
+    stamp = failing.find_element(By.TAG_NAME, "time").get_attribute("title")
+    assert stamp.startswith("20") and stamp.endswith(" UTC")
+    types = prod.find_element(By.CSS_SELECTOR, 'tr[data-cluster-type="small"] td.state').text
+    assert types == "failed"
+    assert "1 cluster failing" in browser.find_element(By.CSS_SELECTOR, "main > p.failed").text
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_environment_cluster_and_failing_pages_link_back_and_say_their_filters(
+    browser: Any, glance: LiveHub, width: int
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    _open(browser, glance.url + "/failing", width)
+    _fits(browser, width)
+    rows = browser.find_elements(By.CSS_SELECTOR, "table.failing-clusters tr[data-cluster]")
+    assert [r.get_attribute("data-cluster") for r in rows] == ["edge-2"]
+    assert _visible(browser, rows[0].find_element(By.CSS_SELECTOR, "td.name a"), width)
+    browser.find_element(By.LINK_TEXT, "prod").click()
+    assert browser.find_element(By.TAG_NAME, "h1").text == "Environment prod"
+    _fits(browser, width)
+    assert browser.find_element(By.CSS_SELECTOR, "p.state .badge").text == "failed"
+    states = {
+        r.get_attribute("data-cluster"): r.find_element(By.CSS_SELECTOR, "td.state").text
+        for r in browser.find_elements(By.CSS_SELECTOR, "table.clusters tr[data-cluster]")
+    }
+    assert states == {"edge-1": "healthy", "edge-2": "failed", "edge-3": "progressing", "edge-4": "stale"}
+    browser.find_element(By.CSS_SELECTOR, 'table.clusters tr[data-cluster="edge-2"] a').click()
+    assert browser.find_element(By.CSS_SELECTOR, "p.crumbs").text == "Environments › prod › Cluster edge-2"
+    _fits(browser, width)
+    browser.find_element(By.LINK_TEXT, "All of its history").click()
+    assert browser.find_element(By.CSS_SELECTOR, "p.filters").text == "Only cluster edge-2. Show all"
+    _fits(browser, width)
+    browser.find_element(By.CSS_SELECTOR, "p.crumbs a").click()
+    assert browser.find_element(By.TAG_NAME, "h1").text == "Environments"
+    browser.find_element(By.LINK_TEXT, "Discrepancies").click()
+    failing = browser.find_elements(By.CSS_SELECTOR, "table.failing-clusters tr[data-cluster]")
+    assert [r.get_attribute("data-cluster") for r in failing] == ["edge-2"]
+
+
+def test_a_page_refreshes_without_a_reload(browser: Any, glance: LiveHub) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.wait import WebDriverWait
+
+    _open(browser, glance.url + "/failing?refresh=1", 1400)
+    browser.execute_script("window.notReloaded = true")
+    assert browser.find_element(By.ID, "live").text == "Refreshes every 1 s"
+    _report(
+        glance.db,
+        "edge-1",
+        "prod",
+        "Kustomization",
+        "HealthCheckFailed",
+        f"prod@sha1:{GLANCE_M}",
+        time.time(),
+    )
+    WebDriverWait(browser, 10).until(
+        lambda b: (
+            len(b.find_elements(By.CSS_SELECTOR, 'table.failing-clusters tr[data-cluster="edge-1"]')) == 1
+        )
+    )
+    assert browser.execute_script("return window.notReloaded") is True

@@ -6,6 +6,7 @@ reports for each cluster."""
 
 from __future__ import annotations
 
+import re
 import time
 from html.parser import HTMLParser
 from typing import Any
@@ -132,24 +133,35 @@ def test_environment_page_agrees_with_the_rollout_and_says_why_a_cluster_fails(l
     _world(live_hub)
     html = _page(live_hub, "/environments/dev")
     tables = {t["class"]: t["rows"] for t in _tables(html)}
-    rollout = {r[0]["text"]: [c["text"] for c in r[1:7]] for r in tables["rollout"][1:]}
-    assert rollout["small"] == ["4", "2", "1", "1", "0", "50.0%"]  # edge-1, argo-1 | edge-2 | edge-3
+    rollout = {r[0]["text"]: [c["text"] for c in r[1:8]] for r in tables["rollout"][1:]}
+    assert rollout["small"] == [
+        "failed",
+        "4",
+        "2",
+        "1",
+        "1",
+        "0",
+        "50.0%",
+    ]  # edge-1, argo-1 | edge-2 | edge-3
     assert [c["text"] for c in tables["targets"][1]] == ["small", "hello", "2 of 4"]
     header = [c["text"] for c in tables["clusters"][0]]
     rows = {r[0]["text"]: {header[i]: c for i, c in enumerate(r)} for r in tables["clusters"][1:]}
     assert {n: r["state at head"]["text"] for n, r in rows.items()} == {
-        "argo-1": "success",
-        "edge-1": "success",
+        "argo-1": "healthy",
+        "edge-1": "healthy",
         "edge-2": "failed",
-        "edge-3": "pending",
+        "edge-3": "progressing",
     }
     assert rows["argo-1"]["via"]["text"] == "Argo CD" and rows["edge-1"]["via"]["text"] == "Flux"
     failing = rows["edge-2"]["failing"]["text"]
     assert failing == "Kustomization/flux-system/platform: Deployment/apps/web: timeout & <no progress>"
-    assert rows["edge-2"]["failing since (UTC)"]["text"].startswith("20")
-    assert rows["edge-1"]["failing since (UTC)"]["text"] == "-"
+    since = rows["edge-2"]["failing since"]["text"]
+    assert re.fullmatch(r"(just now|\d+ s ago) \(\d\d:\d\d:\d\d UTC\)", since)  # the hub's receipt, with zone
+    assert rows["edge-1"]["failing since"]["text"] == "-"
     assert rows["edge-1"]["platform commit"]["links"] == [f"{REPO}/commit/{M}"]
-    assert "Rolling out since" in html and "2 of 4 clusters run it" in html and "1 failed" in html
+    # A rollout with a failed cluster says so, and not "rolling out".
+    text = " ".join(html.split())
+    assert "Failed: 1 of 4 clusters failed" in text and "2 run it" in text and "Rolling out" not in text
 
 
 def test_the_head_says_since_when_it_runs_everywhere(live_hub: LiveHub) -> None:
@@ -198,7 +210,8 @@ def test_html_is_escaped(hub_db: Database) -> None:
         ],
         2.0,
     )
-    assert "<script>" not in page and "&lt;script&gt;" in page and "<b>x</b>" not in page
+    assert "<script>alert" not in page and "&lt;script&gt;" in page and "<b>x</b>" not in page
+    assert page.count("<script>") == 1  # the page's own refresh script, and nothing a cluster sent
 
 
 def test_the_platform_repos_web_page_is_read_from_its_git_url() -> None:

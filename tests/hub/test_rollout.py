@@ -124,8 +124,13 @@ def test_reads_environment_drift_stale_and_discrepancies(hub_db: Database) -> No
         "upstreamMainCommit": "main-2",
         "downstreamMainCommit": "main-1",
     }
-    assert {d["name"] for d in found[1:]} == {"s1", "s3", "s4", "s5", "l1", "l2", "q1"}
-    assert all(d["kind"] == "drift" for d in found[1:])
+    drifts = [d for d in found[1:] if d["kind"] == "drift"]
+    assert {d["name"] for d in drifts} == {"s1", "s3", "s4", "s5", "l1", "l2", "q1"}
+    # A failing cluster is a discrepancy too: s4 fails at M, l2's app since before M (each is
+    # pending in the head M2's rollout, which neither failure is about).
+    failing = {d["name"]: d["state"] for d in found[1:] if d["kind"] == "failing"}
+    assert failing == {"s4": "pending", "l2": "pending"}
+    assert len(found) == 1 + len(drifts) + len(failing)
     names = [e["environment"] for e in read(hub_db, "environments", {}, now, stale)]
     assert names == ["dev", "qa"]
     detail = read(hub_db, "cluster", {"name": "l2"}, now, stale)

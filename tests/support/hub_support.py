@@ -196,6 +196,30 @@ def live_hub(hub_db: Database) -> Iterator[LiveHub]:
         yield live
 
 
+def chromium_session(javascript: bool = True) -> Iterator[Any]:
+    """Debian's headless chromium through Debian's chromedriver (Selenium), for one test module;
+    skipped (failed under CI) without them."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver_path = shutil.which("chromedriver")
+    if not chromium or not driver_path:
+        missing("Debian's chromium and chromium-driver are not installed")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(chromium)
+    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
+        options.add_argument(flag)
+    if not javascript:
+        options.add_experimental_option("prefs", {"profile.managed_default_content_settings.javascript": 2})
+    driver = webdriver.Chrome(service=Service(executable_path=str(driver_path)), options=options)
+    driver.set_page_load_timeout(20)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
 def register(db: Database, name: str, environment: str = "dev", cluster_type: str = "small") -> str:
     return keys.add_cluster_key(db, name, environment, cluster_type)[1]
 
