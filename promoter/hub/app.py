@@ -29,7 +29,7 @@ from promoter.hub.ingest import KeyCache, KeyMiss, Limits, late_retry, prepare, 
 from promoter.hub.keys import Cluster
 from promoter.hub.metrics import REFUSED, Counters, exposition
 from promoter.hub.payloads import IngestError, Report
-from promoter.hub.reads import DEFAULT_WINDOW, read, repo_urls
+from promoter.hub.reads import DEFAULT_WINDOW, parse_window, read, repo_urls
 from promoter.hub.rollout import NotFound
 from promoter.hub.sealing import Sealer
 from promoter.hub.store import Stored
@@ -211,7 +211,11 @@ class Hub:
         try:
             await self.reader(request)
             stale_after = _duration(request.query_params.get("staleAfter"), DEFAULT_STALE_AFTER)
-            window = _duration(request.query_params.get("window"), DEFAULT_WINDOW, "window")
+            window = (
+                parse_window(request.query_params.get("window") or "")
+                if request.query_params.get("window")
+                else DEFAULT_WINDOW
+            )
             text = await run_in_threadpool(
                 exposition, self.db, self.clock(), stale_after, window, self.counters
             )
@@ -233,13 +237,13 @@ class Hub:
             tx.one("SELECT 1")
 
 
-def _duration(text: str | None, default: float, name: str = "staleAfter") -> float:
+def _duration(text: str | None, default: float) -> float:
     if not text:
         return default
     try:
         return parse_duration(text)
     except ValueError as err:
-        raise IngestError(400, f"{name}: {err}") from err
+        raise IngestError(400, f"staleAfter: {err}") from err
 
 
 def build_app(

@@ -47,11 +47,20 @@ def query(params: Mapping[str, Any]) -> dict[str, Any]:
     if q.get("limit") not in (None, ""):
         q["limit"] = _whole(q["limit"], "limit", 1, queries.HISTORY_LIMIT)
     if q.get("window") not in (None, ""):
-        try:
-            q["window"] = parse_duration(str(q["window"]))
-        except ValueError as err:
-            raise IngestError(400, f"window: {err}") from err
+        q["window"] = parse_window(str(q["window"]))
     return q
+
+
+def parse_window(text: str) -> float:
+    """A window of the delivery figures: days (``30d``) or a duration (``12h``, ``90m``); more than 0."""
+    value = text.strip()
+    try:
+        seconds = float(value[:-1]) * 86400 if value.endswith("d") else parse_duration(value)
+    except ValueError:
+        seconds = -1.0
+    if not seconds > 0:
+        raise IngestError(400, f"window: expected days such as 30d or a duration such as 12h, got {text!r}")
+    return seconds
 
 
 def _whole(value: Any, name: str, low: int, high: int) -> int:

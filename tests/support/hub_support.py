@@ -156,7 +156,12 @@ class LiveHub:
     """The real server (uvicorn + the app) on a loopback port, in a thread of this process."""
 
     def __init__(
-        self, db: Database, require_read_key: bool = False, sealer: Any = None, **limits: Any
+        self,
+        db: Database,
+        require_read_key: bool = False,
+        sealer: Any = None,
+        clock: Any = time.time,
+        **limits: Any,
     ) -> None:
         import uvicorn
 
@@ -167,7 +172,7 @@ class LiveHub:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         config = uvicorn.Config(
-            build_app(db, Limits(**limits), require_read_key=require_read_key, sealer=sealer),
+            build_app(db, Limits(**limits), clock, require_read_key=require_read_key, sealer=sealer),
             host="127.0.0.1",
             port=self.port,
             log_level="warning",
