@@ -236,3 +236,42 @@ def test_serve_on_a_busy_port_exits_1_with_one_line(tmp_path: Path) -> None:
 def test_serve_retain_is_checked(tmp_path: Path) -> None:
     answer = run("serve", "--database", str(tmp_path / "hub.sqlite3"), "--retain", "ninety days")
     assert answer.exit_code == 2 and "--retain 'ninety days'" in answer.output
+
+
+def test_the_help_example_works_required_options_are_enforced_and_bad_values_are_400(tmp_path: Path) -> None:
+    import requests
+
+    from promoter.hub.db import Database
+    from promoter.hub.store import CommitRecord, record_commit
+    from tests.support.hub_support import register
+
+    db = Database(str(tmp_path / "hub.sqlite3"))
+    db.migrate()
+    sha = "4f0e7ab" + "0" * 33
+    record_commit(db, CommitRecord("prod", sha, "prod", None, "9" * 40, None, (), ("prod",)), 1_790_000_000.0)
+    register(db, "edge-1", "prod")
+    example = next(line.strip() for line in run("--help").output.splitlines() if "hub rollout" in line)
+    with LiveHub(db) as live:
+        args = example.replace("http://hub:8080", live.url).split()[2:]  # after "promoter hub"
+        answer = run(*args)
+        assert answer.exit_code == 0, answer.output
+        assert json.loads(answer.stdout)["commit"] == sha
+        missing = run("rollout", "--url", live.url, "--commit", "4f0e7ab")
+        assert missing.exit_code == 2 and "error: Missing option '--env' / '--environment'." in missing.output
+        bad = requests.get(f"{live.url}/v1/history", params={"limit": "abc"}, timeout=10)
+        assert bad.status_code == 400
+        assert bad.json() == {"error": "limit: must be a whole number from 1 to 1000, got 'abc'"}
+        assert requests.get(f"{live.url}/history?limit=0", timeout=10).status_code == 400
+        window = requests.get(f"{live.url}/v1/delivery?window=soon", timeout=10)
+        assert window.status_code == 400 and window.json()["error"].startswith("window: ")
+        both = [
+            requests.get(f"{live.url}/v1/clusters?{k}=prod", timeout=10).json()
+            for k in ("env", "environment")
+        ]
+        assert both[0] == both[1] and [c["name"] for c in both[0]] == ["edge-1"]
+        assert requests.get(f"{live.url}/v1/clusters?env=dev", timeout=10).json() == []
+    text = run("rollout", "--env", "prod", "--commit", sha, "--database", db.url).output
+    assert (
+        text.splitlines()[0] == f"prod {sha[:12]} (main 999999999999) stale, recorded 2026-09-21 14:13:20 UTC"
+    )
+    db.close()

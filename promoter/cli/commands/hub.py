@@ -37,7 +37,7 @@ def hub() -> None:
     Examples:
       promoter hub serve --database /var/lib/promoter/hub.sqlite3 --listen 0.0.0.0:8080
       promoter hub keys add east-1 --environment prod --cluster-type east-large
-      promoter hub rollout --url http://hub:8080 --commit 4f0e7ab -o json
+      promoter hub rollout --url http://hub:8080 --env prod --commit 4f0e7ab -o json
     """
 
 

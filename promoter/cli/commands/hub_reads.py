@@ -43,12 +43,13 @@ OUTPUT = click.option(
 
 def env_option(required: bool = False, help: str = "The environment.") -> Callable[[F], F]:
     """The environment option of every ``hub`` command: ``--env``, ``--environment`` accepted."""
+    # No ``default=None``: click 8.3+ takes an explicit None default as a value, and would not
+    # enforce ``required``.
     option: Callable[[F], F] = click.option(
         "--env",
         "--environment",
         "environment",
         required=required,
-        default=None,
         help=help,
         shell_complete=complete_environments,
     )
@@ -68,6 +69,8 @@ _HELP = {
     "discrepancies": "What differs between environments, in the Pipeline's order, and clusters off their head.",
     "drift": "Clusters not at their environment's head.",
     "stale": "Clusters silent for longer than --stale-after.",
+    "failing": "Clusters failing now, longest first: since when, which reconciler, why.",
+    "delivery": "The four DORA measures per environment and cluster type over --window (docs/hub.md).",
 }
 _PATHS = {
     "rollout": "/v1/rollout",
@@ -79,6 +82,8 @@ _PATHS = {
     "discrepancies": "/v1/discrepancies",
     "drift": "/v1/drift",
     "stale": "/v1/stale",
+    "failing": "/v1/failing",
+    "delivery": "/v1/delivery",
 }
 
 
@@ -116,7 +121,10 @@ def _emit(data: Any, output: str, text: Callable[[Any], list[str]]) -> None:
 
 
 def _rollout_lines(r: dict[str, Any]) -> list[str]:
-    lines = [f"{r['environment']} {str(r['commit'])[:12]} (main {str(r.get('mainCommit') or '?')[:12]})"]
+    lines = [
+        f"{r['environment']} {str(r['commit'])[:12]} (main {str(r.get('mainCommit') or '?')[:12]})"
+        f" {r.get('state', '')}, recorded {_when(r.get('recordedAt'))}"
+    ]
     for name, c in r["clusterTypes"].items():
         lines.append(
             f"  {name:<24} {c['success']:>5}/{c['total']:<5} success {c['failed']:>4} failed"
@@ -154,12 +162,13 @@ def _revision(value: Any) -> str:
 
 
 def _when(at: Any) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(at)) if isinstance(at, int | float) else "never"
+    """A time as the hub holds it (its own clock), in UTC, saying so."""
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(at)) if isinstance(at, int | float) else "never"
 
 
 def _history_lines(rows: list[dict[str, Any]]) -> list[str]:
     return [
-        f"{time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime(h['receivedAt']))} {h['cluster']:<24} {h['reconciler']:<40}"
+        f"{_when(h['receivedAt'])} {h['cluster']:<24} {h['reconciler']:<40}"
         f" {h['state']:<11} {str(h['revision'])[:12]} {h['reason']}"
         for h in rows
     ]
@@ -184,6 +193,37 @@ def _environment_lines(e: dict[str, Any]) -> list[str]:
             f"  {t['clusterType']}/{t['deploymentTarget']}: deployed on {t['deployed']} of {t['clusters']}"
         )
     return lines
+
+
+def _failing_lines(rows: list[dict[str, Any]]) -> list[str]:
+    return [
+        f"{c['name']:<30} {c['environment']:<10} {c['clusterType']:<20} {c['badge']:<11}"
+        f" since {_when(c['failingSince'])}  {c['failingReconciler']}: {str(c['failingMessage'] or '')[:120]}"
+        for c in rows
+    ] or ["no cluster is failing"]
+
+
+def _delivery_lines(data: dict[str, Any]) -> list[str]:
+    days = data["window"] / 86400
+    lines = [f"over the last {days:g} days (the hub's clock):"]
+    for e in data["environments"]:
+        rows = [(e["environment"], e), *((f"  {t}", f) for t, f in e["clusterTypes"].items())]
+        for label, f in rows:
+            lines.append(
+                f"{label:<24} {f['deployments']:>4} deployments ({_figure(f['deploymentFrequencyPerDay'], '/day')})"
+                f"  lead time {_figure(f['leadTimeSeconds'], 's')}"
+                f"  change failure rate {_figure(f['changeFailureRate'], '%')}"
+                f"  time to restore {_figure(f['timeToRestoreSeconds'], 's')}"
+            )
+    return lines
+
+
+def _figure(value: Any, unit: str) -> str:
+    if value is None:
+        return "-"
+    if unit == "%":
+        return f"{100 * value:.0f}%"
+    return f"{value:.2f}/day" if unit == "/day" else f"{value:.0f}s"
 
 
 def _items(rows: list[dict[str, Any]]) -> list[str]:
@@ -225,13 +265,25 @@ def read_commands() -> list[click.Command]:
         ("discrepancies", "discrepancies", [], _items),
         ("drift", "drift", [env_option(help="Only this environment.")], _items),
         ("stale", "stale", [env_option(help="Only this environment.")], _items),
+        ("failing", "failing", [env_option(help="Only this environment.")], _failing_lines),
+        (
+            "delivery",
+            "delivery",
+            [
+                env_option(help="Only this environment."),
+                click.option(
+                    "--window", default="30d", show_default=True, help="Days (30d) or a duration (12h)."
+                ),
+            ],
+            _delivery_lines,
+        ),
     ]
     return [_command(*spec) for spec in specs]
 
 
 def _opt(flag: str, name: str, help: str, required: bool = False) -> Any:
     complete = complete_environments if name == "environment" else None
-    return click.option(flag, name, required=required, default=None, help=help, shell_complete=complete)
+    return click.option(flag, name, required=required, help=help, shell_complete=complete)
 
 
 def _multi(flag: str, name: str) -> Any:
