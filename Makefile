@@ -53,7 +53,8 @@ $(WHEELHOUSE)/.complete: $(BIN)/python actions/requirements.lock actions/uv.lock
 	touch $@
 
 # The demo's repos and hub database go to $(DEMO_DIR) (made anew by each run, kept after it):
-# the next steps it prints work from here, and `make demo-hub` serves the hub's pages of the last run.
+# the next steps it prints work from here, and `make demo-hub` serves the hub's pages of the last run,
+# its simulated clusters still reporting (and the next run's database once `make demo` replaces it).
 DEMO_DIR ?= demo
 demo: $(STAMP)
 	rm -rf $(DEMO_DIR)
@@ -61,7 +62,7 @@ demo: $(STAMP)
 
 demo-hub: $(STAMP)
 	@test -f $(DEMO_DIR)/hub.sqlite3 || { echo "no demo hub database in $(DEMO_DIR)/: run make demo first" >&2; exit 2; }
-	$(BIN)/promoter hub serve --database $(DEMO_DIR)/hub.sqlite3 --listen 127.0.0.1:8080
+	$(BIN)/promoter hub serve --database $(DEMO_DIR)/hub.sqlite3 --listen 127.0.0.1:8080 --demo-clusters
 
 # What this run installed, first, so that a failure names its cause.
 versions: $(TEST_STAMP)

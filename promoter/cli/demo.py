@@ -142,8 +142,8 @@ def next_steps(root: Path, control_plane: Path, platform: Path) -> list[str]:
     if database.exists():
         steps.append(
             (
-                "the hub's pages, on http://127.0.0.1:8080 (Ctrl-C stops it)",
-                f"{promoter} hub serve --database {_shown(database)}",
+                "the hub's pages, on http://127.0.0.1:8080, its clusters still reporting (Ctrl-C stops it)",
+                f"{promoter} hub serve --database {_shown(database)} --demo-clusters",
             )
         )
     lines = ["", "demo: done. Next:"]

@@ -14,6 +14,7 @@ import os
 import random
 import shutil
 import socket
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from promoter.hub import keys
 from promoter.hub.db import Database
 
 CLUSTERS_PER_TYPE = 2
+HEARTBEAT_EVERY = 60.0
 
 
 @dataclass(frozen=True)
@@ -141,27 +143,31 @@ class DemoHub:
                     self._report(session, cluster, env, head)
 
     def _report(self, session: requests.Session, cluster: SimulatedCluster, branch: str, sha: str) -> None:
-        if cluster.reconciler == "argocd":
-            body = json.dumps({"app": _application(cluster, branch, sha)}).encode()
-            headers = {"Authorization": f"Bearer {cluster.key}"}
-            path = f"/v1/ingest/argocd/{cluster.name}"
-        else:
-            body = json.dumps(_flux_event(cluster, branch, sha)).encode()
-            headers = {
-                "X-Signature": "sha256=" + hmac.new(cluster.key.encode(), body, hashlib.sha256).hexdigest()
-            }
-            path = f"/v1/ingest/flux/{cluster.name}"
-        # A failed post is dropped: the hub is stopping (a notification-controller would retry).
-        with contextlib.suppress(requests.RequestException):
-            session.post(
-                self.url + path,
-                data=body,
-                headers={**headers, "Content-Type": "application/json"},
-                timeout=10,
-            )
+        _post(session, self.url, cluster, branch, sha)
+
+
+def _post(session: requests.Session, url: str, cluster: SimulatedCluster, branch: str, sha: str) -> int:
+    """Post one report as the cluster's controller would; 1 when the hub took it, else 0."""
+    if cluster.reconciler == "argocd":
+        body = json.dumps({"app": _application(cluster, branch, sha)}).encode()
+        headers = {"Authorization": f"Bearer {cluster.key}"}
+        path = f"/v1/ingest/argocd/{cluster.name}"
+    else:
+        body = json.dumps(_flux_event(cluster, branch, sha)).encode()
+        signature = hmac.new(cluster.key.encode(), body, hashlib.sha256).hexdigest()
+        headers = {"X-Signature": f"sha256={signature}"}
+        path = f"/v1/ingest/flux/{cluster.name}"
+    # A failed post is dropped: the hub is stopping (a notification-controller would retry).
+    with contextlib.suppress(requests.RequestException):
+        answer = session.post(
+            url + path, data=body, headers={**headers, "Content-Type": "application/json"}, timeout=10
+        )
+        return 1 if answer.ok else 0
+    return 0
 
 
 def _flux_event(cluster: SimulatedCluster, branch: str, sha: str) -> dict[str, Any]:
+    took = random.uniform(0.8, 3.0)  # the message changes each time, as kustomize-controller's does
     return {
         "involvedObject": {
             "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
@@ -170,8 +176,8 @@ def _flux_event(cluster: SimulatedCluster, branch: str, sha: str) -> dict[str, A
             "namespace": "flux-system",
         },
         "severity": "info",
-        "timestamp": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "message": "Reconciliation finished",
+        "timestamp": _now(),
+        "message": f"Reconciliation finished in {took:.1f}s, next run in 1m0s",
         "reason": "ReconciliationSucceeded",
         "metadata": {
             "revision": f"{branch}@sha1:{sha}",
@@ -193,5 +199,79 @@ def _application(cluster: SimulatedCluster, branch: str, sha: str) -> dict[str, 
             "sync": {"status": "Synced", "revision": sha},
             "health": {"status": "Healthy"},
             "operationState": {"phase": "Succeeded", "syncResult": {"revision": sha}},
+            "reconciledAt": _now(),  # the documented template's heartbeat
         },
     }
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class Heartbeats:
+    """What keeps ``make demo-hub`` honest: while it serves the demo's database, each simulated
+    cluster reports again every ``every`` seconds at the commit it last reported, as Flux's
+    Kustomizations and Argo CD's documented trigger do while nothing changes; and when ``make
+    demo`` replaces the database (a new run), the server starts again on the new one rather than
+    serve a deleted file."""
+
+    def __init__(self, database: Path, url: str, every: float = HEARTBEAT_EVERY) -> None:
+        self.database, self.url, self.every = database, url.rstrip("/"), every
+        self._inode = database.stat().st_ino
+        self._stop = threading.Event()
+
+    def start(self) -> Heartbeats:
+        threading.Thread(target=self._loop, name="demo-heartbeats", daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def replaced(self) -> bool:
+        """Whether the file at the database's path is no longer the one this process opened."""
+        try:
+            return self.database.stat().st_ino != self._inode
+        except FileNotFoundError:
+            return True
+
+    def beat(self) -> int:
+        """Each simulated cluster's reports, again; how many the hub took."""
+        db = Database(str(self.database))
+        try:
+            with db.transaction(write=False) as tx:
+                rows = tx.rows(
+                    "SELECT DISTINCT c.name, c.environment, c.cluster_type, r.source, r.revision FROM clusters c"
+                    " JOIN reconcilers r ON r.cluster = c.name WHERE c.revoked_at IS NULL AND r.role = 'apply'"
+                    " ORDER BY c.name"
+                )
+                secrets = {str(r[0]): keys.cluster_with_secrets(tx, str(r[0]))[1] for r in rows}
+        finally:
+            db.close()
+        taken = 0
+        with requests.Session() as session:
+            for name, env, cluster_type, source, revision in rows:
+                if not secrets.get(name):
+                    continue
+                cluster = SimulatedCluster(name, env, cluster_type, source, secrets[name][0])
+                taken += _post(session, self.url, cluster, env, revision)
+        return taken
+
+    def _loop(self) -> None:
+        due = time.monotonic() + 2.0  # the server's first moments
+        while not self._stop.wait(1.0):
+            if self.replaced():
+                self._restart()
+                return
+            if time.monotonic() >= due:
+                self.beat()
+                due = time.monotonic() + self.every
+
+    def _restart(self) -> None:
+        """Wait for the new run's database, then serve it: this process, started again."""
+        while not self.database.exists() and not self._stop.wait(0.5):
+            pass
+        if not self._stop.is_set():
+            print(
+                f"demo: {self.database} was replaced (a new demo run): serving the new one", file=sys.stderr
+            )
+            os.execv(sys.executable, [sys.executable, "-m", "promoter", *sys.argv[1:]])

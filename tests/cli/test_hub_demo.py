@@ -43,3 +43,50 @@ def test_the_demo_gates_every_environment_on_its_hub(tmp_path: Path, monkeypatch
     names = [e["environment"] for e in read(db, "environments", {}, 1e10, 1e12)]
     assert names == ["dev", "qa", "prod"]
     assert read(db, "drift", {}, 1e10, 1e12) == []
+
+
+def test_make_demo_hub_keeps_its_clusters_reporting_and_follows_a_new_run(tmp_path: Path) -> None:
+    """``hub serve --demo-clusters`` (make demo-hub): each simulated cluster reports again at the
+    commit it last reported, so the served pages stay fresh; a database replaced by a new demo
+    run is noticed (the server then starts again on it)."""
+    import time
+
+    import requests
+
+    from promoter.cli.hub_demo import Heartbeats, SimulatedCluster, _post
+    from promoter.hub import keys
+    from promoter.hub.store import CommitRecord, record_commit
+    from tests.support.hub_support import LiveHub
+
+    path = tmp_path / "hub.sqlite3"
+    db = Database(str(path))
+    db.migrate()
+    sha = "5" * 40
+    record_commit(db, CommitRecord("dev", sha, "dev", None, "6" * 40, None, (), ("dev",)), time.time())
+    clusters = [
+        SimulatedCluster(
+            f"dev-{kind}-1", "dev", kind, kind, keys.add_cluster_key(db, f"dev-{kind}-1", "dev", kind)[1]
+        )
+        for kind in ("flux", "argocd")
+    ]
+    later = [time.time()]
+    with LiveHub(db, clock=lambda: later[0]) as live, requests.Session() as session:
+        assert all(_post(session, live.url, c, "dev", sha) for c in clusters)
+        later[0] += 2400  # 40 minutes on: stale, with no heartbeat
+        assert {c["name"]: c["state"] for c in read(db, "clusters", {}, later[0], 1800)} == {
+            "dev-argocd-1": "stale",
+            "dev-flux-1": "stale",
+        }
+        beats = Heartbeats(path, live.url)
+        assert beats.beat() == 2
+        states = read(db, "clusters", {}, later[0], 1800)
+        assert {c["name"]: (c["state"], c["lastSeen"]) for c in states} == {
+            "dev-argocd-1": ("success", later[0]),
+            "dev-flux-1": ("success", later[0]),
+        }
+    assert not beats.replaced()
+    db.close()
+    path.unlink()
+    assert beats.replaced()
+    Database(str(path)).migrate()  # the next run's database, at the same path
+    assert beats.replaced()

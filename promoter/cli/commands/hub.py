@@ -7,6 +7,7 @@ import json
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import click
@@ -64,6 +65,9 @@ def hub() -> None:
     is_flag=True,
     help="The API and pages answer only a reader's or a promoter's key (keys add-reader).",
 )
+# make demo-hub: the demo's simulated clusters keep reporting, and a new demo run's database is
+# served when it replaces this one.
+@click.option("--demo-clusters", is_flag=True, hidden=True)
 def serve(
     database: str | None,
     listen: str,
@@ -72,6 +76,7 @@ def serve(
     workers: int,
     retain: str | None,
     require_read_key: bool,
+    demo_clusters: bool,
 ) -> None:
     """Serve the ingest endpoints, the JSON API and the pages (migrating the schema first)."""
     try:
@@ -80,7 +85,13 @@ def serve(
         raise UsageError(f"the hub needs its extra: pip install 'promoter[hub]' ({err})") from err
     seconds = server.parse_retention(retain) if retain else None
     limits = Limits(max_body=max_body, max_age=max_age)
-    server.serve(Database.from_option(database), listen, limits, workers, seconds, require_read_key)
+    db = Database.from_option(database)
+    if demo_clusters:
+        from promoter.cli.hub_demo import Heartbeats
+
+        db.migrate()
+        Heartbeats(Path(db.path), f"http://{listen}").start()
+    server.serve(db, listen, limits, workers, seconds, require_read_key)
 
 
 @hub.command()
