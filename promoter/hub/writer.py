@@ -8,8 +8,10 @@ report cannot take others down with it; a report whose own transaction fails get
 
 from __future__ import annotations
 
+import logging
 import queue
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 
@@ -19,7 +21,11 @@ from promoter.hub.metrics import RECEIVED, Counters
 from promoter.hub.payloads import Report
 from promoter.hub.store import Stored, store_in, store_report
 
+log = logging.getLogger("promoter.hub")
 MAX_BATCH = 500
+#: Called after a commit with the environments whose clusters' reports changed something (a
+#: verdict may have changed there): the seam for waking a promotion (issue 31's wake.py).
+Listener = Callable[[frozenset[str]], None]
 POSTGRES_WRITERS = 4
 
 
@@ -44,6 +50,7 @@ class GroupWriter:
     ) -> None:
         self.db = db
         self.counters = counters or Counters()  # written in each batch's transaction
+        self.listeners: list[Listener] = []
         self.max_batch = max_batch
         # SQLite has one writer at a time; PostgreSQL takes concurrent transactions.
         self.writers = writers or (1 if db.dialect == "sqlite" else POSTGRES_WRITERS)
@@ -96,6 +103,16 @@ class GroupWriter:
             return
         for item, stored in zip(batch, results, strict=True):
             item.done.set_result(stored)
+        self._changed([i for i, s in zip(batch, results, strict=True) if not (s.duplicate or s.unchanged)])
+
+    def _changed(self, items: list[_Item]) -> None:
+        """Tell the listeners which environments changed (after the commit; never fails a write)."""
+        environments = frozenset(i.cluster.environment for i in items)
+        for listener in self.listeners if environments else ():
+            try:
+                listener(environments)
+            except Exception:
+                log.exception("a listener of changed environments failed")
 
     def _count(self, item: _Item, stored: Stored) -> None:
         outcome = "duplicate" if stored.duplicate else "unchanged" if stored.unchanged else "stored"
@@ -109,3 +126,5 @@ class GroupWriter:
             return
         self._count(item, stored)  # written with the next batch
         item.done.set_result(stored)
+        if not (stored.duplicate or stored.unchanged):
+            self._changed([item])
