@@ -1,11 +1,13 @@
 """The Grafana dashboard's SQL runs on the hub's PostgreSQL schema and reads what the hub holds:
-each panel's query, with Grafana's macros expanded as its PostgreSQL data source expands them."""
+each SQL panel's query, with Grafana's macros expanded as its PostgreSQL data source expands
+them; each Prometheus panel's query reads metrics that the hub's ``/metrics`` serves."""
 
 from __future__ import annotations
 
 import json
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -65,7 +67,8 @@ def test_every_panel_query_runs_on_postgresql(pg_db: Database) -> None:
     with hub_db.transaction(write=False) as tx:
         assert tx.rows(variable) == [("dev",)]
         for panel in dashboard["panels"]:
-            results[panel["title"]] = tx.rows(expand(panel["targets"][0]["rawSql"]))
+            if "rawSql" in panel["targets"][0]:
+                results[panel["title"]] = tx.rows(expand(panel["targets"][0]["rawSql"]))
     assert results["Rollout of each environment's head, per cluster type"] == [
         ("dev", "small", M[:12], "a" * 12, 3, 1, 1, 1)
     ]
@@ -73,3 +76,25 @@ def test_every_panel_query_runs_on_postgresql(pg_db: Database) -> None:
     assert results["Clusters per platform commit"] == [(f"dev {M[:12]}", 2), ("dev none", 1)]
     assert [r[0] for r in results["Stale clusters (silent for 30 minutes)"]] == ["edge-3"]
     assert [r[1] for r in results["Latest failures"]] == ["edge-2"]
+
+
+def test_every_prometheus_panel_reads_metrics_the_hub_serves(tmp_path: Path) -> None:
+    from promoter.hub.metrics import Counters, exposition
+
+    db = Database(str(tmp_path / "hub.sqlite3"))
+    db.migrate()
+    counters = Counters()
+    counters.add("promoter_hub_reports_received_total", {"source": "flux", "outcome": "stored"})
+    counters.add("promoter_hub_reports_refused_total", {"source": "flux", "status": "401"})
+    served = {
+        line.split()[2]
+        for line in exposition(db, 1e9, 1800, 86400, counters).splitlines()
+        if line.startswith("# TYPE")
+    }
+    db.close()
+    dashboard = json.loads(DASHBOARD.read_text())
+    exprs = [p["targets"][0]["expr"] for p in dashboard["panels"] if "expr" in p["targets"][0]]
+    assert len(exprs) == 6
+    for expr in exprs:
+        names = set(re.findall(r"promoter_hub_\w+", expr))
+        assert names and names <= served, expr
