@@ -128,7 +128,16 @@ def commit_record(
         "assignments": [{"clusterType": t, "deploymentTarget": d} for t, d in sorted(assignments)],
         "environments": list(order),
         "platformRepo": repo_web_url(str(getattr(platform, "url", "") or "")),
+        **_waves(provenance),
     }
+
+
+def _waves(provenance: Any) -> dict[str, Any]:
+    """A waved environment's wave that landed the commit, and each folder's wave (the hub's pages)."""
+    if provenance is None or not (provenance.wave or provenance.folders):
+        return {}
+    folders = {t: {"wave": f.wave, "mainCommit": f.main_commit} for t, f in provenance.folders.items()}
+    return {"wave": provenance.wave, "folders": folders}
 
 
 def repo_web_url(url: str) -> str:

@@ -210,6 +210,8 @@ def commit_from_json(body: dict[str, Any]) -> CommitRecord:
         "assignments",
         "environments",
         "platformRepo",
+        "wave",
+        "folders",
     }
     unknown = sorted(set(body) - known)
     if unknown:
@@ -235,7 +237,30 @@ def commit_from_json(body: dict[str, Any]) -> CommitRecord:
         assignments=tuple(pairs),
         order=tuple(order),
         repo_url=_web_url(body.get("platformRepo")),
+        wave=_text(body.get("wave"), "wave"),
+        folders=_folders(body.get("folders") or {}),
     )
+
+
+def _text(value: Any, name: str) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise IngestError(422, f"'{name}' must be a string")
+    return value
+
+
+def _folders(value: Any) -> tuple[tuple[str, str, str | None], ...]:
+    """``{"<cluster type>": {"wave": "canary", "mainCommit": "<sha>"}}``: each folder's wave."""
+    if not isinstance(value, dict):
+        raise IngestError(422, "'folders' must map each cluster type to its wave and main commit")
+    out = []
+    for cluster_type, entry in sorted(value.items()):
+        if not isinstance(entry, dict) or not isinstance(entry.get("wave", ""), str):
+            raise IngestError(422, f'\'folders.{cluster_type}\' must be {{"wave": ..., "mainCommit": ...}}')
+        main = entry.get("mainCommit")
+        out.append((str(cluster_type), str(entry.get("wave") or ""), str(main) if main else None))
+    return tuple(out)
 
 
 def _web_url(value: Any) -> str:

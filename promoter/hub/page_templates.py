@@ -120,7 +120,7 @@ TEMPLATES = {
 {% if data.head %}{{ head_line(data.environment, data.head, data.rollout, data.state) }}{% set failing = data.clusters|selectattr('failingReconciler')|list %}{% if failing %}{{ failing_list(failing, repos) }}{% endif %}
 {% if data.waves %}<h2>Waves</h2><div class="scroll"><table class="waves"><tr><th>wave</th><th>state</th><th>cluster types</th><th>main commit</th></tr>
 {% for w in data.waves %}<tr data-wave="{{ w.name }}"><td>{{ w.name }}</td><td class="state">{{ badge(w.state) }}</td><td>{{ w.clusterTypes|join(', ') }}</td>
-<td><code>{{ (w.mainCommit or '-')[:12] }}</code></td></tr>{% endfor %}</table></div>{% endif %}
+<td>{% for m in w.mainCommits %}<code>{{ m[:12] }}</code>{{ ', ' if not loop.last }}{% else %}-{% endfor %}</td></tr>{% endfor %}</table></div>{% endif %}
 <h2>Cluster types</h2>{{ rollout_table(data.rollout) }}
 <p><a href="/rollout?environment={{ data.environment|q }}&amp;commit={{ data.head.commit }}">Time to each percent</a> ·
 <a href="/delivery?environment={{ data.environment|q }}">Delivery figures</a> · <a href="/history?environment={{ data.environment|q }}">History</a></p>{% endif %}

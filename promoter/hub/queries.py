@@ -225,10 +225,46 @@ def environment_state(tx: Tx, environment: str, now: float, stale_after: float) 
         "environment": environment,
         "state": progress["state"] if progress else "stale",
         "head": top,
+        "waves": waves(tx, environment, top["commit"], progress) if top and progress else [],
         "targets": targets,
         "rollout": progress,
         "clusters": members,
     }
+
+
+def waves(tx: Tx, environment: str, sha: str, progress: dict[str, Any]) -> list[dict[str, Any]]:
+    """A waved environment's waves at its head, in the order they first landed: each wave's cluster
+    types, the main commit their folders hold, and its state (its types' most urgent)."""
+    rows = tx.rows(
+        "SELECT cluster_type, wave, main_commit FROM commit_folders WHERE environment = ? AND sha = ?"
+        " ORDER BY cluster_type",
+        (environment, sha),
+    )
+    first = {
+        str(w): int(p)
+        for w, p in tx.rows(
+            "SELECT wave, MIN(position) FROM platform_commits WHERE environment = ? AND wave <> '' GROUP BY wave",
+            (environment,),
+        )
+    }
+    grouped: dict[str, list[tuple[str, str | None]]] = {}
+    for cluster_type, wave, main in rows:
+        grouped.setdefault(str(wave), []).append((str(cluster_type), main))
+    out = []
+    for name in sorted(grouped, key=lambda w: (first.get(w, 1 << 62), w)):
+        types = [t for t, _ in grouped[name]]
+        mains = sorted({str(m) for _, m in grouped[name] if m})
+        per_type = progress["clusterTypes"]
+        out.append(
+            {
+                "name": name or "(the whole environment)",
+                "clusterTypes": types,
+                "mainCommit": mains[0] if len(mains) == 1 else None,
+                "mainCommits": mains,
+                "state": badges.worst(per_type[t]["state"] for t in types if t in per_type),
+            }
+        )
+    return out
 
 
 def running_since(progress: dict[str, Any] | None) -> float | None:

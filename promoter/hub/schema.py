@@ -86,6 +86,12 @@ _V3 = (
     "ALTER TABLE deployments ADD COLUMN first_failure_received DOUBLE PRECISION",
     "ALTER TABLE reconcilers ADD COLUMN failing_received DOUBLE PRECISION",
     "ALTER TABLE clusters ADD COLUMN failing_received DOUBLE PRECISION",
+    # Waves: the wave whose landing made each platform commit, and per commit which wave (and
+    # main commit) each cluster type's folder holds (the tree's provenance).
+    "ALTER TABLE platform_commits ADD COLUMN wave TEXT NOT NULL DEFAULT ''",
+    "CREATE TABLE commit_folders ("
+    " environment TEXT NOT NULL, sha TEXT NOT NULL, cluster_type TEXT NOT NULL, wave TEXT NOT NULL,"
+    " main_commit TEXT, PRIMARY KEY (environment, sha, cluster_type))",
     # Ingest and refusal counters for /metrics, shared by every hub process of the database.
     "CREATE TABLE counters (name TEXT NOT NULL, labels TEXT NOT NULL, value BIGINT NOT NULL DEFAULT 0,"
     " PRIMARY KEY (name, labels))",
@@ -95,5 +101,5 @@ _V3 = (
 MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (1, "initial schema", _V1),
     (2, "heartbeats, busy reconcilers, platform repo URL, retention index", _V2),
-    (3, "the hub's receipt times beside the clusters' own, counters", _V3),
+    (3, "the hub's receipt times beside the clusters' own, waves, counters", _V3),
 )

@@ -51,6 +51,8 @@ class CommitRecord:
     assignments: tuple[tuple[str, str], ...] = ()  # (cluster type, deployment target)
     order: tuple[str, ...] = ()  # the Pipeline's environments, in order, when known
     repo_url: str = ""  # the platform repo's web page, when it has one (links on the pages)
+    wave: str = ""  # the wave whose landing made this commit ('' : the whole environment)
+    folders: tuple[tuple[str, str, str | None], ...] = ()  # (cluster type, its wave, its main commit)
 
 
 def report_digest(cluster: str, source: str, body: bytes) -> str:
@@ -356,7 +358,7 @@ def record_commit(db: Database, record: CommitRecord, now: float) -> bool:
         position = _position(tx, record)
         tx.run(
             "INSERT INTO platform_commits (environment, sha, parent, branch, main_commit, position,"
-            " committed_at, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            " committed_at, recorded_at, wave) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 record.environment,
                 record.sha,
@@ -366,8 +368,14 @@ def record_commit(db: Database, record: CommitRecord, now: float) -> bool:
                 position,
                 record.committed_at,
                 now,
+                record.wave,
             ),
         )
+        for cluster_type, wave, main in sorted(set(record.folders)):
+            tx.run(
+                "INSERT INTO commit_folders (environment, sha, cluster_type, wave, main_commit) VALUES (?, ?, ?, ?, ?)",
+                (record.environment, record.sha, cluster_type, wave, main),
+            )
         for cluster_type, target in sorted(set(record.assignments)):
             tx.run(
                 "INSERT INTO assignments (environment, sha, cluster_type, deployment_target) VALUES (?, ?, ?, ?)",

@@ -231,3 +231,31 @@ def test_a_path_cannot_forge_log_lines(live_hub: LiveHub, caplog: pytest.LogCapt
     assert answer.status_code == 404
     assert all("\n" not in r.getMessage() for r in caplog.records)
     assert "edge\\nerror: forged" in caplog.text
+
+
+def test_a_waved_commit_record_carries_each_folders_wave() -> None:
+    """``POST /v1/commits`` from a waved environment: the wave that landed the commit and each
+    cluster type's folder's wave and main commit, as ``hubapi.commit_record`` reads them from the
+    tree's provenance; a malformed entry is refused naming it."""
+    from promoter.gates.hubapi import _waves
+    from promoter.hub.ingest import commit_from_json
+    from promoter.hub.payloads import IngestError
+    from promoter.platform.provenance import FolderProvenance, Provenance
+
+    provenance = Provenance(
+        environment="prod",
+        main_commit="b" * 40,
+        wave="canary",
+        folders={
+            "edge": FolderProvenance("b" * 40, "e" * 40, "canary"),
+            "west": FolderProvenance("a" * 40, None, "fleet"),
+        },
+    )
+    body = {"environment": "prod", "sha": "c" * 40, "branch": "prod", **_waves(provenance)}
+    record = commit_from_json(body)
+    assert record.wave == "canary"
+    assert record.folders == (("edge", "canary", "b" * 40), ("west", "fleet", "a" * 40))
+    assert _waves(Provenance(environment="dev", main_commit="b" * 40)) == {}
+    with pytest.raises(IngestError) as refused:
+        commit_from_json({**body, "folders": {"edge": "canary"}})
+    assert refused.value.status == 422 and "'folders.edge'" in refused.value.message

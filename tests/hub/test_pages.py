@@ -173,9 +173,15 @@ def glance(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveHub]:
             CommitRecord(env, GLANCE_M0, env, None, "a" * 40, None, (("small", "web"),), ("dev", "prod")),
             now - 7200,
         )
+        folders = (("small", "canary", "b" * 40), ("large", "fleet", "a" * 40)) if env == "prod" else ()
         record_commit(
-            db, CommitRecord(env, GLANCE_M, env, GLANCE_M0, "b" * 40, None, (("small", "web"),)), now - 600
-        )
+            db,
+            CommitRecord(
+                env, GLANCE_M, env, GLANCE_M0, "b" * 40, None, (("small", "web"), *((("large", "web"),) if folders else ())),
+                wave="canary" if folders else "", folders=folders,
+            ),
+            now - 600,
+        )  # fmt: skip
     _report(db, "dev-1", "dev", "Kustomization", "ReconciliationSucceeded", f"dev@sha1:{GLANCE_M}", now - 500)
     for name in ("edge-1", "edge-2"):
         _report(db, name, "prod", "Kustomization", "Progressing", f"prod@sha1:{GLANCE_M}", now - 400)
@@ -285,6 +291,11 @@ def test_environment_cluster_and_failing_pages_link_back_and_say_their_filters(
         for r in browser.find_elements(By.CSS_SELECTOR, "table.clusters tr[data-cluster]")
     }
     assert states == {"edge-1": "healthy", "edge-2": "failed", "edge-3": "progressing", "edge-4": "stale"}
+    waves = [
+        [c.text for c in r.find_elements(By.TAG_NAME, "td")]
+        for r in browser.find_elements(By.CSS_SELECTOR, "table.waves tr[data-wave]")
+    ]  # canary landed M on small (failed); fleet's large, no cluster yet, still holds the older main commit
+    assert waves == [["canary", "failed", "small", "b" * 12], ["fleet", "stale", "large", "a" * 12]]
     browser.find_element(By.CSS_SELECTOR, 'table.clusters tr[data-cluster="edge-2"] a').click()
     assert browser.find_element(By.CSS_SELECTOR, "p.crumbs").text == "Environments › prod › Cluster edge-2"
     _fits(browser, width)
