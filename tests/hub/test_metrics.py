@@ -220,3 +220,15 @@ def test_ingest_and_refusal_counters_reach_prometheus(scraped: tuple[str, str, d
             == 1
         )
     assert _value(prometheus, 'promoter_hub_reports_refused_total{source="flux",status="401"}') == 1
+
+
+def test_a_rollback_counts_the_commit_it_undid_as_failed() -> None:
+    """prod runs m1, m2, then m1 again (a rollback, onFailure: rollback): the commit that carried
+    m2 failed, though no cluster reported a failure; a later m3 after m2 is no rollback."""
+    from promoter.hub.dora import History, PlatformCommit, failed_commits
+
+    commits = [
+        PlatformCommit(f"{i}" * 40, None, main, float(i)) for i, main in enumerate(("m1", "m2", "m1", "m3"))
+    ]
+    history = History(commits, {}, {"c": "small"}, {}, {})
+    assert failed_commits(history, {"c"}) == {"1" * 40}
