@@ -8,7 +8,8 @@ where one cluster's times are ordered among themselves.
 - C is **deployed** to a cluster type when the last of its registered clusters reached it (to
   the environment: to every cluster type with clusters). A commit that its successor overtook
   before it finished shares the successor's deployment time: one deployment, two changes.
-- **Deployment frequency**: deployments finished in the window, per day.
+- **Deployment frequency**: deployments finished in the window (of commits recorded in it or
+  in the window before), per day.
 - **Lead time for changes**: per deployed commit carrying a main commit, from the hub's first
   record of that main commit (in any environment: the promoter records each commit it lands)
   to the deployment; the median.
@@ -205,6 +206,8 @@ def figures(history: History, clusters: set[str], start: float, end: float) -> d
     reported = {sha for (cluster, sha) in history.reached if cluster in clusters}
     reported |= {sha for c in clusters for _, sha in history.first_seen.get(c, [])}
     for i, commit in enumerate(history.commits):
+        if commit.recorded_at < start - (end - start):  # recorded more than a window before it
+            continue
         done = deployed_at(history, i, sorted(clusters)) if clusters else None
         if done is None or not start <= done < end:
             continue

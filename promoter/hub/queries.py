@@ -8,6 +8,7 @@ platform commit recorded for it. Nothing here selects from ``sender_keys``.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from typing import Any
 
 from promoter.hub import badges
@@ -60,12 +61,13 @@ def clusters(
     heads: dict[str, dict[str, Any] | None] = {}
     mains: dict[str, dict[str, str | None]] = {}
     states: dict[str, str] = {}
-    failing, senders = _failing_reconcilers(tx, environment), _senders(tx, environment)
+    names = [str(r[0]) for r in rows] if only_failing else None  # a few: read only theirs
+    failing, senders = _failing_reconcilers(tx, environment, names), _senders(tx, environment, names)
     out = []
     for name, env, cluster_type, last_seen, position, sha, count, since, beats in rows:
         if env not in heads:
             heads[env], mains[env] = head(tx, env), _mains(tx, env)
-            states.update(_head_states(tx, env, heads[env], now, stale_after))
+            states.update(_head_states(tx, env, heads[env], now, stale_after, names or ()))
         top = heads[env]
         first = failing.get(name)
         out.append(
@@ -91,18 +93,30 @@ def clusters(
 
 
 def _head_states(
-    tx: Tx, environment: str, top: dict[str, Any] | None, now: float, stale_after: float
+    tx: Tx, environment: str, top: dict[str, Any] | None, now: float, stale_after: float, names: Sequence[str]
 ) -> dict[str, str]:
-    """Each cluster's state in the rollout of its environment's head (as the gate counts it)."""
+    """Each cluster's (or the clusters ``names``') state in the rollout of its environment's head
+    (as the gate counts it)."""
     if top is None:
         return {}
     commit = find_commit(tx, environment, top["commit"])
-    return {name: state for name, _, state in cluster_states(tx, commit, now, stale_after)}
+    return {name: state for name, _, state in cluster_states(tx, commit, now, stale_after, (), names)}
 
 
-def _failing_reconcilers(tx: Tx, environment: str | None) -> dict[str, tuple[str, str]]:
-    """Per cluster, the reconciler failing longest and its message."""
+def _scope(environment: str | None, names: list[str] | None) -> tuple[str, list[str]]:
+    """The ``AND ...`` of a reconcilers query limited to an environment and to clusters ``names``."""
     where, params = ("AND environment = ?", [environment]) if environment else ("", [])
+    if names is not None:
+        where += f" AND cluster IN ({', '.join('?' for _ in names) or 'NULL'})"
+        params = [*params, *names]
+    return where, params
+
+
+def _failing_reconcilers(
+    tx: Tx, environment: str | None, names: list[str] | None
+) -> dict[str, tuple[str, str]]:
+    """Per cluster, the reconciler failing longest and its message."""
+    where, params = _scope(environment, names)
     rows = tx.rows(
         "SELECT cluster, name, message FROM reconcilers WHERE state = 'failure'"
         f" {where} ORDER BY cluster, failing_since, name",
@@ -114,11 +128,12 @@ def _failing_reconcilers(tx: Tx, environment: str | None) -> dict[str, tuple[str
     return out
 
 
-def _senders(tx: Tx, environment: str | None) -> dict[str, list[str]]:
+def _senders(tx: Tx, environment: str | None, names: list[str] | None) -> dict[str, list[str]]:
     """Per cluster, the controllers that report for it (flux, argocd, native)."""
-    where, params = ("WHERE environment = ?", [environment]) if environment else ("", [])
+    where, params = _scope(environment, names)
     rows = tx.rows(
-        f"SELECT DISTINCT cluster, source FROM reconcilers {where} ORDER BY cluster, source", params
+        f"SELECT DISTINCT cluster, source FROM reconcilers WHERE 1 = 1 {where} ORDER BY cluster, source",
+        params,
     )
     out: dict[str, list[str]] = {}
     for cluster, source in rows:

@@ -89,19 +89,27 @@ def descendants(tx: Tx, commit: Commit) -> list[str]:
 
 
 def cluster_states(
-    tx: Tx, commit: Commit, now: float, stale_after: float, cluster_types: Sequence[str] = ()
+    tx: Tx,
+    commit: Commit,
+    now: float,
+    stale_after: float,
+    cluster_types: Sequence[str] = (),
+    names: Sequence[str] = (),
 ) -> list[tuple[str, str, str]]:
-    """(cluster, cluster type, state) of each registered cluster of the environment, from the
-    clusters' summary columns (one row per cluster, whatever the number of reconcilers)."""
+    """(cluster, cluster type, state) of each registered cluster of the environment (of
+    ``cluster_types``, or named ``names``), from the clusters' summary columns (one row per
+    cluster, whatever the number of reconcilers)."""
     later = set(descendants(tx, commit))
     types = ""
     if cluster_types:
         types = f" AND cluster_type IN ({', '.join('?' for _ in cluster_types)})"
+    if names:
+        types += f" AND name IN ({', '.join('?' for _ in names)})"
     rows = tx.rows(
         "SELECT name, cluster_type, last_seen, platform_position, platform_sha, platform_reconcilers,"
         " platform_ok, failing_position, failing_since, heartbeats, busy FROM clusters"
         f" WHERE environment = ? AND revoked_at IS NULL{types}",
-        (commit.environment, *cluster_types),
+        (commit.environment, *cluster_types, *names),
     )
     out = []
     for row in rows:
