@@ -217,7 +217,8 @@ class Heartbeats:
 
     def __init__(self, database: Path, url: str, every: float = HEARTBEAT_EVERY) -> None:
         self.database, self.url, self.every = database, url.rstrip("/"), every
-        self._inode = database.stat().st_ino
+        # Held open, so that its inode number cannot be given to the next run's file.
+        self._fd = os.open(database, os.O_RDONLY)
         self._stop = threading.Event()
 
     def start(self) -> Heartbeats:
@@ -226,11 +227,13 @@ class Heartbeats:
 
     def stop(self) -> None:
         self._stop.set()
+        os.close(self._fd)
 
     def replaced(self) -> bool:
         """Whether the file at the database's path is no longer the one this process opened."""
+        opened = os.fstat(self._fd)
         try:
-            return self.database.stat().st_ino != self._inode
+            return opened.st_nlink == 0 or self.database.stat().st_ino != opened.st_ino
         except FileNotFoundError:
             return True
 

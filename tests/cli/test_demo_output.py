@@ -93,7 +93,7 @@ def test_next_steps_run_as_printed(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert commands == [
         [".venv/bin/promoter", "status", "--control-plane", "demo/control-plane"],
         ["git", "-C", "demo/platform.git", "log", "--oneline", "--graph", "--all"],
-        [".venv/bin/promoter", "hub", "serve", "--database", "demo/hub.sqlite3"],
+        [".venv/bin/promoter", "hub", "serve", "--database", "demo/hub.sqlite3", "--demo-clusters"],
     ]
     monkeypatch.setenv("PATH", str(script.parent))
     assert demo.promoter_command() == "promoter"  # on PATH, the short name works

@@ -90,3 +90,4 @@ def test_make_demo_hub_keeps_its_clusters_reporting_and_follows_a_new_run(tmp_pa
     assert beats.replaced()
     Database(str(path)).migrate()  # the next run's database, at the same path
     assert beats.replaced()
+    beats.stop()

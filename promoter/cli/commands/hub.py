@@ -65,9 +65,12 @@ def hub() -> None:
     is_flag=True,
     help="The API and pages answer only a reader's or a promoter's key (keys add-reader).",
 )
-# make demo-hub: the demo's simulated clusters keep reporting, and a new demo run's database is
-# served when it replaces this one.
-@click.option("--demo-clusters", is_flag=True, hidden=True)
+@click.option(
+    "--demo-clusters",
+    is_flag=True,
+    help="The demo's database only (make demo-hub): its simulated clusters keep reporting, and a new"
+    " demo run's database is served once it replaces this one.",
+)
 def serve(
     database: str | None,
     listen: str,
