@@ -64,6 +64,13 @@ def hub() -> None:
     is_flag=True,
     help="The API and pages answer only a reader's or a promoter's key (keys add-reader).",
 )
+@click.option(
+    "--wake-repo",
+    default=None,
+    metavar="OWNER/NAME",
+    help="Send this control plane promoter-wake when a recorded commit's verdict changes "
+    "(a GitHub token or App in the environment; docs/github-actions.md#the-hub-wakes-the-promotion).",
+)
 def serve(
     database: str | None,
     listen: str,
@@ -72,14 +79,17 @@ def serve(
     workers: int,
     retain: str | None,
     require_read_key: bool,
+    wake_repo: str | None,
 ) -> None:
     """Serve the ingest endpoints, the JSON API and the pages (migrating the schema first)."""
     try:
-        from promoter.hub import server  # optional: needs the hub extra
+        from promoter.hub import server, wake  # optional: needs the hub extra
     except ImportError as err:
         raise UsageError(f"the hub needs its extra: pip install 'promoter[hub]' ({err})") from err
     seconds = server.parse_retention(retain) if retain else None
     limits = Limits(max_body=max_body, max_age=max_age)
+    if wake_repo:  # issue 31: the hub wakes the promotion (promoter/hub/wake.py)
+        wake.start_waking(Database.from_option(database), wake_repo)
     server.serve(Database.from_option(database), listen, limits, workers, seconds, require_read_key)
 
 
