@@ -249,15 +249,31 @@ WAKE_IF = (
     "      || (github.event_name == 'status' && github.event.state != 'pending' "
     "&& vars.PROMOTER_WAKE_ON_STATUS != 'false')"
 )
+#: A status's wake first waits for the burst to end: until no status has come on the commit for
+#: PROMOTER_SETTLE seconds (read with this job's token, Commit statuses read), at most
+#: PROMOTER_SETTLE_MAX; statuses arriving meanwhile queue one job behind it (the rest cancelled).
+WAKE_SETTLE = (
+    '    if [ "$PROMOTER_EVENT" = status ]; then',
+    "      end=$((SECONDS + PROMOTER_SETTLE_MAX))",
+    '      while [ "$SECONDS" -lt "$end" ]; do',
+    '        sleep "$PROMOTER_SETTLE"',
+    '        newest=$(printf \'Authorization: Bearer %s\\n\' "$PROMOTER_READ_TOKEN" | curl --silent --show-error \\',
+    "          --fail --retry 3 --max-time 30 -H @- -H \"Accept: application/vnd.github+json\" \\",
+    '          "$GITHUB_API_URL/repos/$GITHUB_REPOSITORY/commits/$PROMOTER_SHA/statuses?per_page=1" \\',
+    "          | grep -o '\"updated_at\": *\"[^\"]*\"' | head -n 1 | cut -d '\"' -f 4) || newest=\"\"",
+    '        if [ -z "$newest" ] || [ $(($(date +%s) - $(date -d "$newest" +%s))) -ge "$PROMOTER_SETTLE" ]; then',
+    "          break # quiet: the burst is over",
+    "        fi",
+    "      done",
+    "    fi",
+)
 #: The dispatch: a plain request to this server's API ($GITHUB_API_URL: github.com's, or a GitHub
 #: Enterprise Server's /api/v3, where ``gh api`` without a host would go to github.com), the token
 #: on curl's standard input, never on its command line.
 WAKE_REQUEST = (
     "  run: |",
     '    if ! [[ "$PROMOTER_SHA" =~ ^[0-9a-f]{40}$ ]]; then PROMOTER_SHA=""; fi',
-    '    if [ "$PROMOTER_EVENT" = status ]; then',
-    '      sleep "$PROMOTER_SETTLE" # a burst of statuses settles into the one pending job behind this one',
-    "    fi",
+    *WAKE_SETTLE,
     "    printf 'Authorization: Bearer %s\\n' \"$PROMOTER_TOKEN\" | curl --silent --show-error \\",
     "      --fail-with-body --retry 3 --retry-all-errors --max-time 30 -H @- \\",
     '      -H "Accept: application/vnd.github+json" -H "X-GitHub-Api-Version: 2022-11-28" \\',
@@ -265,8 +281,8 @@ WAKE_REQUEST = (
     '{\\"event\\":\\"$PROMOTER_EVENT\\",\\"sha\\":\\"$PROMOTER_SHA\\"}}" \\',
     '      "$GITHUB_API_URL/repos/$PROMOTER_CONTROL_PLANE/dispatches"',
 )
-#: Seconds a status's wake waits for the rest of a burst (within the job's first billed minute).
-SETTLE = 40
+#: Seconds without a new status that end a burst, and the longest a status's wake waits for one.
+SETTLE, SETTLE_MAX = 20, 240
 
 
 def wake(s: Setup) -> str:
@@ -283,7 +299,9 @@ def wake(s: Setup) -> str:
         "    PROMOTER_CONTROL_PLANE: ${{ vars.PROMOTER_CONTROL_PLANE }}",
         "    PROMOTER_EVENT: ${{ github.event_name }}",
         "    PROMOTER_SHA: ${{ github.event.pull_request.merge_commit_sha || github.event.sha }}",
+        "    PROMOTER_READ_TOKEN: ${{ github.token }}",
         f"    PROMOTER_SETTLE: {SETTLE}",
+        f"    PROMOTER_SETTLE_MAX: {SETTLE_MAX}",
         *WAKE_REQUEST,
     ]
     return (
@@ -296,13 +314,14 @@ def wake(s: Setup) -> str:
         "# branch: commit this same file to the default branch and to every environment branch.\n"
         "name: promoter wake\n\non:\n  pull_request:\n    types: [closed]\n"
         "  status:\n\npermissions: {}\n\n"
-        "# a burst is one wake: one job runs, one waits, and each newer event replaces the waiting\n"
-        "# one (cancelled before it gets a runner: not billed); every wake does the same work\n"
-        "concurrency:\n  group: promoter-wake\n  cancel-in-progress: false\n\n"
+        "# a burst is one wake: per event kind one job runs, one waits, and each newer event replaces\n"
+        "# the waiting one (cancelled before it gets a runner: not billed); every wake does the same work\n"
+        "concurrency:\n  group: promoter-wake-${{ github.event_name }}\n  cancel-in-progress: false\n\n"
         "jobs:\n  wake:\n"
         f"    if: >-\n      {WAKE_IF}\n"
         "    runs-on: ubuntu-latest\n    timeout-minutes: 5\n"
-        "    permissions: {} # the dispatch uses its own token, not this repo's\n"
+        "    permissions:\n"
+        "      statuses: read # when the burst of statuses is over; the dispatch uses its own token\n"
         "    steps:\n" + "".join(f"      {line}\n" for line in steps)
     )
 

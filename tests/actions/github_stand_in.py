@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 STAMP = "2026-11-26T20:00:00Z"
 VARIABLE = re.compile(r"/repos/([^/]+/[^/]+)/actions/variables(?:/([^/]+))?")
 DISPATCH = re.compile(r"/repos/([^/]+/[^/]+)/dispatches")
+STATUSES = re.compile(r"/repos/([^/]+/[^/]+)/commits/([0-9a-f]{40})/statuses")
 
 
 @dataclass
@@ -23,6 +25,7 @@ class GitHubStandIn:
     variables: dict[str, dict[str, str]] = field(default_factory=dict)  # repo -> name -> value
     dispatches: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (repo, body)
     requests: list[str] = field(default_factory=list)  # "VERB path"
+    statuses: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)  # newest first
     url: str = ""
 
     def start(self) -> GitHubStandIn:
@@ -43,6 +46,13 @@ class GitHubStandIn:
         threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True).start()
         return self
 
+    def post_status(self, repo: str, sha: str, context: str, state: str, at: float) -> None:
+        """A commit status, as a cluster's reconciler posts it (``at``: seconds since the epoch)."""
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at))
+        mine = self.statuses.setdefault((repo, sha), [])
+        mine.insert(0, {"id": len(mine) + 1, "state": state, "context": context, "description": "",
+                        "target_url": None, "created_at": stamp, "updated_at": stamp})  # fmt: skip
+
     def stop(self) -> None:
         self._httpd.shutdown()
         self._httpd.server_close()
@@ -62,6 +72,8 @@ class GitHubStandIn:
         _answer(h, status, answer)
 
     def _route(self, verb: str, path: str, body: Any) -> tuple[int, Any]:
+        if (m := STATUSES.fullmatch(path)) and verb == "GET":
+            return 200, self.statuses.get((m.group(1), m.group(2)), [])[:1]  # per_page=1: the newest
         if (m := DISPATCH.fullmatch(path)) and verb == "POST":
             if not isinstance(body, dict) or not body.get("event_type"):
                 return 422, {"message": 'Invalid request.\n\n"event_type" wasn\'t supplied.'}

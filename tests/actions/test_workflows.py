@@ -220,4 +220,6 @@ def test_the_platform_repo_wakes_the_control_plane_on_merges_and_statuses() -> N
     run = job["steps"][-1]["run"]
     assert '\\"event_type\\":\\"promoter-wake\\"' in run and "$GITHUB_API_URL/repos/" in run  # GHES too
     assert "-H @-" in run and "$PROMOTER_TOKEN" not in run.split("curl", 1)[1]  # the token on stdin
-    assert doc["concurrency"] == {"group": "promoter-wake", "cancel-in-progress": False}  # a burst: one wake
+    # a burst is one wake: one job runs per event kind, one waits (the rest cancelled, not billed)
+    assert doc["concurrency"] == {"group": "promoter-wake-${{ github.event_name }}", "cancel-in-progress": False}
+    assert job["permissions"] == {"statuses": "read"}  # the burst's end, read with the job's own token
