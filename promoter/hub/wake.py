@@ -50,8 +50,8 @@ def verdict_of(answer: dict[str, Any]) -> Verdict:
         return "failure"
     if types and all(t["total"] and t["stale"] == t["total"] for t in types):
         return "stale"
-    fresh = [t for t in types if t["total"] > t["stale"]]
-    if fresh and all(t["pending"] == 0 and t["success"] > 0 for t in fresh):
+    # as the gate judges: a type with no fresh cluster waits (zero clusters never passes)
+    if types and all(t["total"] > t["stale"] and t["pending"] == 0 and t["success"] > 0 for t in types):
         return "success"
     return "pending"
 

@@ -7,21 +7,27 @@ from __future__ import annotations
 import json
 import logging
 import re
+import time
 from pathlib import Path
 
 import pytest
 import responses
 
-from promoter.clock import FakeClock
-from promoter.errors import ForgeError, UsageError
+from promoter.clock import FakeClock, RealClock
+from promoter.errors import ForgeError, GateTimedOut, UsageError
 from promoter.forges.github.api import GitHubHttp
 from promoter.forges.github.auth import StaticToken
 from promoter.forges.github.dispatches import dispatch
+from promoter.gates import GateContext, build_gate
+from promoter.gates.runner import run_gates
 from promoter.hub import keys
 from promoter.hub.db import Database
 from promoter.hub.payloads import Report
 from promoter.hub.store import CommitRecord, record_commit, store_report
 from promoter.hub.wake import Waker, start_waking, verdict_of
+from promoter.model import GateSpec, Source
+from promoter.platform.repo import PlatformRepo
+from tests.support.hub_support import LiveHub, flux_event, platform_repo, post_flux, register
 
 M = "1" * 40
 T = 1_000_000.0
@@ -139,3 +145,45 @@ def test_the_dispatch_is_githubs_repository_dispatch() -> None:
 def test_a_bad_wake_repo_is_a_usage_error(db: Database) -> None:
     with pytest.raises(UsageError, match="--wake-repo 'acme': give the control plane as owner/name"):
         start_waking(db, "acme", {})
+
+
+def test_the_hub_wakes_a_waiting_hub_gate_within_5s_of_the_verdict(
+    live_hub: LiveHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real hub over HTTP, the waker on its thread (as ``hub serve --wake-repo`` runs it),
+    and on the dispatch the woken run's check of the ``hub`` gate (what a control-plane run does
+    first): from the last cluster's report to the gate's pass. GitHub's start-up of the run is
+    not in it."""
+    url, (_, m) = platform_repo(tmp_path)
+    platform = PlatformRepo(url)
+    platform.fetch(["dev"])
+    monkeypatch.setenv("PROMOTER_HUB_TOKEN", keys.add_promoter_key(live_hub.db, "ci")[1])
+    small, large = register(live_hub.db, "edge-1"), register(live_hub.db, "east-1", cluster_type="large")
+    g = build_gate(GateSpec("hub", {"url": live_hub.url, "interval": "1s"}, Source("promoter.yaml", 3)))
+    clock = RealClock()
+    context = GateContext("dev", "c" * 40, m, url, "dev", clock, platform=platform)
+    with pytest.raises(GateTimedOut):  # the first run records M and waits: the promotion waits on the hub
+        run_gates([g], context, clock.now() + 0.5, lambda _: None, 3600)
+    passed: list[float] = []
+
+    def woken(payload: dict[str, str]) -> None:  # the dispatched run checks the gate once
+        [outcome] = run_gates([g], context, clock.now() + 30, lambda _: None, 3600)
+        assert (payload["verdict"], outcome.state) == ("success", "success")
+        passed.append(time.time())
+
+    waker = Waker(live_hub.db, woken, clock, debounce=0.5)
+    stop = waker.start(every=0.25)
+    try:
+        time.sleep(0.5)  # a tick or two: pending, nothing sent
+        post_flux(live_hub.url, "east-1", large, flux_event(f"dev@sha1:{m}"))
+        time.sleep(0.5)  # one type of two: still pending
+        verdict = time.time()  # the last cluster's report: the verdict
+        post_flux(live_hub.url, "edge-1", small, flux_event(f"dev@sha1:{m}"))
+        deadline = time.time() + 10
+        while not passed and time.time() < deadline:
+            time.sleep(0.05)
+    finally:
+        stop.set()
+    assert passed, "no wake within 10 s"
+    print(f"\n(d) the hub's verdict to the hub gate's pass in the woken run: {passed[0] - verdict:.2f}s")
+    assert passed[0] - verdict <= 5.0 and waker.sent == 1
