@@ -203,7 +203,9 @@ def test_the_control_plane_wakes_on_every_event_that_moves_a_promotion_on() -> N
     minutes = triggers["schedule"][0]["cron"].split()[0]
     assert minutes.startswith("*/") and 5 <= int(minutes[2:]) <= 15  # the heartbeat
     assert doc["jobs"]["promote"]["with"]["hold-for-approval"] == "prod"
-    assert doc["jobs"]["promote"]["if"] == "github.event_name != 'schedule' || vars.PROMOTER_HEARTBEAT != 'idle'"
+    assert (
+        doc["jobs"]["promote"]["if"] == "github.event_name != 'schedule' || vars.PROMOTER_HEARTBEAT != 'idle'"
+    )
 
 
 def test_the_platform_repo_wakes_the_control_plane_on_merges_and_statuses() -> None:
@@ -221,5 +223,8 @@ def test_the_platform_repo_wakes_the_control_plane_on_merges_and_statuses() -> N
     assert '\\"event_type\\":\\"promoter-wake\\"' in run and "$GITHUB_API_URL/repos/" in run  # GHES too
     assert "-H @-" in run and "$PROMOTER_TOKEN" not in run.split("curl", 1)[1]  # the token on stdin
     # a burst is one wake: one job runs per event kind, one waits (the rest cancelled, not billed)
-    assert doc["concurrency"] == {"group": "promoter-wake-${{ github.event_name }}", "cancel-in-progress": False}
+    assert doc["concurrency"] == {
+        "group": "promoter-wake-${{ github.event_name }}",
+        "cancel-in-progress": False,
+    }
     assert job["permissions"] == {"statuses": "read"}  # the burst's end, read with the job's own token

@@ -278,6 +278,11 @@ def _next_steps(
         f"and {WAKE_TOKEN[setup.auth]} (docs/github-actions.md#waking-the-promotion)"
     )
     steps.append(
+        "with a hub (hub gates): promoter hub serve --wake-repo <this repo's owner/name>, with a token or "
+        "the App (Contents read and write here), wakes a waiting hub gate at once "
+        "(docs/github-actions.md#the-hub-wakes-the-promotion)"
+    )
+    steps.append(
         f"let this repo use {setup.promoter_repo}'s workflows: Settings → Actions → General "
         "(docs/github-actions.md#hosting-the-promoter)"
         + (
