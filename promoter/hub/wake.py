@@ -69,6 +69,7 @@ class Waker:
     attempts: int = 5
     backoff: float = 2.0
     seen: dict[tuple[str, str], Verdict] = field(default_factory=dict)
+    primed: bool = False  # the first tick only learns the verdicts
     due: float | None = None  # when the pending wake goes
     changes: list[dict[str, str]] = field(default_factory=list)
     failures: int = 0
@@ -84,7 +85,10 @@ class Waker:
             self._send(now)
 
     def _changes(self, now: float) -> list[dict[str, str]]:
-        out = []
+        """The verdicts that changed since the last tick (none on the first: what a hub finds
+        when it starts was seen by the runs before it); ``seen`` keeps only the watched commits."""
+        out: list[dict[str, str]] = []
+        current: dict[tuple[str, str], Verdict] = {}
         with self.db.transaction(write=False) as tx:
             rows = tx.rows(
                 "SELECT p.environment, p.sha FROM platform_commits p WHERE p.recorded_at >= ? AND "
@@ -97,10 +101,10 @@ class Waker:
                     rollout(tx, str(environment), str(sha), now, self.stale_after, with_times=False)
                 )
                 key = (str(environment), str(sha))
-                before = self.seen.get(key, "pending")
-                self.seen[key] = verdict
-                if verdict != before and verdict != "pending":
+                current[key] = verdict
+                if self.primed and verdict not in (self.seen.get(key, "pending"), "pending"):
                     out.append({"environment": key[0], "sha": key[1], "verdict": verdict})
+        self.seen, self.primed = current, True
         return out
 
     def _send(self, now: float) -> None:

@@ -74,6 +74,7 @@ def report(db: Database, cluster: str, state: str, at: float) -> None:
 def test_one_wake_per_verdict_change_not_one_per_cluster(db: Database) -> None:
     clock, sent = At(T), []
     waker = Waker(db, sent.append, clock, debounce=1.0)
+    waker.tick()  # nothing reported yet: pending
     for i, cluster in enumerate(("c1", "c2", "c3")):
         report(db, cluster, "success", T + 10 + i)
         clock.advance(0.4)
@@ -100,9 +101,10 @@ def test_a_failed_dispatch_is_retried_with_backoff_then_given_up(
         tries.append(clock.wall())
         raise ForgeError("GitHub dispatch: 502 Bad Gateway, token ghs_secret0123456789")
 
+    waker = Waker(db, failing, clock, debounce=0.0, attempts=3, backoff=2.0)
+    waker.tick()  # the first tick learns the verdicts: pending
     for cluster in ("c1", "c2", "c3"):
         report(db, cluster, "success", T + 10)
-    waker = Waker(db, failing, clock, debounce=0.0, attempts=3, backoff=2.0)
     caplog.set_level(logging.INFO, "promoter.hub.wake")
     for _ in range(20):
         waker.tick()
@@ -110,6 +112,19 @@ def test_a_failed_dispatch_is_retried_with_backoff_then_given_up(
     assert [t - tries[0] for t in tries] == [0.0, 2.0, 6.0]  # 2 s, then 4 s
     assert waker.changes == [] and waker.due is None  # given up: the heartbeat still covers it
     assert "gave up waking the promotion after 3 attempts" in caplog.text
+
+
+def test_what_a_hub_finds_when_it_starts_wakes_nothing(db: Database) -> None:
+    for cluster in ("c1", "c2", "c3"):
+        report(db, cluster, "success", T + 10)
+    clock, sent = At(T + 20), []
+    waker = Waker(db, sent.append, clock, debounce=0.0)
+    waker.tick()
+    waker.tick()
+    assert sent == [] and waker.seen == {("dev", M): "success"}
+    report(db, "c1", "failure", T + 30)  # a change after it started: a wake
+    waker.tick()
+    assert [p["verdict"] for p in sent] == ["failure"]
 
 
 def test_the_verdicts() -> None:
