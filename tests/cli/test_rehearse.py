@@ -6,7 +6,6 @@ writes there); the next event is the next rehearsal."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from click.testing import CliRunner
