@@ -23,7 +23,7 @@ COLOURS = {"red": "\x1b[31m", "green": "\x1b[32m", "yellow": "\x1b[33m", "bold-r
 _OUTCOMES = (
     (re.compile(r": (FAILED|failure|error)\b"), "bold-red"),
     (re.compile(r": (success)\b"), "green"),
-    (re.compile(r": (superseded|held|dry-run|noop|pending)\b"), "yellow"),
+    (re.compile(r": (superseded|held|HELD|dry-run|noop|pending)\b"), "yellow"),
     (re.compile(r"^(warning|error):"), "yellow"),
 )
 

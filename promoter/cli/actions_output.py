@@ -234,6 +234,7 @@ def mermaid(report: Report, environments: Sequence[str]) -> str:
         "  classDef ok fill:#dafbe1,stroke:#1a7f37,color:#1f2328",
         "  classDef bad fill:#ffebe9,stroke:#cf222e,color:#1f2328",
         "  classDef idle fill:#f6f8fa,stroke:#8c959f,color:#57606a",
+        "  classDef wait fill:#fff8c5,stroke:#9a6700,color:#1f2328",
         "```",
     ]
     return "\n".join(lines)
@@ -258,13 +259,20 @@ def _mermaid_waves(node: str, r: EnvResult) -> list[str]:
 def _mermaid_class(state: str) -> str:
     if state in ("success", "skipped", "noop", "dry-run"):
         return "ok"
+    if state == "waiting":
+        return "wait"
     return "idle" if state == "not run" else "bad"
 
 
 def summary_markdown(report: Report, environments: Sequence[str] = ()) -> str:
     """The step summary of a promote run: a table of environments and a diagram."""
     flow = "Promotion" if report.flow == "promotion" else "Scheduling"
-    verdict = {"done": "done", "waiting": "waiting", "failed": "did not go through"}[report.state]
+    verdict = {
+        "done": "done",
+        "waiting": "waiting",
+        "held": "held since an earlier run",
+        "failed": "did not go through",
+    }[report.state]
     lines = [
         f"## {flow} of `{report.main_commit[:12]}`: {verdict}",
         "",
@@ -364,7 +372,19 @@ def publish_report(report: Report, environments: Sequence[str] = ()) -> None:
     add_summary(summary_markdown(report, environments))
     for r in report.results:
         if not r.ok:
-            emit(command("error", mask(r.message or r.state), title=f"promoter: {r.environment} {r.state}"))
+            # a wait is the usual end of a run, and a held commit is news only in the run that
+            # failed it: a notice; a failure in this run is an error
+            kind = "error" if r.state in ("failure", "superseded") else "notice"
+            emit(command(kind, mask(r.message or r.state), title=f"promoter: {r.environment} {r.state}"))
+
+
+def warn(message: str) -> None:
+    """A warning that does not stop the run: an annotation in Actions, a line elsewhere."""
+    if active():
+        end_group()
+        emit(command("warning", mask(message), title="promoter"))
+    else:
+        emit(f"warning: {mask(message)}")
 
 
 # ------------------------------------------------------------ console

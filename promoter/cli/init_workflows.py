@@ -71,14 +71,15 @@ def _flow(items: tuple[str, ...]) -> str:
     return f"[{', '.join(items)}]"
 
 
-def _call(s: Setup, job: str, given: list[str]) -> str:
+def _call(s: Setup, job: str, given: list[str], condition: tuple[str, ...] = ()) -> str:
     """A job calling the reusable workflow, with ``given`` as its first inputs."""
     extra = [f"main-branch: {s.main_branch}"] if s.main_branch != "main" else []
     extra += ["private-promoter: true"] if s.private_promoter else []
     inputs = [*given, *extra, f"promoter-repository: {s.promoter_repo}", f"promoter-ref: {s.ref}"]
     return (
         f"\njobs:\n  {job}:\n"
-        f"    uses: {s.pin('.github/workflows/promote.yml')}\n"
+        + "".join(f"    {line}\n" for line in condition)
+        + f"    uses: {s.pin('.github/workflows/promote.yml')}\n"
         "    permissions:\n"
         "      contents: read # check out the control plane\n"
         "      statuses: write # promoter/<env> statuses on the main commit\n"
@@ -89,6 +90,14 @@ def _call(s: Setup, job: str, given: list[str]) -> str:
 
 #: How often the heartbeat looks for a waiting promotion (docs/github-actions.md#the-heartbeat).
 HEARTBEAT = "*/10 * * * *"
+#: The repository variable that arms it: the runs set it (promoter/cli/heartbeat.py).
+HEARTBEAT_VARIABLE = "PROMOTER_HEARTBEAT"
+#: A scheduled run gets no runner (nothing billed) unless a promotion waits on time.
+ARMED_ONLY = (
+    "# the heartbeat runs only while a promotion waits on time (a bake, a soak, a polled gate):",
+    "# each run sets the variable armed or idle (Variables write: see docs/github-actions.md#the-heartbeat)",
+    f"if: github.event_name != 'schedule' || vars.{HEARTBEAT_VARIABLE} != 'idle'",
+)
 
 
 def promote(s: Setup) -> str:
@@ -97,14 +106,15 @@ def promote(s: Setup) -> str:
         f"# A push to {s.main_branch} promotes that commit {' -> '.join(s.environments)} (the promotion flow).\n"
         "# No run waits: each does what needs no waiting and ends, and the next event goes on from\n"
         "# there: a promoter-wake dispatch from the platform repo (a promotion PR merged, a cluster's\n"
-        "# status), the heartbeat (every 10 minutes; seconds when nothing waits), or a run by hand.\n"
+        "# status) or the hub (a verdict), the heartbeat (every 10 minutes, and only while a promotion\n"
+        f"# waits on time: the variable {HEARTBEAT_VARIABLE}), or a run by hand.\n"
         f"# {last} starts only after the GitHub Environment {last}'s reviewers approve (asked once).\n"
         + _hosting(s)
         + f"name: promote\n\non:\n  push:\n    branches: [{s.main_branch}]\n"
         "  repository_dispatch:\n    types: [promoter-wake]\n"
         f'  schedule:\n    - cron: "{HEARTBEAT}"\n'
         "  workflow_dispatch:\n\npermissions: {}\n"
-        + _call(s, "promote", ["commit: ${{ github.sha }}", f"hold-for-approval: {last}"])
+        + _call(s, "promote", ["commit: ${{ github.sha }}", f"hold-for-approval: {last}"], ARMED_ONLY)
     )
 
 
@@ -236,8 +246,43 @@ WAKE_APP_TOKEN = (
 WAKE_IF = (
     "(github.event_name == 'pull_request' && github.event.pull_request.merged "
     "&& startsWith(github.event.pull_request.head.ref, 'promoter/'))\n"
-    "      || (github.event_name == 'status' && github.event.state != 'pending')"
+    "      || (github.event_name == 'status' && github.event.state != 'pending' "
+    "&& vars.PROMOTER_WAKE_ON_STATUS != 'false')"
 )
+#: A status's wake first waits for the burst to end: until no status has come on the commit for
+#: PROMOTER_SETTLE seconds (read with this job's token, Commit statuses read), at most
+#: PROMOTER_SETTLE_MAX; statuses arriving meanwhile queue one job behind it (the rest cancelled).
+WAKE_SETTLE = (
+    '    if [ "$PROMOTER_EVENT" = status ]; then',
+    "      end=$((SECONDS + PROMOTER_SETTLE_MAX))",
+    '      while [ "$SECONDS" -lt "$end" ]; do',
+    '        sleep "$PROMOTER_SETTLE"',
+    "        newest=$(printf 'Authorization: Bearer %s\\n' \"$PROMOTER_READ_TOKEN\" | curl --silent --show-error \\",
+    '          --fail --retry 3 --max-time 30 -H @- -H "Accept: application/vnd.github+json" \\',
+    '          "$GITHUB_API_URL/repos/$GITHUB_REPOSITORY/commits/$PROMOTER_SHA/statuses?per_page=1" \\',
+    '          | grep -o \'"updated_at": *"[^"]*"\' | head -n 1 | cut -d \'"\' -f 4) || newest=""',
+    '        if [ -z "$newest" ] || [ $(($(date +%s) - $(date -d "$newest" +%s))) -ge "$PROMOTER_SETTLE" ]; then',
+    "          break # quiet: the burst is over",
+    "        fi",
+    "      done",
+    "    fi",
+)
+#: The dispatch: a plain request to this server's API ($GITHUB_API_URL: github.com's, or a GitHub
+#: Enterprise Server's /api/v3, where ``gh api`` without a host would go to github.com), the token
+#: on curl's standard input, never on its command line.
+WAKE_REQUEST = (
+    "  run: |",
+    '    if ! [[ "$PROMOTER_SHA" =~ ^[0-9a-f]{40}$ ]]; then PROMOTER_SHA=""; fi',
+    *WAKE_SETTLE,
+    "    printf 'Authorization: Bearer %s\\n' \"$PROMOTER_TOKEN\" | curl --silent --show-error \\",
+    "      --fail-with-body --retry 3 --retry-all-errors --max-time 30 -H @- \\",
+    '      -H "Accept: application/vnd.github+json" -H "X-GitHub-Api-Version: 2022-11-28" \\',
+    '      --data "{\\"event_type\\":\\"promoter-wake\\",\\"client_payload\\":'
+    '{\\"event\\":\\"$PROMOTER_EVENT\\",\\"sha\\":\\"$PROMOTER_SHA\\"}}" \\',
+    '      "$GITHUB_API_URL/repos/$PROMOTER_CONTROL_PLANE/dispatches"',
+)
+#: Seconds without a new status that end a burst, and the longest a status's wake waits for one.
+SETTLE, SETTLE_MAX = 20, 240
 
 
 def wake(s: Setup) -> str:
@@ -250,32 +295,40 @@ def wake(s: Setup) -> str:
         *(WAKE_APP_TOKEN if app else ()),
         "- name: Wake the promotion",
         "  env:",
-        f"    GH_TOKEN: ${{{{ {secret} }}}}",
+        f"    PROMOTER_TOKEN: ${{{{ {secret} }}}}",
         "    PROMOTER_CONTROL_PLANE: ${{ vars.PROMOTER_CONTROL_PLANE }}",
         "    PROMOTER_EVENT: ${{ github.event_name }}",
         "    PROMOTER_SHA: ${{ github.event.pull_request.merge_commit_sha || github.event.sha }}",
-        "  run: |",
-        '    gh api --method POST "repos/$PROMOTER_CONTROL_PLANE/dispatches" \\',
-        "      -f event_type=promoter-wake \\",
-        '      -f "client_payload[event]=$PROMOTER_EVENT" -f "client_payload[sha]=$PROMOTER_SHA"',
+        "    PROMOTER_READ_TOKEN: ${{ github.token }}",
+        f"    PROMOTER_SETTLE: {SETTLE}",
+        f"    PROMOTER_SETTLE_MAX: {SETTLE_MAX}",
+        *WAKE_REQUEST,
     ]
     return (
         "# The platform repo's half of the wake-ups (docs/github-actions.md#waking-the-promotion): a\n"
         "# merged promotion PR (head promoter/<env>) and a commit status (what Flux and Argo CD post on\n"
         "# the environment branches) send a promoter-wake dispatch to the control plane, whose promote\n"
-        "# workflow goes on at once. Set the variable PROMOTER_CONTROL_PLANE (owner/name) here.\n"
+        "# workflow goes on at once. Set the variable PROMOTER_CONTROL_PLANE (owner/name) here, and\n"
+        "# PROMOTER_WAKE_ON_STATUS to false where no gate reads commit statuses (the hub wakes it).\n"
+        "# GitHub runs a merged PR's workflow from its base branch and a status's from the default\n"
+        "# branch: commit this same file to the default branch and to every environment branch.\n"
         "name: promoter wake\n\non:\n  pull_request:\n    types: [closed]\n"
         "  status:\n\npermissions: {}\n\n"
+        "# a burst is one wake: per event kind one job runs, one waits, and each newer event replaces\n"
+        "# the waiting one (cancelled before it gets a runner: not billed); every wake does the same work\n"
+        "concurrency:\n  group: promoter-wake-${{ github.event_name }}\n  cancel-in-progress: false\n\n"
         "jobs:\n  wake:\n"
         f"    if: >-\n      {WAKE_IF}\n"
         "    runs-on: ubuntu-latest\n    timeout-minutes: 5\n"
-        "    permissions: {} # the dispatch uses its own token, not this repo's\n"
+        "    permissions:\n"
+        "      statuses: read # when the burst of statuses is over; the dispatch uses its own token\n"
         "    steps:\n" + "".join(f"      {line}\n" for line in steps)
     )
 
 
 def for_platform(s: Setup) -> dict[str, str]:
-    """The platform repo's workflows, by path."""
+    """The platform repo's workflows, by path: on its default branch and on every environment
+    branch alike (a merged promotion PR runs the workflow of its base, an environment branch)."""
     return {".github/workflows/promoter-wake.yml": wake(s)}
 
 

@@ -2,7 +2,8 @@
 
 No shell unless ``shell: true``; the command gets PROMOTER_ENV, PROMOTER_COMMIT,
 PROMOTER_PLATFORM_SHA, PROMOTER_PLATFORM_REPO, PROMOTER_PLATFORM_BRANCH,
-PROMOTER_PLATFORM_PATH and PROMOTER_CLUSTER_TYPES (a wave's, space-separated), and the promoter's own bin directory first on PATH so that
+PROMOTER_PLATFORM_PATH, PROMOTER_PLATFORM_CACHE (the promoter's local clone of the platform repo,
+which holds M) and PROMOTER_CLUSTER_TYPES (a wave's, space-separated), and the promoter's own bin directory first on PATH so that
 ``promoter ...`` runs the same install. Each attempt runs in its own process group, ended
 whole when the attempt times out.
 """
@@ -105,6 +106,8 @@ class CommandGate(Gate):
             PROMOTER_PLATFORM_PATH=ctx.platform_path or ".",
             PROMOTER_CLUSTER_TYPES=" ".join(ctx.cluster_types),  # a wave's; empty: all of them
         )
+        if ctx.platform is not None:  # the local clone holding M, also when the repo is a URL
+            env["PROMOTER_PLATFORM_CACHE"] = str(ctx.platform.path)
         return env
 
     def check(self, ctx: GateContext) -> Observation:

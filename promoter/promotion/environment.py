@@ -120,7 +120,7 @@ class EnvironmentRun(Attempts):
             self.out.say(f"{env.name}: superseded: {err}")
             return self._ended(env, "superseded", str(err))
         except _Held as err:
-            self.out.say(f"{env.name}: FAILED: {str(err).removeprefix(env.name + ': ')}")
+            self.out.say(f"{env.name}: HELD: {str(err).removeprefix(env.name + ': ')}")
             return self._ended(env, "held", str(err))
         except PromotionFailed as err:
             detail = str(err).removeprefix(env.name + ": ")
@@ -150,9 +150,7 @@ class EnvironmentRun(Attempts):
             self.out.say(f"{env.name}: already promoted ({current.description})")
             return EnvResult(env.name, "skipped", "already promoted")
         if current and current.state in ("failure", "error") and not self.opts.force:
-            raise _Held(
-                f"{env.name}: {main.commit[:12]} failed here before ({current.description}); held, use --force to retry"
-            )
+            raise _Held(held_message(env.name, main.commit, current))
         self._guard(main, env)
         self._approval(main, env, current)
         return self._steps_of(main, env, self.steps_of(main, env), current, trust_current=False)
@@ -314,6 +312,20 @@ def _success_description(env: Environment, result: EnvResult) -> str:
         return f"{len(result.waves)} waves healthy{at} ({done})"
     assert result.merge_sha is not None
     return f"healthy at {result.merge_sha[:12]} ({result.message})"
+
+
+#: What ends a hold: said with every run that finds a commit held.
+CLEARS = "a new commit on main, a promotion by hand with force, or a rollback clears it"
+
+
+def held_message(env: str, commit: str, current: Status) -> str:
+    """``qa: 4052d4a0b1c2 failed here before (<why>); held, use --force to retry; held since
+    <time>: <what clears it>``."""
+    since = f" since {current.created_at}" if current.created_at else ""
+    return (
+        f"{env}: {commit[:12]} failed here before ({current.description}); held, use --force to retry; "
+        f"held{since}: {CLEARS}"
+    )
 
 
 class _Held(PromotionFailed):

@@ -14,8 +14,9 @@ from promoter.promotion.waiting import Wait
 EnvState = Literal["success", "skipped", "noop", "dry-run", "failure", "superseded", "held", "waiting"]
 OK_STATES: tuple[EnvState, ...] = ("success", "skipped", "noop", "dry-run")
 Flow = Literal["promotion", "scheduling"]
-#: How a run ended: everything done, stopped where the promotion waits (``--wait none``), or not.
-RunState = Literal["done", "waiting", "failed"]
+#: How a run ended: everything done, stopped where the promotion waits (``--wait none``), the
+#: commit still held where it failed in an earlier run (nothing new happened), or failed now.
+RunState = Literal["done", "waiting", "held", "failed"]
 
 
 @dataclass
@@ -83,10 +84,13 @@ class Report:
 
     @property
     def state(self) -> RunState:
-        """``failed`` (exit 1) when an environment did not go through; ``waiting`` when the run
+        """``failed`` (exit 1) when an environment did not go through in this run; ``held`` when
+        the commit only stays held where it failed in an earlier run; ``waiting`` when the run
         stopped where the promotion waits; ``done`` otherwise."""
-        if any(not r.ok and r.state != "waiting" for r in self.results):
+        if any(not r.ok and r.state not in ("waiting", "held") for r in self.results):
             return "failed"
+        if any(r.state == "held" for r in self.results):
+            return "held"
         return "waiting" if self.wait else "done"
 
     @property

@@ -293,3 +293,35 @@ def test_a_run_that_stopped_where_the_promotion_waits_says_so() -> None:
     )
     assert "a new check is useful from 2026-01-01T00:30:00Z" in summary
     assert json.loads(out["report"])["waiting"]["for"] == "bake"
+    assert "  class env1 wait" in summary  # amber, not the failure's red
+    assert "  class env0 ok" in summary
+
+
+def test_only_a_failure_is_an_error_a_wait_and_a_hold_are_notices(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.delenv("GITHUB_OUTPUT", raising=False)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    wait = Wait("approval", "prod", "", 1_767_225_600.0, None, "prod: waiting for approval")
+    held = "qa: abc failed here before (gates failed); held, use --force to retry; held since 2026-01-01T00:00:00Z: ..."
+    for results, state in (
+        (
+            [
+                EnvResult("dev", "success"),
+                EnvResult("prod", "waiting", "prod: waiting for approval", wait=wait),
+            ],
+            "waiting",
+        ),
+        ([EnvResult("dev", "skipped"), EnvResult("qa", "held", held)], "held"),
+        ([EnvResult("dev", "skipped"), EnvResult("qa", "failure", "qa: gates failed")], "failed"),
+    ):
+        report = Report("promotion", "a" * 40, results)
+        assert report.state == state
+        ao.publish_report(report, ["dev", "qa", "prod"])
+    err = capsys.readouterr().err
+    assert "::notice title=promoter%3A prod waiting::prod: waiting for approval" in err
+    assert "::notice title=promoter%3A qa held::qa: abc failed here before" in err
+    assert [line for line in err.splitlines() if line.startswith("::error")] == [
+        "::error title=promoter%3A qa failure::qa: gates failed"
+    ]

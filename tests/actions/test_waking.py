@@ -16,22 +16,23 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from promoter.cli.main import cli
 from promoter.clock import iso, parse_iso
 from promoter.forges.notes import NOTES_REF
 from promoter.gitcmd import Git
+from tests.actions.github_stand_in import GitHubStandIn
 from tests.actions.test_workflow_harness import (
     EXAMPLES,
     Workflows,
     action_root,
-    gh,
     head,
     promote_runs,
     toolchain,
@@ -41,7 +42,7 @@ from tests.support.helpers import ENV, ControlPlaneFactory, pipeline, stage
 from tests.support.paths import ROOT
 from tests.support.waves import QA_TYPES
 
-__all__ = ["action_root", "gh", "toolchain", "workflows"]  # the harness's fixtures, shared
+__all__ = ["action_root", "toolchain", "workflows"]  # the harness's fixtures, shared
 
 PROMOTE = EXAMPLES / "control-plane/.github/workflows/promote.yml"
 WAKE = EXAMPLES / "platform-repo/.github/workflows/promoter-wake.yml"
@@ -77,26 +78,55 @@ class Run:
     jobs: list[str]
     state: str
     waiting: str
+    flows: Workflows | None = None
+
+    @property
+    def billed(self) -> int:
+        """GitHub-hosted minutes: each job that got a runner, rounded up to the minute (each job
+        here takes seconds: one minute each)."""
+        return len(self.jobs)
 
 
 @dataclass
 class Timeline:
-    """The runs of one promotion, each started by an event at a fake time."""
+    """The runs of one promotion, each started by an event at a fake time; the control plane's
+    repository variables (the heartbeat's) live in GitHub's stand-in, where the runs set them."""
 
     factory: ControlPlaneFactory
     make: Callable[[dict[str, Any]], Workflows]
+    github: GitHubStandIn
     now: float = 0.0
     runs: list[Run] = field(default_factory=list)
 
+    pending: float = 0.0  # time passed that the notes have not been moved back by yet
+
     def wait(self, seconds: float) -> None:
-        travel(self.factory.path, seconds)
+        self.pending += seconds
         self.now += seconds
 
+    def _travel(self) -> None:
+        if self.pending:
+            travel(self.factory.path, self.pending)
+            self.pending = 0.0
+
+    @property
+    def variables(self) -> dict[str, str]:
+        return self.github.variables.setdefault("org/control-plane", {})
+
     def event(self, name: str, **github: Any) -> Run:
-        flows = self.make({"event_name": name, "ref_name": "main", "sha": head(self.factory), **github})
+        flows = self.make(
+            {"event_name": name, "ref_name": "main", "sha": head(self.factory), **self.api(), **github}
+        )
+        flows.variables = self.variables
+        if not (name == "schedule" and self.variables.get("PROMOTER_HEARTBEAT") == "idle"):
+            self._travel()  # a run reads the clocks: the time passed so far, all at once
         started = time.monotonic()
         outputs = flows.call(PROMOTE)
         seconds = time.monotonic() - started
+        if flows.skipped:  # the heartbeat disarmed: no runner, nothing billed
+            run = Run(name, self.now, 0.0, [], "skipped", "")
+            self.runs.append(run)
+            return run
         for action in promote_runs(flows):
             assert not WAITED.search(action.stderr), f"a job waited: {WAITED.search(action.stderr)}"
         run = Run(
@@ -106,9 +136,14 @@ class Timeline:
             [j.job for j in flows.jobs if not j.skipped],
             str(outputs["state"] or ""),
             f"{outputs['waiting-for'] or ''} {outputs['waiting-environment'] or ''}".strip(),
+            flows,
         )
         self.runs.append(run)
         return run
+
+    def api(self) -> dict[str, str]:
+        """The github context's API and token: GitHub's stand-in."""
+        return {"api_url": self.github.url, "token": "ghs_harness-job-token"}
 
     def heartbeats(self, until: float) -> list[Run]:
         """The schedule's runs, every ten minutes, up to ``until``."""
@@ -118,11 +153,20 @@ class Timeline:
             done.append(self.event("schedule"))
         return done
 
+    def billed(self) -> int:
+        return sum(r.billed for r in self.runs)
+
     def report(self, title: str) -> None:
         total = sum(r.seconds for r in self.runs)
-        print(f"\n{title}: {len(self.runs)} runs, {total:.1f} s of runner time (harness)")
+        ran = sum(1 for r in self.runs if r.jobs)
+        print(
+            f"\n{title}: {len(self.runs)} events, {ran} runs, {self.billed()} billed minutes, "
+            f"{total:.1f} s of runner time (harness)"
+        )
         for r in self.runs:
-            print(f"  {r.at / 60:7.1f} min  {r.event:<20} {r.seconds:5.1f} s  {r.state:<8} {r.waiting}")
+            print(
+                f"  {r.at / 60:7.1f} min  {r.event:<20} {r.seconds:5.1f} s  {r.state:<8} {r.waiting} {r.jobs}"
+            )
 
 
 def setup(factory: ControlPlaneFactory, *stages: str | tuple[str, dict[str, str]]) -> None:
@@ -141,23 +185,43 @@ def merge_by_hand(factory: ControlPlaneFactory, env: str) -> str:
     return sha
 
 
-def platform_wake(make: Callable[[dict[str, Any]], Workflows], merge_sha: str, env: str, log: Path) -> None:
-    """The platform repo's workflow on the merged promotion PR: it dispatches promoter-wake."""
+def platform_wake(line: Timeline, merge_sha: str, env: str) -> None:
+    """The platform repo's workflow on the merged promotion PR, run as GitHub runs it (its
+    ``curl`` to ``GITHUB_API_URL``, here GitHub's stand-in): it dispatches promoter-wake."""
     pull = {"merged": True, "head": {"ref": f"promoter/{env}"}, "merge_commit_sha": merge_sha}
-    flows = make(
-        {"event_name": "pull_request", "event": {"pull_request": pull}, "repository": "org/platform"}
+    flows = line.make(
+        {
+            "event_name": "pull_request",
+            "event": {"pull_request": pull},
+            "repository": "org/platform",
+            **line.api(),
+        }
     )
-    outputs = log.with_name("wake-outputs")
+    outputs = line.factory.path.parent / "wake-outputs"
     os.environ["GITHUB_OUTPUT"] = str(outputs)  # the steps' outputs file, as the runner gives one
+    before = len(line.github.dispatches)
     try:
         flows.run(WAKE, variables={"PROMOTER_CONTROL_PLANE": "org/control-plane"})
     finally:
         del os.environ["GITHUB_OUTPUT"]
-    assert outputs.read_text() == "owner=org\nname=control-plane\n"
+        outputs.unlink(missing_ok=True)
     (job,) = flows.jobs
     assert not job.failed, [getattr(r, "stderr", "") for _, r in job.steps]
-    sent = log.read_text()
-    assert "api --method POST repos/org/control-plane/dispatches -f event_type=promoter-wake" in sent
+    sent = line.github.dispatches[before:]
+    assert sent == [
+        (
+            "org/control-plane",
+            {"event_type": "promoter-wake", "client_payload": {"event": "pull_request", "sha": merge_sha}},
+        )
+    ]
+    line.runs.append(Run("relay (platform)", line.now, 0.0, ["wake"], "sent", ""))
+
+
+@pytest.fixture
+def github() -> Iterator[GitHubStandIn]:
+    stand_in = GitHubStandIn().start()
+    yield stand_in
+    stand_in.stop()
 
 
 def statuses(factory: ControlPlaneFactory, commit: str) -> dict[str, str]:
@@ -170,22 +234,27 @@ def statuses(factory: ControlPlaneFactory, commit: str) -> dict[str, str]:
     return latest
 
 
-def test_a_whole_promotion_is_driven_by_events_and_no_job_waits(
-    workflows: Callable[[dict[str, Any]], Workflows], factory: ControlPlaneFactory, gh: Path
+def test_a_whole_promotion_is_driven_by_events_and_the_heartbeat_runs_only_while_it_bakes(
+    workflows: Callable[[dict[str, Any]], Workflows], factory: ControlPlaneFactory, github: GitHubStandIn
 ) -> None:
+    """Scenario (b), then (a): the promotion with a 30-minute qa bake and prod merged by hand two
+    hours later; then a day with nothing waiting."""
     setup(factory, "dev", stage("qa", waves=CANARY), stage("prod", merge="manual", timeout="24h"))
     x = head(factory)
-    line = Timeline(factory, workflows)
+    line = Timeline(factory, workflows, github)
 
     pushed = line.event("push")  # dev, then qa's canary lands and starts its 30-minute bake
+    assert line.variables == {"PROMOTER_HEARTBEAT": "armed"}
     baking = line.heartbeats(until=20 * 60)
     baked = line.heartbeats(until=30 * 60)  # the bake is over: qa's last wave, then prod asks
+    assert line.variables == {"PROMOTER_HEARTBEAT": "idle"}  # prod waits for a person: no heartbeat
     waiting = line.heartbeats(until=150 * 60)  # two hours on, someone merges prod's PR
     line.wait(60)
-    platform_wake(workflows, merge_by_hand(factory, "prod"), "prod", gh)
+    line._travel()
+    platform_wake(line, merge_by_hand(factory, "prod"), "prod")
     woken = line.event("repository_dispatch", event={"action": "promoter-wake"})
-    idle = line.heartbeats(until=170 * 60)
-    line.report("dev -> qa (bake 30m) -> prod (merged by hand 2h later)")
+    idle = line.heartbeats(until=24 * 3600)  # the rest of the day: nothing waits
+    line.report("(b) dev -> qa (bake 30m) -> prod (merged by hand 2h later), then (a) the rest of the day")
 
     assert (pushed.state, pushed.waiting, pushed.jobs) == ("waiting", "bake qa", ["advance"])
     assert {(r.state, r.waiting) for r in baking} == {("waiting", "bake qa")}
@@ -193,34 +262,46 @@ def test_a_whole_promotion_is_driven_by_events_and_no_job_waits(
     assert [(r.state, r.waiting, r.jobs) for r in baked] == [
         ("waiting", "merge prod", ["advance", "approval", "approved"])
     ]
-    assert {(r.state, r.waiting, tuple(r.jobs)) for r in waiting} == {("waiting", "merge prod", ("advance",))}
+    assert {r.state for r in waiting} == {"skipped"}  # 12 heartbeats, none billed
     assert (woken.state, woken.jobs) == ("done", ["advance"])  # the dispatch after the merge
-    assert {r.state for r in idle} == {"done"}
+    assert {r.state for r in idle} == {"skipped"} and len(idle) > 100  # (a): 0 minutes a day
     assert statuses(factory, x) == {"dev": "success", "qa": "success", "prod": "success"}
-    assert len(line.runs) == 1 + 2 + 1 + 12 + 1 + 1  # push, heartbeats, the dispatch, a heartbeat
+    assert line.billed() <= 10  # the push, 3 heartbeats (2 + 1 jobs), the relay, the dispatch
 
 
-def test_a_gate_times_out_across_runs_and_the_run_after_the_timeout_fails_it(
-    workflows: Callable[[dict[str, Any]], Workflows], factory: ControlPlaneFactory
+def test_a_gate_times_out_once_and_the_held_commit_stays_quiet(
+    workflows: Callable[[dict[str, Any]], Workflows], factory: ControlPlaneFactory, github: GitHubStandIn
 ) -> None:
+    """Scenario (c): a promotion held after a failure, for a day: one red run."""
     never = "[{commitStatus: {contexts: [kustomization/*]}}]"
     setup(factory, "dev", stage("qa", timeout="30m", gates=never), "prod")
-    line = Timeline(factory, workflows)
+    line = Timeline(factory, workflows, github)
 
     first = line.event("push")
-    beats = line.heartbeats(until=40 * 60)
-    line.report("a gate that times out")
+    beats = line.heartbeats(until=24 * 3600)
+    line.wait(60)
+    status = line.event("repository_dispatch", event={"action": "promoter-wake"})  # a cluster's status
+    line.report("(c) a gate that times out, then the commit held for a day")
 
     assert (first.state, first.waiting) == ("waiting", "gates qa")
-    assert [(r.state, r.waiting) for r in beats] == [("waiting", "gates qa")] * 2 + [("failed", "")] * 2
+    ran = [(r.state, r.waiting) for r in beats if r.jobs]
+    assert ran == [("waiting", "gates qa")] * 2 + [("failed", "")]  # exit 1 once
+    assert {r.state for r in beats if not r.jobs} == {"skipped"}  # then 0 minutes for the day
+    assert status.state == "held"  # a later wake-up: exit 0, nothing posted
+    assert status.flows is not None
+    [held] = promote_runs(status.flows)
+    assert held.returncode == 0
+    log = held.stdout + held.stderr
+    assert "qa: HELD: " in log and "held since " in log and "clears it" in log
+    assert "::notice title=promoter%3A qa held::" in held.stderr and "::error" not in held.stderr
     assert statuses(factory, head(factory)) == {"dev": "success", "qa": "failure"}
 
 
 def test_a_newer_commit_while_prod_waits_supersedes_it_there(
-    workflows: Callable[[dict[str, Any]], Workflows], factory: ControlPlaneFactory, gh: Path
+    workflows: Callable[[dict[str, Any]], Workflows], factory: ControlPlaneFactory, github: GitHubStandIn
 ) -> None:
     setup(factory, "dev", "qa", stage("prod", merge="manual", timeout="24h"))
-    line = Timeline(factory, workflows)
+    line = Timeline(factory, workflows, github)
     older = head(factory)
     first = line.event("push")
     line.wait(HEARTBEAT)
@@ -228,7 +309,8 @@ def test_a_newer_commit_while_prod_waits_supersedes_it_there(
 
     second = line.event("push")
     line.wait(60)
-    platform_wake(workflows, merge_by_hand(factory, "prod"), "prod", gh)
+    line._travel()
+    platform_wake(line, merge_by_hand(factory, "prod"), "prod")
     woken = line.event("repository_dispatch", event={"action": "promoter-wake"})
     line.report("a newer main commit while prod waits")
 
@@ -245,29 +327,43 @@ def test_a_newer_commit_while_prod_waits_supersedes_it_there(
     assert newer in (factory.platform_file("prod", ".promoter/promotion.yaml") or "")
 
 
-def test_a_killed_run_loses_nothing_the_next_run_goes_on(
-    workflows: Callable[[dict[str, Any]], Workflows], factory: ControlPlaneFactory
+def test_a_killed_run_leaves_the_heartbeat_armed_and_the_next_run_goes_on(
+    workflows: Callable[[dict[str, Any]], Workflows], factory: ControlPlaneFactory, github: GitHubStandIn
 ) -> None:
     setup(factory, "dev", stage("qa", waves=CANARY), "prod")
-    line = Timeline(factory, workflows)
+    line = Timeline(factory, workflows, github)
+    line.variables["PROMOTER_HEARTBEAT"] = "idle"  # nothing waited before this push
     # the push's run, killed (SIGKILL: a lost runner) right after its second push to the platform
-    args = ["promote", "--control-plane", str(factory.path), "--wait", "none"]
+    args = [
+        "promote",
+        "--control-plane",
+        str(factory.path),
+        "--wait",
+        "none",
+        "--heartbeat-variable",
+        "PROMOTER_HEARTBEAT",
+    ]
+    env = {**os.environ, "GITHUB_ACTIONS": "true", "GITHUB_REPOSITORY": "org/control-plane",
+           "GITHUB_API_URL": github.url, "PROMOTER_GITHUB_TOKEN": "ghs_harness-job-token"}  # fmt: skip
     killed = subprocess.run(
         [sys.executable, "-m", "tests.support.killhook", "push", "2", *args],
         capture_output=True,
         text=True,
         timeout=300,
         cwd=ROOT,
+        env=env,
         check=False,
     )
     assert killed.returncode == -9, killed.stderr
+    assert line.variables["PROMOTER_HEARTBEAT"] == "armed"  # armed before its first push
 
     woken = line.event("schedule")  # the next heartbeat does its work
     rest = line.heartbeats(until=40 * 60)
     line.report("a killed run")
 
     assert (woken.state, woken.waiting) == ("waiting", "bake qa")
-    assert [r.state for r in rest][-1] == "done"
+    assert [r.state for r in rest if r.jobs][-1] == "done"
+    assert line.variables["PROMOTER_HEARTBEAT"] == "idle"
     assert statuses(factory, head(factory)) == {"dev": "success", "qa": "success", "prod": "success"}
 
 

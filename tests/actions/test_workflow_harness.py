@@ -251,16 +251,33 @@ class JobRun:
 class Workflows:
     """Runs a caller workflow of the examples and the reusable workflow it calls."""
 
-    def __init__(self, runner: Runner, github: dict[str, Any], promoter: str = "your-org/promoter") -> None:
+    def __init__(
+        self,
+        runner: Runner,
+        github: dict[str, Any],
+        promoter: str = "your-org/promoter",
+        variables: dict[str, str] | None = None,
+    ) -> None:
         self.runner, self.github = runner, github
         self.promoter = promoter  # the caller's copy of the promoter (`uses:`), as `promoter init` names it
+        self.variables = {} if variables is None else variables  # the repository's, as `vars` reads them
         self.jobs: list[JobRun] = []
+        self.skipped = False  # the caller's job was skipped by its `if:` (no runner, not billed)
 
     def call(self, caller: Path, inputs: dict[str, Any] | None = None) -> dict[str, Any]:
         doc = yaml.safe_load(caller.read_text())
-        context = {"github": self.github, "inputs": inputs or {}, "secrets": {}, "env": {}}
+        context = {
+            "github": self.github,
+            "inputs": inputs or {},
+            "secrets": {},
+            "env": {},
+            "vars": self.variables,
+        }
         (job,) = doc["jobs"].values()
         assert str(job["uses"]).startswith(f"{self.promoter}/.github/workflows/promote.yml@")
+        if not condition(job.get("if"), context):
+            self.skipped = True
+            return {}
         given = {k: evaluate(v, context) for k, v in job.get("with", {}).items()}
         secrets = {k: text(evaluate(v, context)) for k, v in job.get("secrets", {}).items()}
         return self.reusable(given, secrets)
@@ -324,9 +341,12 @@ class Workflows:
                 done: Any = self.runner.run(action.group(1), given, self.github_env())
             elif "run" in step:
                 done = self._bash(step, context)
+            elif uses.startswith("actions/create-github-app-token@"):
+                # the App's installation token, as the action outputs it (GitHub's stand-in takes any)
+                done = ActionRun([], {"token": "ghs_harness-installation-token"}, "")
             else:
-                assert uses.startswith(("actions/checkout@", "actions/create-github-app-token@")), uses
-                done = None  # the workspace is the checkout; no App here
+                assert uses.startswith("actions/checkout@"), uses
+                done = None  # the workspace is the checkout
             run.steps.append((step.get("name", uses), done))
             if step.get("id"):
                 outputs = done.outputs if isinstance(done, ActionRun) else {}

@@ -203,6 +203,9 @@ def test_the_control_plane_wakes_on_every_event_that_moves_a_promotion_on() -> N
     minutes = triggers["schedule"][0]["cron"].split()[0]
     assert minutes.startswith("*/") and 5 <= int(minutes[2:]) <= 15  # the heartbeat
     assert doc["jobs"]["promote"]["with"]["hold-for-approval"] == "prod"
+    assert (
+        doc["jobs"]["promote"]["if"] == "github.event_name != 'schedule' || vars.PROMOTER_HEARTBEAT != 'idle'"
+    )
 
 
 def test_the_platform_repo_wakes_the_control_plane_on_merges_and_statuses() -> None:
@@ -216,4 +219,13 @@ def test_the_platform_repo_wakes_the_control_plane_on_merges_and_statuses() -> N
     (minted,) = [s for s in job["steps"] if "create-github-app-token" in str(s.get("uses", ""))]
     assert minted["with"]["permission-contents"] == "write"  # a dispatch needs Contents write
     assert minted["with"]["repositories"] == "${{ steps.target.outputs.name }}"  # that repo only
-    assert "event_type=promoter-wake" in job["steps"][-1]["run"]
+    run = job["steps"][-1]["run"]
+    assert '\\"event_type\\":\\"promoter-wake\\"' in run and "$GITHUB_API_URL/repos/" in run  # GHES too
+    curls = [line.split("curl", 1)[1] for line in run.splitlines() if "curl" in line]
+    assert len(curls) == 2 and all("-H @-" in run and "TOKEN" not in c for c in curls)  # tokens on stdin
+    # a burst is one wake: one job runs per event kind, one waits (the rest cancelled, not billed)
+    assert doc["concurrency"] == {
+        "group": "promoter-wake-${{ github.event_name }}",
+        "cancel-in-progress": False,
+    }
+    assert job["permissions"] == {"statuses": "read"}  # the burst's end, read with the job's own token

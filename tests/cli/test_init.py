@@ -19,6 +19,10 @@ import yaml
 from click.testing import CliRunner, Result
 
 from promoter.cli.main import cli
+from promoter.clock import FakeClock
+from promoter.gates.base import GateContext
+from promoter.gates.command import CommandGate
+from promoter.model import Source
 from tests.actions.test_workflow_harness import (
     Workflows,
     action_root,
@@ -420,3 +424,28 @@ def test_the_skeleton_names_the_forge_for_github_enterprise_server(tmp_path: Pat
         "promoter.yaml",
         "workloads/hello-world.yaml",
     ]
+
+
+def test_the_skeletons_check_platform_gate_passes_when_the_platform_repo_is_a_url(
+    factory: ControlPlaneFactory,
+) -> None:
+    """On the github forge the gate gets the platform repo's URL; check-platform reads the
+    promoter's local clone (PROMOTER_PLATFORM_CACHE), which holds the merged commit."""
+    path = factory.create(platform_branches=("dev", "qa", "prod"))
+    done = init("promote", "--control-plane", str(path), "--to", "dev")
+    assert done.exit_code == 0, done.output
+    merged = subprocess.run(
+        ["git", "-C", str(factory.platform), "rev-parse", "dev"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    gate = CommandGate(["promoter", "check-platform"], shell=False, retry=False, interval=1.0,
+                       attempt_timeout=60.0, source=Source("promoter.yaml"))  # fmt: skip
+    clone = type("Clone", (), {"path": Path(factory.platform)})()
+    ctx = GateContext(
+        "dev", head(factory), merged, "https://github.com/acme/platform", "dev", FakeClock(), platform=clone
+    )
+    env = gate.environment(ctx)
+    result = CliRunner().invoke(cli, ["check-platform"], env=env)
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("ok: ") and result.output.rstrip().endswith(f"at {merged[:12]}")
+    env.pop("PROMOTER_PLATFORM_CACHE")  # before: the URL alone
+    assert CliRunner().invoke(cli, ["check-platform"], env=env).exit_code == 2

@@ -1,11 +1,11 @@
-"""``promoter rehearse``: promote.yml's jobs on a laptop against the local forge: the plan job's
-render and diff, then one job per environment promoting the plan's commit, each step the
-promoter in a process of its own in GITHUB_ACTIONS mode; a failed job stops the ones after it;
-a GitHub platform repo is refused (a rehearsal never writes there)."""
+"""``promoter rehearse``: one run of promote.yml on a laptop against the local forge, as init
+writes it: the advance job (``--wait none``), then for an environment held for approval the
+approval and approved jobs, each step the promoter in a process of its own in GITHUB_ACTIONS
+mode; a failed job stops the ones after it; a GitHub platform repo is refused (a rehearsal never
+writes there); the next event is the next rehearsal."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -22,30 +22,39 @@ def rehearse(*args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-def test_the_workflows_jobs_promote_every_environment(factory: ControlPlaneFactory, tmp_path: Path) -> None:
+BASE = "promoter promote --main-branch=main --poll-interval=5s --progress-interval=30s --wait=none"
+
+
+def test_one_run_advances_asks_for_prod_once_and_the_approved_job_starts_it(
+    factory: ControlPlaneFactory, tmp_path: Path
+) -> None:
     path = factory.create(platform_branches=("dev", "qa", "prod"))
     runner = tmp_path / "runner"
     code, output = rehearse("--control-plane", str(path), "--keep", str(runner))
     assert code == 0, output
     main = Git(path).out("rev-parse", "main")
-    plan = read_outputs(runner / "plan.output")
-    assert plan["commit"] == main and json.loads(plan["environments"]) == ["dev", "qa", "prod"]
-    steps = [line for line in output.splitlines() if line.startswith("rehearse: job ")]
-    assert (
-        steps[0]
-        == f"rehearse: job plan, step Render and diff: promoter diff --no-exit-code --comment-file={runner}/promoter-diff.md"
+    advance = read_outputs(runner / "advance.output")
+    assert (advance["state"], advance["waiting-for"], advance["approval-requested"]) == (
+        "waiting",
+        "approval",
+        "true",
     )
-    assert steps[1:] == [
-        f"rehearse: job {env}, step Promote: promoter promote --main-branch=main --poll-interval=5s "
-        f"--progress-interval=30s --commit {main} --to {env}"
-        for env in ("dev", "qa", "prod")
+    steps = [line for line in output.splitlines() if line.startswith("rehearse: job ")]
+    assert steps == [
+        f"rehearse: job advance, step Promote, as far as it goes without waiting: {BASE} --hold-for-approval=prod",
+        "rehearse: job approval: in GitHub, the required reviewers of the Environment prod approve here",
+        f"rehearse: job approved, step Promote prod (approved): {BASE} --commit {main} "
+        "--hold-for-approval=prod --approved=prod",
     ]
     statuses = NoteStatuses(Git(path)).latest(main)
     assert {env: statuses[f"promoter/{env}"].state for env in ("dev", "qa", "prod")} == dict.fromkeys(
         ("dev", "qa", "prod"), "success"
     )
-    assert "| prod |" in (runner / "prod.summary.md").read_text()  # the step summary, as Actions shows it
-    assert output.splitlines()[-1] == f"rehearse: done: dev, qa, prod (kept in {runner})"
+    assert "| prod |" in (runner / "approved.summary.md").read_text()  # the step summary, as Actions shows it
+    assert output.splitlines()[-1].startswith(f"rehearse: the run ends done (kept in {runner})")
+    code, output = rehearse("--control-plane", str(path), "--event", "schedule")  # a heartbeat after it
+    assert code == 0 and "promote.yml for the heartbeat" in output and "the run ends done" in output
+    assert "job approval" not in output
 
 
 def test_a_failed_job_stops_the_ones_after_it(factory: ControlPlaneFactory) -> None:
@@ -53,25 +62,31 @@ def test_a_failed_job_stops_the_ones_after_it(factory: ControlPlaneFactory) -> N
     path = factory.create(main={"promoter.yaml": failing}, platform_branches=("dev", "qa", "prod"))
     result = CliRunner().invoke(cli, ["rehearse", "--control-plane", str(path)])
     assert result.exit_code == 1
-    assert "rehearse: job qa failed (exit 1); the jobs after it do not run" in result.stderr
-    assert "job prod" not in result.output
+    assert "rehearse: job advance failed (exit 1); the jobs after it do not run" in result.stderr
+    assert "job approval" not in result.output
     assert not [f for f in factory.platform_files("prod") if f.startswith("small/")]  # nothing rendered there
     statuses = NoteStatuses(Git(path)).latest(Git(path).out("rev-parse", "main"))
     assert "promoter/prod" not in statuses and statuses["promoter/qa"].state == "failure"
+    again = CliRunner().invoke(
+        cli, ["rehearse", "--control-plane", str(path), "--event", "repository_dispatch"]
+    )
+    assert again.exit_code == 0 and "the run ends held" in again.output  # a wake-up of a held commit
 
 
 def test_the_scheduling_flow_and_a_github_platform_repo(factory: ControlPlaneFactory) -> None:
     path = factory.create(platform_branches=("dev", "qa", "prod"))
     code, output = rehearse("--control-plane", str(path), "--to", "dev")
     assert code == 0, output
-    code, output = rehearse("--control-plane", str(path), "--schedule", "dev")
+    code, output = rehearse("--control-plane", str(path), "--schedule", "dev", "--dry-run")
     assert code == 0, output
     assert (
         "step Render and diff: promoter diff --no-exit-code" in output
         and "--env=dev --deployed-main" in output
     )
+    code, output = rehearse("--control-plane", str(path), "--schedule", "dev")
+    assert code == 0, output
     assert (
-        "step Promote: promoter promote --main-branch=main --poll-interval=5s --progress-interval=30s --schedule dev"
+        f"step Promote, as far as it goes without waiting: {BASE} --schedule dev --hold-for-approval=prod"
         in output
     )
     remote = factory.create(

@@ -15,9 +15,10 @@ from promoter.platform.checks import check_tree
 @click.command("check-platform")
 @click.option(
     "--repo",
-    envvar="PROMOTER_PLATFORM_REPO",
+    # as a gate: the promoter's local clone first, since PROMOTER_PLATFORM_REPO may be a URL
+    envvar=["PROMOTER_PLATFORM_CACHE", "PROMOTER_PLATFORM_REPO"],
     required=True,
-    help="Platform repo path (default: $PROMOTER_PLATFORM_REPO).",
+    help="Platform repo path (default: $PROMOTER_PLATFORM_CACHE, else $PROMOTER_PLATFORM_REPO).",
 )
 @click.option(
     "--ref",
@@ -39,7 +40,7 @@ def check_platform(repo: str, ref: str, root: str, expect_commit: str | None, ou
     Examples:
       promoter check-platform --repo ../platform.git --ref dev --path .
       promoter check-platform --repo ../platform.git --ref 1f2e3d4 -o json
-      (as a gate, the promoter sets PROMOTER_PLATFORM_REPO, _SHA, _PATH and PROMOTER_COMMIT)
+      (as a gate, the promoter sets PROMOTER_PLATFORM_CACHE, _REPO, _SHA, _PATH and PROMOTER_COMMIT)
     """
 
     git = Git(repo.removeprefix("file://"))

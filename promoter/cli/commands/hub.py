@@ -71,6 +71,13 @@ def hub() -> None:
     help="The demo's database only (make demo-hub): its simulated clusters keep reporting, and a new"
     " demo run's database is served once it replaces this one.",
 )
+@click.option(
+    "--wake-repo",
+    default=None,
+    metavar="OWNER/NAME",
+    help="Send this control plane promoter-wake when a recorded commit's verdict changes "
+    "(a GitHub token or App in the environment; docs/github-actions.md#the-hub-wakes-the-promotion).",
+)
 def serve(
     database: str | None,
     listen: str,
@@ -80,10 +87,11 @@ def serve(
     retain: str | None,
     require_read_key: bool,
     demo_clusters: bool,
+    wake_repo: str | None,
 ) -> None:
     """Serve the ingest endpoints, the JSON API and the pages (migrating the schema first)."""
     try:
-        from promoter.hub import server  # optional: needs the hub extra
+        from promoter.hub import server, wake  # optional: needs the hub extra
     except ImportError as err:
         raise UsageError(f"the hub needs its extra: pip install 'promoter[hub]' ({err})") from err
     seconds = server.parse_retention(retain) if retain else None
@@ -94,6 +102,8 @@ def serve(
 
         db.migrate()
         Heartbeats(Path(db.path), f"http://{listen}").start()
+    if wake_repo:  # the hub wakes the promotion (promoter/hub/wake.py), on a database of its own
+        wake.start_waking(Database.from_option(database), wake_repo)
     server.serve(db, listen, limits, workers, seconds, require_read_key)
 
 

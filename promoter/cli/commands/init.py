@@ -226,7 +226,8 @@ WAKE_TOKEN = {
 
 PERMISSIONS = (
     "on the platform repo Contents and Pull requests read and write, Commit statuses read; "
-    "on this repo Contents read, Commit statuses read and write"
+    "on this repo Contents read, Commit statuses read and write, Variables read and write "
+    "(the heartbeat's PROMOTER_HEARTBEAT)"
 )
 SECRETS = {
     "app": f"PROMOTER_GITHUB_APP_ID and PROMOTER_GITHUB_APP_PRIVATE_KEY (a GitHub App installed on both: {PERMISSIONS})",
@@ -272,8 +273,14 @@ def _next_steps(
     steps.append(f"branch protection: require the render check on {main} and on {on}")
     steps.append(
         f"in the platform repo: {PLATFORM_FOLDER}/.github/workflows/promoter-wake.yml (promoter init --out DIR "
-        f"writes it), the variable PROMOTER_CONTROL_PLANE (owner/name) and {WAKE_TOKEN[setup.auth]} "
-        "(docs/github-actions.md#waking-the-promotion)"
+        f"writes it) on its default branch and on each of its environment branches: a merged promotion "
+        "PR runs the workflow of its base branch; the variable PROMOTER_CONTROL_PLANE (owner/name) "
+        f"and {WAKE_TOKEN[setup.auth]} (docs/github-actions.md#waking-the-promotion)"
+    )
+    steps.append(
+        "with a hub (hub gates): promoter hub serve --wake-repo <this repo's owner/name>, with a token or "
+        "the App (Contents read and write here), wakes a waiting hub gate at once "
+        "(docs/github-actions.md#the-hub-wakes-the-promotion)"
     )
     steps.append(
         f"let this repo use {setup.promoter_repo}'s workflows: Settings → Actions → General "

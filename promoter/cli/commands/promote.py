@@ -19,6 +19,7 @@ from promoter.cli.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH
 from promoter.cli.commands.common import control_plane as control_plane_at
 from promoter.cli.commands.completion import complete_environment_list, complete_environments
 from promoter.cli.commands.kalypso import KALYPSO_NAMING, kalypso_promotion
+from promoter.cli.heartbeat import Heartbeat, heartbeat
 from promoter.cli.output import OUTPUT, emit
 from promoter.clock import parse_duration
 from promoter.errors import UsageError
@@ -169,6 +170,14 @@ Examples:
     metavar="ENV",
     help="With --wait none: this run is approved to start ENV's promotion (see --hold-for-approval).",
 )
+@click.option(
+    "--heartbeat-variable",
+    default="",
+    metavar="NAME",
+    envvar="PROMOTER_HEARTBEAT_VARIABLE",
+    help="With --wait none in GitHub Actions: arm this repository variable of the control plane "
+    "while the promotion waits on time, disarm it otherwise (docs/github-actions.md#the-heartbeat).",
+)
 @OUTPUT
 @click.option(
     "--environments",
@@ -199,6 +208,7 @@ def promote(
     wait: str,
     approvals: str,
     approved: str,
+    heartbeat_variable: str,
     output: str,
     environments: str | None,
     environments_file: str | None,
@@ -224,14 +234,24 @@ def promote(
     options = _options(dry_run, force, poll_interval, progress_interval, waves, render)
     options = _waiting(options, wait, approvals, approved, names)
     orchestrator = Orchestrator(cp, runtime.platform, runtime.forge, clock, console, options, runtime.routes)
+    beat = _heartbeat(options, heartbeat_variable, github, clock)
+    beat.arm()  # before anything changes: a run killed mid-way leaves it armed
     with runtime.locked(console.say):
         report = (
             orchestrator.schedule(env_name, commit and sha) if env_name else orchestrator.promote(sha, to)
         )
+    beat.settle(report)
     actions_output.publish_report(report, names)  # outputs and step summary, in GitHub Actions only
     _show(report, output)
-    if report.state == "failed":
-        sys.exit(1)
+    if report.state == "failed" or (report.state == "held" and options.waits):
+        sys.exit(1)  # held: a wake-up (--wait none) that finds the commit still held is no news
+
+
+def _heartbeat(options: Options, variable: str, github: GitHubOptions, clock: clocks.Clock) -> Heartbeat:
+    """The control plane's heartbeat, armed and disarmed by runs that do not wait."""
+    if options.waits or options.dry_run:
+        variable = ""
+    return heartbeat(variable, github.api_url, clock, actions_output.warn)
 
 
 def _show(report: Report, output: str) -> None:

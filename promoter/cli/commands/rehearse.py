@@ -1,13 +1,14 @@
-"""``promoter rehearse``: the control plane's promotion workflow on a laptop. The jobs and steps
-of ``.github/workflows/promote.yml`` run as GitHub runs them for a push to main (or, with
-``--schedule``, to an environment branch), with the arguments the composite actions build, in
-``GITHUB_ACTIONS`` mode (step outputs, step summaries, workflow commands), against the local
-forge: the plan job's render and diff, then one job per environment in the Pipeline's order,
-each promoting the commit the plan rendered, stopping at the first that fails (``fail-fast``)."""
+"""``promoter rehearse``: the control plane's promotion workflow on a laptop. One run of
+``.github/workflows/promote.yml`` as GitHub runs it for one event (a push to main; with
+``--schedule``, a push to an environment branch; with ``--event``, a wake-up), with the arguments
+the composite actions build, in ``GITHUB_ACTIONS`` mode (step outputs, step summaries, workflow
+commands), against the local forge: the ``advance`` job promotes as far as it goes without
+waiting (``--wait none``) and ends with the run's state; when it reached an environment held for
+approval (``approval-requested``), the ``approval`` job is where GitHub's reviewers approve, and
+the ``approved`` job starts that environment. The next event is the next rehearsal."""
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import subprocess
@@ -30,10 +31,17 @@ PROGRESS_INTERVAL = "30s"
 
 EXAMPLES = """\b
 Examples:
-  promoter rehearse                          # a push to main: plan, then dev, qa, prod
+  promoter rehearse                          # a push to main: as far as it goes without waiting
+  promoter rehearse --event repository_dispatch   # a wake-up after a merge or a cluster's status
   promoter rehearse --to qa --dry-run        # the by-hand workflow's inputs
   promoter rehearse --schedule dev           # a push to the dev branch: the scheduling flow
 """
+
+
+#: What starts a run of promote.yml: a push, a wake-up (the platform repo's or the hub's
+#: dispatch, the heartbeat) or a run by hand; every one but a push to an environment branch
+#: promotes main's head the same way.
+EVENTS = ("push", "repository_dispatch", "schedule", "workflow_dispatch")
 
 
 @click.command(epilog=EXAMPLES)
@@ -56,7 +64,21 @@ Examples:
     help="Rehearse a push to this environment's branch: the scheduling flow.",
 )
 @click.option("--force", is_flag=True, help="The workflow's force input.")
-@click.option("--dry-run", is_flag=True, help="The workflow's dry-run input: the plan job alone.")
+@click.option("--dry-run", is_flag=True, help="The workflow's dry-run input: render and diff alone.")
+@click.option(
+    "--event",
+    type=click.Choice(EVENTS),
+    default="push",
+    show_default=True,
+    help="The event this run is for: a push, a wake-up (promoter-wake, the heartbeat) or by hand.",
+)
+@click.option(
+    "--hold-for-approval",
+    "approvals",
+    default=None,
+    metavar="ENV,ENV",
+    help="The workflow's hold-for-approval input (default: the last environment, as promoter init writes it).",
+)
 @click.option(
     "--keep",
     default=None,
@@ -71,39 +93,51 @@ def rehearse(
     schedule: str | None,
     force: bool,
     dry_run: bool,
+    event: str,
+    approvals: str | None,
     keep: str | None,
     main_branch: str,
 ) -> None:
-    """Run the promotion workflow's jobs and steps here, against the local forge."""
+    """Run one run of the promotion workflow here (its jobs and steps), against the local forge."""
     if to and schedule:
         raise UsageError("--to and --schedule exclude each other, as the workflow's inputs do")
     cp = control_plane_at(control_plane, main_branch)
-    _local_only(cp)
+    names = _local_only(cp)
+    held = names[-1] if approvals is None else approvals
     with tempfile.TemporaryDirectory(prefix="promoter-rehearse-") as temp:
         runner = Path(keep) if keep else Path(temp)
         runner.mkdir(parents=True, exist_ok=True)
         rehearsal = Rehearsal(cp, runner, main_branch)
-        click.echo(f"rehearse: promote.yml for {_event(schedule)}, on this machine against the local forge")
-        plan = rehearsal.job("plan", "Render and diff", _plan_args(commit, to, schedule, force, runner))
+        click.echo(
+            f"rehearse: promote.yml for {_event(schedule, event)}, on this machine against the local forge"
+        )
         if dry_run:
-            click.echo("rehearse: dry-run: the plan job alone, as the workflow runs it")
+            rehearsal.job("advance", "Render and diff", _plan_args(commit, to, schedule, force, runner))
+            click.echo("rehearse: dry-run: render and diff alone, as the workflow runs it")
             return
-        environments = [schedule] if schedule else json.loads(plan.get("environments", "[]"))
-        for env in environments:
-            click.echo(f"rehearse: in GitHub, the required reviewers of the Environment {env} approve here")
-            args = ["--commit", commit] if schedule and commit else []
-            args += ["--schedule", env] if schedule else ["--commit", plan["commit"], "--to", env]
-            rehearsal.job(env, "Promote", _promote_args(main_branch, args, force))
+        flow = ["--commit", commit] if commit else []
+        flow += ["--schedule", schedule] if schedule else (["--to", to] if to else [])
+        state = rehearsal.run(flow, held, schedule, force)
         where = f" (kept in {runner})" if keep else ""
-        click.echo(f"rehearse: done: {', '.join(environments) or 'nothing to promote'}{where}")
+        click.echo(
+            f"rehearse: the run ends {state}{where}; the next event (a merge, a status, the heartbeat) is the next run"
+        )
 
 
-def _event(schedule: str | None) -> str:
-    return f"a push to the {schedule} branch (the scheduling flow)" if schedule else "a push to main"
+def _event(schedule: str | None, event: str) -> str:
+    if schedule:
+        return f"a push to the {schedule} branch (the scheduling flow)"
+    return {
+        "push": "a push to main",
+        "repository_dispatch": "a promoter-wake dispatch",
+        "schedule": "the heartbeat",
+        "workflow_dispatch": "a run by hand",
+    }[event]
 
 
-def _local_only(cp: ControlPlane) -> None:
-    """A rehearsal writes to the platform repo: only a local one, never GitHub's."""
+def _local_only(cp: ControlPlane) -> list[str]:
+    """A rehearsal writes to the platform repo: only a local one, never GitHub's. The Pipeline's
+    environments, in order."""
     pipeline = cp.main(cp.resolve(None)).pipeline
     for env in pipeline.environments:
         url = pipeline.platform_of(env)
@@ -112,6 +146,7 @@ def _local_only(cp: ControlPlane) -> None:
                 f"{env.name}: the platform repo {url} is not local: rehearse runs against the local forge; "
                 "rehearse a copy of the control plane whose platformRepo.url is a path (docs/github-actions.md#rehearsing-the-workflows-on-a-laptop)"
             )
+    return [env.name for env in pipeline.environments]
 
 
 def _plan_args(
@@ -126,12 +161,13 @@ def _plan_args(
 
 
 def _promote_args(main: str, flow: list[str], force: bool) -> list[str]:
-    """actions/promote's arguments, from promote.yml's promote job."""
+    """actions/promote's arguments, from promote.yml's advance and approved jobs."""
     args = [
         "promote",
         f"--main-branch={main}",
         f"--poll-interval={POLL_INTERVAL}",
         f"--progress-interval={PROGRESS_INTERVAL}",
+        "--wait=none",
     ]
     return args + flow + (["--force"] if force else [])
 
@@ -144,6 +180,29 @@ class Rehearsal:
         self.cp = cp
         self.runner = runner
         self.main = main
+
+    def run(self, flow: list[str], held: str, schedule: str | None, force: bool) -> str:
+        """promote.yml's jobs for one event: advance, then approval and approved when the run
+        reached an environment held for approval (or, first, a push to a held environment's
+        branch: one push, one approval); the run's state."""
+        args = _promote_args(self.main, [*flow, f"--hold-for-approval={held}"], force)
+        if schedule and schedule in held.split(","):
+            click.echo(f"rehearse: job advance: the scheduling flow of {schedule} is approved first")
+            advance = {"approval-requested": "true", "waiting-environment": schedule}
+        else:
+            advance = self.job("advance", "Promote, as far as it goes without waiting", args)
+        if advance.get("approval-requested") != "true":
+            return advance.get("state", "")
+        env = advance.get("waiting-environment", "")
+        click.echo(
+            f"rehearse: job approval: in GitHub, the required reviewers of the Environment {env} approve here"
+        )
+        given = flow[:1] == ["--commit"]
+        commit = advance.get("commit") or (flow[1] if given else "")  # the advance job's commit
+        again = (["--commit", commit] if commit else []) + (flow[2:] if given else flow)
+        approved = [] if schedule else [f"--approved={env}"]
+        args = _promote_args(self.main, [*again, f"--hold-for-approval={held}", *approved], force)
+        return self.job("approved", f"Promote {env} (approved)", args).get("state", "")
 
     def job(self, name: str, step: str, args: list[str]) -> dict[str, str]:
         """Run one job's promoter step; its step outputs. A failed step ends the rehearsal with

@@ -101,6 +101,7 @@ ANSWERS: list[tuple[frozenset[str], re.Pattern[str], Check]] = [
     (frozenset({"GET"}), re.compile(_REPO + r"/installation"), _object(id=_typed(int))),
     (frozenset({"POST"}), re.compile(r"/app/installations/\d+/access_tokens"), _object(token=TEXT)),
     (frozenset({"POST"}), re.compile(r"/graphql"), ANY_OBJECT),
+    (frozenset({"GET"}), re.compile(_REPO + r"/actions/variables/[^/]+"), _object(name=TEXT, value=TEXT)),
 ]
 
 

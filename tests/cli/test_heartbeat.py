@@ -1,0 +1,68 @@
+"""The heartbeat's variable (promoter/cli/heartbeat.py, promoter/forges/github/variables.py):
+armed while a promotion waits on time, idle otherwise, through GitHub's Actions variables API."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import responses
+
+from promoter.cli.heartbeat import TIME_WAITS, heartbeat, waits_on_time
+from promoter.clock import FakeClock
+from promoter.promotion.report import EnvResult, Report
+from promoter.promotion.waiting import Wait
+
+API = "https://api.github.com"
+URL = r"https://api\.github\.com(:443)?/repos/acme/cp/actions/variables"
+ENV = {"GITHUB_ACTIONS": "true", "GITHUB_REPOSITORY": "acme/cp", "PROMOTER_GITHUB_TOKEN": "ghs_t"}
+
+
+def waiting(what: str, next_check: float | None = 1.0) -> Report:
+    wait = Wait(what, "qa", "", 0.0, next_check, "qa: waiting")  # type: ignore[arg-type]
+    return Report("promotion", "a" * 40, [EnvResult("qa", "waiting", wait=wait)])
+
+
+def test_which_waits_keep_it_armed() -> None:
+    assert {"bake", "gates", "window"} <= TIME_WAITS
+    assert waits_on_time(waiting("bake")) and waits_on_time(waiting("gates"))
+    assert not waits_on_time(waiting("approval", None)) and not waits_on_time(waiting("merge", None))
+    assert waits_on_time(waiting("merge", 5.0))  # an automatic merge, tried again
+    assert not waits_on_time(Report("promotion", "a" * 40, [EnvResult("qa", "held")]))
+
+
+@responses.activate
+def test_armed_then_created_then_disarmed_in_githubs_shapes() -> None:
+    responses.patch(re.compile(URL + "/PROMOTER_HEARTBEAT"), status=404, json={"message": "Not Found"})
+    responses.post(re.compile(URL), status=201, json={})
+    responses.patch(re.compile(URL + "/PROMOTER_HEARTBEAT"), status=204)
+    warned: list[str] = []
+    beat = heartbeat("PROMOTER_HEARTBEAT", API, FakeClock(start=0.0), warned.append, ENV)
+    beat.arm()  # the variable does not exist yet: created
+    beat.arm()  # no second request
+    beat.settle(waiting("approval", None))
+    bodies = [(c.request.method, json.loads(c.request.body or b"")) for c in responses.calls]
+    assert bodies == [
+        ("PATCH", {"name": "PROMOTER_HEARTBEAT", "value": "armed"}),
+        ("POST", {"name": "PROMOTER_HEARTBEAT", "value": "armed"}),
+        ("PATCH", {"name": "PROMOTER_HEARTBEAT", "value": "idle"}),
+    ]
+    assert warned == []
+
+
+@responses.activate
+def test_a_token_without_variables_write_is_a_warning_not_a_failure() -> None:
+    body = {"message": "Resource not accessible by integration", "status": "403"}
+    responses.patch(re.compile(URL + "/PROMOTER_HEARTBEAT"), status=403, json=body)
+    warned: list[str] = []
+    beat = heartbeat("PROMOTER_HEARTBEAT", API, FakeClock(start=0.0), warned.append, ENV)
+    beat.arm()
+    assert len(warned) == 1 and warned[0].startswith("the heartbeat (PROMOTER_HEARTBEAT) stays as it was: ")
+    assert "ghs_t" not in warned[0]
+
+
+def test_outside_actions_or_without_a_name_it_does_nothing() -> None:
+    for name, env in (("PROMOTER_HEARTBEAT", {}), ("", ENV)):
+        beat = heartbeat(name, API, FakeClock(start=0.0), print, env)
+        beat.arm()  # no request: responses is not active, a request would go out and fail
+        assert beat.value is None
