@@ -177,15 +177,22 @@ class EnvironmentRun(Attempts):
         raise Waiting(Wait("approval", env.name, "", started, None, message, approval_requested=not asked))
 
     def _guard(self, main: MainObjects, env: Environment) -> None:
-        i = main.pipeline.index(env.name)
-        if i == 0 or self.opts.force:
+        """Every environment ``env`` follows has succeeded for the commit (section 14: all of
+        them; a list Pipeline: the one before)."""
+        if self.opts.force:
             return
-        previous = main.pipeline.environments[i - 1]
-        if previous.name in self.passed:  # a dry run posts nothing: trust this run's own results
-            return
-        if not self.statuses.succeeded(main.commit, previous):
+        pipeline = main.pipeline
+        missing = [
+            name
+            for name in pipeline.upstreams(env.name)
+            # a dry run posts nothing: trust this run's own results
+            if name not in self.passed
+            and not self.statuses.succeeded(main.commit, pipeline.environments[pipeline.index(name)])
+        ]
+        if missing:
             raise PromotionFailed(
-                f"{env.name}: guard: {main.commit[:12]} has not succeeded in {previous.name} yet (use --force to skip)"
+                f"{env.name}: guard: {main.commit[:12]} has not succeeded in {', '.join(missing)} yet "
+                "(use --force to skip)"
             )
 
     def _steps_of(
