@@ -35,7 +35,7 @@ def mermaid(pipeline: Pipeline, states: Mapping[str, str] | None = None) -> str:
         used = sorted({s for s in states.values() if s in _CLASSES})
         lines += [f"  classDef {s} {_CLASSES[s]}" for s in used]
         lines += [
-            f"  class {','.join(ids[n] for n in sorted(states) if states[n] == s and n in ids)} {s}"
+            f"  class {','.join(ids[e.name] for e in pipeline.environments if states.get(e.name) == s)} {s}"
             for s in used
         ]
     return "\n".join(lines) + "\n"

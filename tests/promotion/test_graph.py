@@ -183,7 +183,7 @@ def test_status_and_graph_show_what_waits_on_what(factory: ControlPlaneFactory) 
         '  e3["global-edge<br/>not promoted"]',
         "  e0 --> e1",
     ]
-    assert "  class e1 failure" in graph.output
+    assert "  class e1 failure" in graph.output and "  class e0,e2 success" in graph.output
 
 
 @pytest.mark.parametrize(

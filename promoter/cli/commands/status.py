@@ -75,17 +75,18 @@ def status(control_plane: str | None, commit: str | None, output: str, main_bran
         emit({"mainCommit": sha, "environments": rows}, output)
         return
     click.echo(f"main {sha[:12]} {cp.git.out('log', '-1', '--format=%s', operands=[sha])}")
+    width = max(10, *(len(e.name) for e in pipeline.environments))
     for row in rows:
-        _show_row(row, sha, clock.wall(), graph=not pipeline.is_chain)
+        _show_row(row, sha, clock.wall(), width, graph=not pipeline.is_chain)
 
 
-def _show_row(row: dict[str, Any], sha: str, now: float, *, graph: bool = False) -> None:
+def _show_row(row: dict[str, Any], sha: str, now: float, width: int = 10, *, graph: bool = False) -> None:
     """One environment; in a graph Pipeline also what it follows and, before it starts, what it
     waits on."""
     deployed = row["deployedMainCommit"]
     there = "this commit" if deployed == sha else (str(deployed)[:12] if deployed else "nothing")
     text = shorten(row["description"], DESCRIPTION_LIMIT)  # whole in -o json
-    click.echo(f"  {row['environment']:<10} {row['state']:<9} {text}  [{row['platformBranch']} has {there}]")
+    click.echo(f"  {row['environment']:<{width}} {row['state']:<9} {text}  [{row['platformBranch']} has {there}]")
     if graph:
         follows = ", ".join(row["follows"]) or "nothing: it takes every commit"
         click.echo(f"    follows {follows}")
