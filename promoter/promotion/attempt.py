@@ -75,6 +75,7 @@ class Attempts(Stops, ABC):
         )
         self.gating = Gating(platform, forge, clock, console, options, self.rollbacks)
         self.passed: set[str] = set()  # environments this run saw succeed (a dry run posts nothing)
+        self.asked: set[str] = set()  # environments this run asked an approval for (one per run)
         self._env_start = 0.0  # when the environment under way started
         self._start = 0.0  # when the step under way started: its deadline counts from here
         self._step: Step | None = None

@@ -45,6 +45,7 @@ class Orchestrator:
             if id(route_platform) not in self._runs:
                 run = EnvironmentRun(control_plane, route_platform, route_forge, clock, console, self.opts)
                 run.passed = self.run.passed  # one run: an environment passed is passed for all
+                run.asked = self.run.asked
                 self._runs[id(route_platform)] = run
 
     def run_for(self, env: Environment | str) -> EnvironmentRun:

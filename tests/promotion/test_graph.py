@@ -208,3 +208,29 @@ def test_order_of_promotion(factory: ControlPlaneFactory, text: str, order: list
     pipe = ControlPlane(path).main(Git(path).out("rev-parse", "main")).pipeline
 
     assert [e.name for e in pipe.ordered()] == order
+
+
+def test_siblings_held_for_approval_are_asked_one_run_at_a_time(factory: ControlPlaneFactory) -> None:
+    """The workflow runs one approval job per run, for the environment that run asked about: a
+    second sibling waits to be asked by the next run (a check due at once), never recorded as
+    asked without a job to answer it."""
+    path = create(factory, fan_out())
+    clock = FakeClock()
+    held = frozenset({"prod-eu", "prod-us"})
+
+    first = promote(path, clock, wait="none", approvals=held)
+    waits = {r.environment: r.wait for r in first.results if r.wait}
+
+    assert first.wait is not None and first.wait.environment == "prod-eu" and first.wait.approval_requested
+    assert waits["prod-us"] is not None and not waits["prod-us"].approval_requested
+    assert waits["prod-us"].next_check == clock.wall()
+    assert "to be asked by the next run (this one is for prod-eu)" in waits["prod-us"].message
+    assert statuses(path) == {"prod-eu": "pending", "staging": "success"}
+
+    approved = promote(path, clock, wait="none", approvals=held, approved=frozenset({"prod-eu"}))
+    assert states(approved)["prod-eu"] == "success"
+    assert approved.wait is not None and approved.wait.environment == "prod-us"
+    assert not approved.wait.approval_requested  # an approved run asks for nothing: no job follows it
+
+    third = promote(path, clock, wait="none", approvals=held)
+    assert third.wait is not None and third.wait.environment == "prod-us" and third.wait.approval_requested

@@ -86,7 +86,9 @@ def _show_row(row: dict[str, Any], sha: str, now: float, width: int = 10, *, gra
     deployed = row["deployedMainCommit"]
     there = "this commit" if deployed == sha else (str(deployed)[:12] if deployed else "nothing")
     text = shorten(row["description"], DESCRIPTION_LIMIT)  # whole in -o json
-    click.echo(f"  {row['environment']:<{width}} {row['state']:<9} {text}  [{row['platformBranch']} has {there}]")
+    click.echo(
+        f"  {row['environment']:<{width}} {row['state']:<9} {text}  [{row['platformBranch']} has {there}]"
+    )
     if graph:
         follows = ", ".join(row["follows"]) or "nothing: it takes every commit"
         click.echo(f"    follows {follows}")
