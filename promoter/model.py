@@ -6,6 +6,7 @@ rendering, the orchestrator) works on these and never on raw YAML.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -128,6 +129,9 @@ class Environment:
     on_failure: FailurePolicy = "stop"
     waves: tuple[Wave, ...] = ()  # empty: the whole environment at once
     platform_url: str | None = None  # gitops.repo: this environment's own platform repo
+    #: ``follows``: the environments that must have succeeded for a commit before this one takes
+    #: it (DESIGN section 14); None is the list's order: the environment before, if any.
+    follows: tuple[str, ...] | None = None
 
 
 Release = tuple[int, int]  # (major, minor)
@@ -163,9 +167,51 @@ class Pipeline:
     environments: tuple[Environment, ...]
     source: Source
     versions: Versions = NEWEST  # spec.versions: the default of every cluster type
+    #: ``failFast``: a failed environment stops the whole promotion, not only what follows it
+    fail_fast: bool = False
 
     def environment(self, name: str) -> Environment | None:
         return next((e for e in self.environments if e.name == name), None)
+
+    def upstreams(self, name: str) -> tuple[str, ...]:
+        """The environments ``name`` follows: all must have succeeded for a commit first."""
+        i = self.index(name)
+        follows = self.environments[i].follows
+        if follows is not None:
+            return follows
+        return (self.environments[i - 1].name,) if i else ()
+
+    def downstreams(self, name: str) -> tuple[str, ...]:
+        """The environments that follow ``name`` directly, in the list's order."""
+        return tuple(e.name for e in self.environments if name in self.upstreams(e.name))
+
+    def ancestors(self, name: str) -> frozenset[str]:
+        """Every environment a commit passes before ``name`` (not ``name`` itself)."""
+        return _closure(name, self.upstreams)
+
+    def descendants(self, name: str) -> frozenset[str]:
+        """Every environment that waits, directly or not, on ``name``."""
+        return _closure(name, self.downstreams)
+
+    def ordered(self) -> tuple[Environment, ...]:
+        """The environments in an order of promotion: each after all it follows, and otherwise
+        in the list's order (a list Pipeline: the list). The graph has no cycle (checked when
+        the Pipeline is read)."""
+        done: list[str] = []
+        left = [e.name for e in self.environments]
+        while left:
+            ready = next(n for n in left if all(u in done for u in self.upstreams(n)))
+            done.append(ready)
+            left.remove(ready)
+        return tuple(e for n in done for e in self.environments if e.name == n)
+
+    @property
+    def is_chain(self) -> bool:
+        """Whether each environment follows exactly the one listed before it (a list)."""
+        return all(
+            self.upstreams(e.name) == ((self.environments[i - 1].name,) if i else ())
+            for i, e in enumerate(self.environments)
+        )
 
     def platform_of(self, env: Environment) -> str:
         """The platform repo ``env`` renders to: its ``gitops.repo``, else ``platformRepo.url``."""
@@ -173,6 +219,17 @@ class Pipeline:
 
     def index(self, name: str) -> int:
         return [e.name for e in self.environments].index(name)
+
+
+def _closure(name: str, step: Callable[[str], tuple[str, ...]]) -> frozenset[str]:
+    seen: set[str] = set()
+    todo = list(step(name))
+    while todo:
+        found = todo.pop()
+        if found not in seen:
+            seen.add(found)
+            todo.extend(step(found))
+    return frozenset(seen)
 
 
 @dataclass(frozen=True)

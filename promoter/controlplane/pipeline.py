@@ -3,14 +3,15 @@ merges and what gates it."""
 
 from __future__ import annotations
 
-from typing import Any
+import difflib
+from typing import Any, NoReturn
 
 from promoter.clock import parse_duration
 from promoter.controlplane.documents import (
     ObjectDoc,
     label_selector,
 )
-from promoter.controlplane.fields import Fields, check_name, check_relative_path
+from promoter.controlplane.fields import Fields, check_name, check_relative_path, kind_of
 from promoter.controlplane.objects import versions_from
 from promoter.controlplane.yamlfile import plain
 from promoter.errors import ConfigError
@@ -45,8 +46,11 @@ def pipeline_from(obj: ObjectDoc) -> Pipeline:
         repo.fail(problem, "url")
     repo.done()
     environments: list[Environment] = []
+    follows_lines: dict[str, int | None] = {}
     for path, line, item in spec.items("environments", required=True):
-        environments.append(environment_from(Fields(item, obj.file, path, line), kind))
+        fields = Fields(item, obj.file, path, line)
+        environments.append(environment_from(fields, kind))
+        follows_lines[environments[-1].name] = fields.line_of("follows") or line
     if not environments:
         spec.fail("needs at least one environment", "environments")
     seen: dict[str, Environment] = {}
@@ -60,10 +64,13 @@ def pipeline_from(obj: ObjectDoc) -> Pipeline:
         seen[env.name] = env
     _check_platform_branches(environments, obj.file, url)
     versions = versions_from(spec)
+    fail_fast = spec.flag("failFast", False)
     spec.done()
     obj.top.done()
     assert url is not None
-    return Pipeline(obj.name, url, forge, tuple(environments), obj.source, versions)
+    pipeline = Pipeline(obj.name, url, forge, tuple(environments), obj.source, versions, fail_fast)
+    check_graph(pipeline, obj.file, follows_lines)
+    return pipeline
 
 
 def _check_platform_branches(environments: list[Environment], file: str, url: str = "") -> None:
@@ -123,6 +130,7 @@ def environment_from(f: Fields, kind: str = "local") -> Environment:
     timeout = _timeout(f)
     gates = _gates(f)
     waves = _waves(f)
+    follows = _follows(f, name)
     f.done()
     policy: MergePolicy = "manual" if merge == "manual" else "direct" if merge == "direct" else "auto"
     return Environment(
@@ -137,7 +145,82 @@ def environment_from(f: Fields, kind: str = "local") -> Environment:
         on_failure,
         waves,
         platform_url,
+        follows,
     )
+
+
+def _follows(f: Fields, name: str) -> tuple[str, ...] | None:
+    """``follows``: the environments this one waits for (``[]``: none, it takes every commit);
+    absent, the one listed before it. Names are checked against the Pipeline in check_graph."""
+    value = f.get("follows", (list, str))
+    if value is None:
+        return None
+    names = [value] if isinstance(value, str) else value
+    for item in names:
+        if not isinstance(item, str) or not item.strip():
+            f.fail(f"must be a list of environment names, got {kind_of(item)} in it", "follows")
+    if name in names:
+        f.fail(f"environment {name!r} cannot follow itself", "follows")
+    twice = next((n for n in names if names.count(n) > 1), None)
+    if twice is not None:
+        f.fail(f"{twice!r} is listed twice", "follows")
+    return tuple(names)
+
+
+def check_graph(pipeline: Pipeline, file: str, lines: dict[str, int | None] | None = None) -> None:
+    """The environments form a graph a commit can flow through (DESIGN section 14): every name
+    that ``follows`` gives is an environment of the Pipeline, and there is no cycle, so that
+    every environment can be reached from one that follows nothing. ``lines``: where each
+    environment's ``follows`` is written."""
+    names = [e.name for e in pipeline.environments]
+
+    def fail(env: Environment, message: str) -> NoReturn:
+        line = (lines or {}).get(env.name) or env.source.line
+        raise ConfigError(
+            f"spec.environments[{pipeline.index(env.name)}].follows: {message}", file=file, line=line
+        )
+
+    for env in pipeline.environments:
+        for upstream in env.follows or ():
+            if upstream not in names:
+                near = difflib.get_close_matches(upstream, names, n=1, cutoff=0.7)
+                hint = f", did you mean {near[0]!r}?" if near else f" (the Pipeline has {', '.join(names)})"
+                fail(env, f"no environment {upstream!r}{hint}")
+    cycle = _cycle(pipeline)
+    if cycle:
+        after = sorted(set().union(*(pipeline.descendants(n) for n in cycle)) - set(cycle))
+        nor = f", nor {', '.join(after)} after them" if after else ""
+        fail(
+            pipeline.environments[pipeline.index(cycle[0])],
+            f"a cycle, {' -> '.join([*cycle, cycle[0]])}: no commit could ever reach {', '.join(cycle)}{nor}",
+        )
+
+
+def _cycle(pipeline: Pipeline) -> list[str] | None:
+    """A cycle of ``follows`` (each environment followed by one it follows), the first found in
+    the list's order; None when the graph has none."""
+    state: dict[str, str] = {}
+
+    def visit(name: str, path: list[str]) -> list[str] | None:
+        state[name] = "open"
+        for upstream in pipeline.upstreams(name):
+            if state.get(upstream) == "open":
+                return path[path.index(upstream) :] if upstream in path else [upstream]
+            if upstream not in state:
+                found = visit(upstream, [*path, upstream])
+                if found:
+                    return found
+        state[name] = "done"
+        return None
+
+    for env in pipeline.environments:
+        if env.name not in state:
+            found = visit(env.name, [env.name])
+            if found:  # in the order a commit would flow, from the one listed first
+                flow = list(reversed(found))
+                first = min(flow, key=pipeline.index)
+                return flow[flow.index(first) :] + flow[: flow.index(first)]
+    return None
 
 
 def _gitops(f: Fields, name: str, kind: str) -> tuple[str, str, str | None]:

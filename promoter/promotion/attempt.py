@@ -75,6 +75,7 @@ class Attempts(Stops, ABC):
         )
         self.gating = Gating(platform, forge, clock, console, options, self.rollbacks)
         self.passed: set[str] = set()  # environments this run saw succeed (a dry run posts nothing)
+        self.asked: set[str] = set()  # environments this run asked an approval for (one per run)
         self._env_start = 0.0  # when the environment under way started
         self._start = 0.0  # when the step under way started: its deadline counts from here
         self._step: Step | None = None
@@ -327,12 +328,12 @@ class Attempts(Stops, ABC):
     def _body(
         self, main: MainObjects, env: Environment, step: Step, planned: Planned, superseded: str | None
     ) -> str:
-        i = main.pipeline.index(env.name)
-        previous = None
-        if i > 0:
-            prev = main.pipeline.environments[i - 1]
-            state = self.statuses.state_of(main.commit, self.statuses.context_of(prev))
-            previous = f"{prev.name}: {state or 'not promoted'}"
+        pipeline = main.pipeline
+        upstreams = [pipeline.environments[pipeline.index(n)] for n in pipeline.upstreams(env.name)]
+        previous = ", ".join(
+            f"{u.name}: {self.statuses.state_of(main.commit, self.statuses.context_of(u)) or 'not promoted'}"
+            for u in upstreams
+        )
         waves = None
         if not step.whole:
             coming = [(s.name, s.cluster_types, "this PR" if s is step else "waiting") for s in self._steps]
@@ -343,7 +344,7 @@ class Attempts(Stops, ABC):
             main_subject=self._subject(main.commit),
             env_branch=env.branch,
             env_commit=planned.objects.commit,
-            previous=previous,
+            previous=previous or None,
             changes=planned.plan.changes,
             run_url=self.opts.run_url,
             superseded=superseded,

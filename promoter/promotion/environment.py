@@ -159,7 +159,12 @@ class EnvironmentRun(Attempts):
         """``--wait none``: an environment promoted only in a run approved for it (a job under a
         GitHub Environment with required reviewers) waits here, asked once: the run that gets
         here first records the request, later runs only report it; once under way (its status
-        pending with anything else), later runs go on without asking again."""
+        pending with anything else), later runs go on without asking again.
+
+        A run asks for one approval at most, and a run that was itself approved asks for none:
+        the workflow runs one approval job, after the run that asked (in a graph, prod-eu and
+        prod-us may both get here in one run). An environment not asked waits with a check due
+        at once, so the next run (any event, or the heartbeat) asks for it."""
         if self.opts.waits or env.name not in self.opts.approvals or env.name in self.opts.approved:
             return
         pending = current is not None and current.state == "pending"
@@ -167,23 +172,36 @@ class EnvironmentRun(Attempts):
         if pending and not recorded:
             return
         asked = recorded and not self.opts.force  # by hand with --force: ask again (a rejected request)
+        started = waiting.since(current, whole(env, ())[0], ("approval",), self.clock)
+        if not asked and (self.asked or self.opts.approved):
+            first = ", ".join(sorted(self.asked or self.opts.approved))
+            message = f"{env.name}: {APPROVAL}, to be asked by the next run (this one is for {first})"
+            raise Waiting(Wait("approval", env.name, "", started, self.clock.wall(), message))
         if not asked and not self.opts.dry_run:
             what = f"{APPROVAL} to promote to {env.name}"
             self.statuses.post(main.commit, self.statuses.context_of(env), "pending", what, self.opts.run_url)
-        started = waiting.since(current, whole(env, ())[0], ("approval",), self.clock)
+        if not asked:
+            self.asked.add(env.name)
         message = f"{env.name}: {APPROVAL} (the GitHub Environment {env.name}'s reviewers)"
         raise Waiting(Wait("approval", env.name, "", started, None, message, approval_requested=not asked))
 
     def _guard(self, main: MainObjects, env: Environment) -> None:
-        i = main.pipeline.index(env.name)
-        if i == 0 or self.opts.force:
+        """Every environment ``env`` follows has succeeded for the commit (section 14: all of
+        them; a list Pipeline: the one before)."""
+        if self.opts.force:
             return
-        previous = main.pipeline.environments[i - 1]
-        if previous.name in self.passed:  # a dry run posts nothing: trust this run's own results
-            return
-        if not self.statuses.succeeded(main.commit, previous):
+        pipeline = main.pipeline
+        missing = [
+            name
+            for name in pipeline.upstreams(env.name)
+            # a dry run posts nothing: trust this run's own results
+            if name not in self.passed
+            and not self.statuses.succeeded(main.commit, pipeline.environments[pipeline.index(name)])
+        ]
+        if missing:
             raise PromotionFailed(
-                f"{env.name}: guard: {main.commit[:12]} has not succeeded in {previous.name} yet (use --force to skip)"
+                f"{env.name}: guard: {main.commit[:12]} has not succeeded in {', '.join(missing)} yet "
+                "(use --force to skip)"
             )
 
     def _steps_of(

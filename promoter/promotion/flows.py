@@ -45,6 +45,7 @@ class Orchestrator:
             if id(route_platform) not in self._runs:
                 run = EnvironmentRun(control_plane, route_platform, route_forge, clock, console, self.opts)
                 run.passed = self.run.passed  # one run: an environment passed is passed for all
+                run.asked = self.run.asked
                 self._runs[id(route_platform)] = run
 
     def run_for(self, env: Environment | str) -> EnvironmentRun:
@@ -56,13 +57,10 @@ class Orchestrator:
         return self.run_for(env).platform
 
     def promote(self, commit: str, to: str | None = None) -> Report:
-        """The promotion flow: take main commit ``commit`` through the environments in order."""
+        """The promotion flow: take main commit ``commit`` through the environments, each after
+        all it follows (DESIGN sections 6 and 14)."""
         main = self.cp.main(commit)
-        envs = list(main.pipeline.environments)
-        if to is not None:
-            envs = envs[: _index(main, to) + 1]
-            if self.opts.force:
-                envs = envs[-1:]  # by hand: straight to the chosen environment
+        envs = _chosen(main, to, force=self.opts.force)
         report = Report("promotion", commit)
         subject = self.cp.git.out("log", "-1", "--format=%s", operands=[commit])
         if self._nothing_waits(commit, envs):
@@ -74,17 +72,44 @@ class Orchestrator:
         self.out.say(f'promoting main {commit[:12]} "{subject}" to {", ".join(e.name for e in envs)}')
         for env in envs:  # all input is checked before anything is pushed
             self.run_for(env).prepare(main, env)
+        stopped: dict[str, EnvResult] = {}  # environments that did not go through in this run
         for env in envs:
+            blocking = [stopped[u] for u in main.pipeline.upstreams(env.name) if u in stopped]
+            if blocking:
+                stopped[env.name] = blocking[0]
+                continue
             result = self.run_for(env).promote(main, env)
             report.results.append(result)
             if result.ok:
                 self.run.passed.add(env.name)
             if result.state == "dry-run":
-                self.out.say(f"dry run: the environments after {env.name} wait for it to succeed")
-                break
-            if not result.ok:
-                break
+                self._after_dry_run(main, env)
+            if not result.ok or result.state == "dry-run":
+                stopped[env.name] = result
+                if not result.ok and result.state != "waiting" and main.pipeline.fail_fast:
+                    break
+        self._say_blocked(main, envs, stopped, report)
         return report
+
+    def _after_dry_run(self, main: MainObjects, env: Environment) -> None:
+        following = main.pipeline.descendants(env.name)
+        if following:
+            self.out.say(f"dry run: the environments after {env.name} wait for it to succeed")
+
+    def _say_blocked(
+        self, main: MainObjects, envs: list[Environment], stopped: dict[str, EnvResult], report: Report
+    ) -> None:
+        """In a graph, what a run left alone because an environment it follows did not go
+        through (in a list, the environment that stopped says it all)."""
+        if main.pipeline.is_chain:
+            return
+        ran = {r.environment for r in report.results}
+        for env in envs:
+            if env.name in ran or env.name not in stopped:
+                continue
+            waits_on = [u for u in main.pipeline.upstreams(env.name) if u in stopped]
+            states = ", ".join(f"{u} ({_why(stopped[u])})" for u in waits_on)
+            self.out.say(f"{env.name}: not started: it follows {states}")
 
     def _nothing_waits(self, commit: str, envs: list[Environment]) -> bool:
         """``--wait none``: the commit succeeded everywhere already, so a wake-up (a heartbeat)
@@ -138,8 +163,24 @@ class Orchestrator:
         return self.cp.resolve(found)
 
 
-def _index(main: MainObjects, name: str) -> int:
-    if main.pipeline.environment(name) is None:
-        names = ", ".join(e.name for e in main.pipeline.environments)
-        raise UsageError(f"--to {name}: no such environment (the Pipeline has {names})")
-    return main.pipeline.index(name)
+def _chosen(main: MainObjects, to: str | None, *, force: bool) -> list[Environment]:
+    """The environments a promotion takes the commit to, in an order of promotion: all of them,
+    or with ``to`` that one and every environment before it in the graph (with ``force``, by
+    hand: that one alone)."""
+    pipeline = main.pipeline
+    if to is None:
+        return list(pipeline.ordered())
+    if pipeline.environment(to) is None:
+        names = ", ".join(e.name for e in pipeline.environments)
+        raise UsageError(f"--to {to}: no such environment (the Pipeline has {names})")
+    if force:
+        return [e for e in pipeline.environments if e.name == to]
+    wanted = pipeline.ancestors(to) | {to}
+    return [e for e in pipeline.ordered() if e.name in wanted]
+
+
+def _why(result: EnvResult) -> str:
+    """An environment that did not go through, in a word or two: what the ones after it wait on."""
+    if result.state == "waiting" and result.wait is not None:
+        return f"waiting for {result.wait.waiting_for}"
+    return result.state

@@ -95,7 +95,10 @@ class Report:
 
     @property
     def wait(self) -> Wait | None:
-        return next((r.wait for r in self.results if r.wait), None)
+        """What the run stopped for: the approval it asked for, if any (the workflow's approval
+        job is for that one), else the first environment's wait."""
+        waits = [r.wait for r in self.results if r.wait]
+        return next((w for w in waits if w.approval_requested), waits[0] if waits else None)
 
     def to_json(self) -> dict[str, Any]:
         return {

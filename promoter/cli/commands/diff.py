@@ -300,13 +300,14 @@ def _print(diffs: list[EnvDiff], grouped: bool) -> None:
 
 
 def _select(pipeline: Any, names: tuple[str, ...], branch: str | None, to: str | None) -> list[Any]:
-    envs = list(pipeline.environments)
-    known = ", ".join(e.name for e in envs)
+    envs = list(pipeline.ordered())
+    known = ", ".join(e.name for e in pipeline.environments)
     for name in (*names, *([to] if to else [])):
         if pipeline.environment(name) is None:
             raise UsageError(f"{name}: no such environment (the Pipeline has {known})")
     if to:
-        envs = envs[: pipeline.index(to) + 1]
+        wanted = pipeline.ancestors(to) | {to}
+        envs = [e for e in envs if e.name in wanted]
     if names:
         envs = [e for e in envs if e.name in names]
     if branch is not None:

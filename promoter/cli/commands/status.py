@@ -17,6 +17,7 @@ from promoter.controlplane.repo import ControlPlane
 from promoter.errors import shorten
 from promoter.model import DESCRIPTION_LIMIT, Environment
 from promoter.platform.provenance import Provenance
+from promoter.promotion import graph as graphs
 from promoter.promotion.waiting import waiting_on
 from promoter.promotion.waves import Step, resolve, whole
 from promoter.runtime import build_runtime
@@ -45,7 +46,13 @@ def status(control_plane: str | None, commit: str | None, output: str, main_bran
     statuses = runtime.forge.get_statuses(sha)
     heads = runtime.heads(main.pipeline.environments)
     rows = []
-    for env in main.pipeline.environments:
+    pipeline = main.pipeline
+    states = {
+        e.name: st.state
+        for e in pipeline.environments
+        if (st := statuses.get(runtime.forge.status_context(e.name)))
+    }
+    for env in pipeline.ordered():
         st = statuses.get(runtime.forge.status_context(env.name))
         head = heads[env.name]
         prov = runtime.platform_for(env).provenance(head, env.gitops_path) if head else None
@@ -60,21 +67,33 @@ def status(control_plane: str | None, commit: str | None, output: str, main_bran
                 "deployedMainCommit": prov.main_commit if prov else None,
                 "waves": _waves(cp, env, prov),
                 "waiting": waiting_on(st, _steps(cp, env)),
+                "follows": list(pipeline.upstreams(env.name)),
+                "waitsOn": [] if st else graphs.waits_on(pipeline, env.name, states),
             }
         )
     if output != "text":
         emit({"mainCommit": sha, "environments": rows}, output)
         return
     click.echo(f"main {sha[:12]} {cp.git.out('log', '-1', '--format=%s', operands=[sha])}")
+    width = max(10, *(len(e.name) for e in pipeline.environments))
     for row in rows:
-        _show_row(row, sha, clock.wall())
+        _show_row(row, sha, clock.wall(), width, graph=not pipeline.is_chain)
 
 
-def _show_row(row: dict[str, Any], sha: str, now: float) -> None:
+def _show_row(row: dict[str, Any], sha: str, now: float, width: int = 10, *, graph: bool = False) -> None:
+    """One environment; in a graph Pipeline also what it follows and, before it starts, what it
+    waits on."""
     deployed = row["deployedMainCommit"]
     there = "this commit" if deployed == sha else (str(deployed)[:12] if deployed else "nothing")
     text = shorten(row["description"], DESCRIPTION_LIMIT)  # whole in -o json
-    click.echo(f"  {row['environment']:<10} {row['state']:<9} {text}  [{row['platformBranch']} has {there}]")
+    click.echo(
+        f"  {row['environment']:<{width}} {row['state']:<9} {text}  [{row['platformBranch']} has {there}]"
+    )
+    if graph:
+        follows = ", ".join(row["follows"]) or "nothing: it takes every commit"
+        click.echo(f"    follows {follows}")
+        if row["waitsOn"]:
+            click.echo(f"    waits on {', '.join(row['waitsOn'])}")
     if row["waiting"]:
         click.echo(f"    {_waiting_text(row['waiting'], now)}")
     for wave in row["waves"]:
