@@ -34,12 +34,17 @@ VARIABLE = "PROMOTER_HEARTBEAT"
 
 
 def waits_on_time(report: Report) -> bool:
-    """The run stopped where only time or polling moves the promotion on."""
-    wait = report.wait
-    if report.state != "waiting" or wait is None:
+    """The run stopped where only time or polling moves the promotion on, in any environment (in
+    a graph, several wait at once)."""
+    if report.state != "waiting":
         return False
-    # an automatic merge waiting for GitHub's checks is tried again after the poll interval
-    return wait.waiting_for in TIME_WAITS or (wait.waiting_for == "merge" and wait.next_check is not None)
+    # an automatic merge waiting for GitHub's checks is tried again after the poll interval, and
+    # an approval this run could not ask for (one per run) is asked by the next
+    return any(
+        w.waiting_for in TIME_WAITS or (w.waiting_for in ("merge", "approval") and w.next_check is not None)
+        for w in (r.wait for r in report.results)
+        if w is not None
+    )
 
 
 class Heartbeat:

@@ -99,6 +99,7 @@ class Timeline:
     runs: list[Run] = field(default_factory=list)
 
     pending: float = 0.0  # time passed that the notes have not been moved back by yet
+    caller: Path = PROMOTE  # the control plane's workflow that the events run
 
     def wait(self, seconds: float) -> None:
         self.pending += seconds
@@ -121,7 +122,7 @@ class Timeline:
         if not (name == "schedule" and self.variables.get("PROMOTER_HEARTBEAT") == "idle"):
             self._travel()  # a run reads the clocks: the time passed so far, all at once
         started = time.monotonic()
-        outputs = flows.call(PROMOTE)
+        outputs = flows.call(self.caller)
         seconds = time.monotonic() - started
         if flows.skipped:  # the heartbeat disarmed: no runner, nothing billed
             run = Run(name, self.now, 0.0, [], "skipped", "")

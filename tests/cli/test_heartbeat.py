@@ -29,6 +29,20 @@ def test_which_waits_keep_it_armed() -> None:
     assert not waits_on_time(waiting("approval", None)) and not waits_on_time(waiting("merge", None))
     assert waits_on_time(waiting("merge", 5.0))  # an automatic merge, tried again
     assert not waits_on_time(Report("promotion", "a" * 40, [EnvResult("qa", "held")]))
+    assert waits_on_time(waiting("approval", 5.0))  # an approval this run could not ask: the next run asks
+
+
+def test_any_environment_waiting_on_time_keeps_it_armed() -> None:
+    """In a graph, prod-eu may wait for a person while prod-us bakes."""
+    merge = Wait("merge", "prod-eu", "", 0.0, None, "prod-eu: waiting for merge")
+    bake = Wait("bake", "prod-us", "", 0.0, 60.0, "prod-us: baking")
+    report = Report(
+        "promotion",
+        "a" * 40,
+        [EnvResult("prod-eu", "waiting", wait=merge), EnvResult("prod-us", "waiting", wait=bake)],
+    )
+
+    assert report.wait == merge and waits_on_time(report)
 
 
 @responses.activate
