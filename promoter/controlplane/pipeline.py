@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from promoter.clock import parse_duration
+from promoter.controlplane.changecontrol import notifications_from, windows_from
 from promoter.controlplane.documents import (
     ObjectDoc,
     label_selector,
@@ -60,10 +61,11 @@ def pipeline_from(obj: ObjectDoc) -> Pipeline:
         seen[env.name] = env
     _check_platform_branches(environments, obj.file, url)
     versions = versions_from(spec)
+    receivers = notifications_from(spec, tuple(e.name for e in environments))
     spec.done()
     obj.top.done()
     assert url is not None
-    return Pipeline(obj.name, url, forge, tuple(environments), obj.source, versions)
+    return Pipeline(obj.name, url, forge, tuple(environments), obj.source, versions, receivers)
 
 
 def _check_platform_branches(environments: list[Environment], file: str, url: str = "") -> None:
@@ -123,6 +125,7 @@ def environment_from(f: Fields, kind: str = "local") -> Environment:
     timeout = _timeout(f)
     gates = _gates(f)
     waves = _waves(f)
+    windows = windows_from(f)
     f.done()
     policy: MergePolicy = "manual" if merge == "manual" else "direct" if merge == "direct" else "auto"
     return Environment(
@@ -137,6 +140,7 @@ def environment_from(f: Fields, kind: str = "local") -> Environment:
         on_failure,
         waves,
         platform_url,
+        windows,
     )
 
 
@@ -237,9 +241,10 @@ def _wave(w: Fields) -> Wave:
     gates = _gates(w) if w.get("gates") is not None else None
     bake = w.duration("bake", "0s", positive=False)
     timeout = w.duration("timeout", "30m") if w.get("timeout") is not None else None
+    windows = windows_from(w)
     w.done()
     if not types and selector is None:
         w.fail("needs clusterTypes or a selector (or both)")
     if selector is not None and not selector.match_labels and not selector.match_expressions:
         w.fail("an empty selector would take every cluster type; name them or match labels", "selector")
-    return Wave(name, tuple(types), selector, gates, bake, timeout, Source(w.file, w.line))
+    return Wave(name, tuple(types), selector, gates, bake, timeout, Source(w.file, w.line), windows)

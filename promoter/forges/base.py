@@ -23,6 +23,7 @@ class PullRequest:
     url: str
     number: int | None = None
     merge_sha: str | None = None
+    labels: tuple[str, ...] = ()  # a hold label holds the environment (docs/change-control.md)
 
 
 class MergeNotReady(Exception):

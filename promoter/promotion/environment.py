@@ -154,6 +154,8 @@ class EnvironmentRun(Attempts):
                 f"{env.name}: {main.commit[:12]} failed here before ({current.description}); held, use --force to retry"
             )
         self._guard(main, env)
+        if self.change is not None and not _under_way(current):  # a hold over a window over an approval
+            self.change.stop(main, env, self.steps_of(main, env)[0], self.forge)
         self._approval(main, env, current)
         return self._steps_of(main, env, self.steps_of(main, env), current, trust_current=False)
 
@@ -314,6 +316,11 @@ def _success_description(env: Environment, result: EnvResult) -> str:
         return f"{len(result.waves)} waves healthy{at} ({done})"
     assert result.merge_sha is not None
     return f"healthy at {result.merge_sha[:12]} ({result.message})"
+
+
+def _under_way(current: Status | None) -> bool:
+    """Whether a promotion to the environment has started (past asking for its approval)."""
+    return current is not None and current.state == "pending" and not current.description.startswith(APPROVAL)
 
 
 class _Held(PromotionFailed):
