@@ -75,7 +75,9 @@ class LocalForge(Forge):
     def _labels(self, head: str) -> tuple[str, ...]:
         """A PR's labels: the lines of its head commit's note in ``refs/notes/promoter-labels``
         of the platform repo (``git notes --ref=promoter-labels add -m promoter/hold <sha>``)."""
-        proc = self.platform.git.run("notes", f"--ref={LABELS_REF}", "show", operands=[head], check=False)
+        proc = Git(self.platform.url).run(
+            "notes", f"--ref={LABELS_REF}", "show", operands=[head], check=False
+        )
         text = proc.stdout.decode("utf-8", "replace") if proc.returncode == 0 else ""
         return tuple(line.strip() for line in text.splitlines() if line.strip())
 
