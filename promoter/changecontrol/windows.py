@@ -43,6 +43,26 @@ class Closed:
         return f"outside its change window ({self.reason}); {opens}"
 
 
+def describe(windows: Windows) -> str:
+    """``Europe/Berlin: allowed Mon-Fri 09:00-17:00; denied 2026-12-21..2027-01-04 (freeze)``."""
+    parts = [f"allowed {', '.join(_rule_text(r) for r in windows.allow)}"] if windows.allow else []
+    if windows.deny:
+        parts.append(f"denied {', '.join(_rule_text(r) for r in windows.deny)}")
+    return f"{windows.zone}: {'; '.join(parts)}"
+
+
+def _rule_text(rule: WindowRule) -> str:
+    words = []
+    if rule.days is not None:
+        words.append(",".join(DAY_NAMES[d] for d in sorted(rule.days)))
+    if rule.hours is not None:
+        start, end = rule.hours
+        words.append(f"{start // 60:02d}:{start % 60:02d}-{end // 60:02d}:{end % 60:02d}")
+    for first, last in rule.dates or ():
+        words.append(first.isoformat() if first == last else f"{first}..{last}")
+    return " ".join(words) + (f" ({rule.reason})" if rule.reason else "")
+
+
 def rule_matches(rule: WindowRule, moment: datetime) -> bool:
     """Whether ``moment`` (local, aware) falls in ``rule``. An overnight ``hours`` (22:00-02:00)
     belongs to the day it starts on: its days and dates are those of the evening."""

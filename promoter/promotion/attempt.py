@@ -353,6 +353,7 @@ class Attempts(Stops, ABC):
             superseded=superseded,
             waves=waves,
             held=self._held.describe() if self._held else None,
+            change_control=self.change.pr_note(env, step) if self.change else None,
         )
 
     def _gates(

@@ -37,7 +37,7 @@ class ChangeControl:
         self.out = console
         self.opts = options
         self.policy = policy
-        self.overridden: set[tuple[str, str]] = set()
+        self.overridden: dict[tuple[str, str], str] = {}  # (environment, wave) -> what was passed
 
     def stop(self, main: MainObjects, env: Environment, step: Step, forge: Forge) -> None:
         """Raise Waiting where ``step`` of ``env`` is held or outside its windows (or, waiting in
@@ -83,6 +83,16 @@ class ChangeControl:
         found = [source.windows, *(w.windows for w in waves)]
         return tuple(w for w in found if w is not None)
 
+    def pr_note(self, env: Environment, step: Step) -> str | None:
+        """What the promotion PR says of change control: a hold or window passed with --force,
+        and the windows a merge waits for."""
+        notes = [self.overridden[(env.name, step.name)]] if (env.name, step.name) in self.overridden else []
+        notes += [
+            f"merges only inside its change windows ({change_windows.describe(w)})"
+            for w in self.windows_of(env, step)
+        ]
+        return "; ".join(notes) or None
+
     def _passes(self) -> bool:
         return self.opts.force and bool(self.opts.reason)
 
@@ -107,7 +117,7 @@ class ChangeControl:
             if self.book is not None and not self.opts.dry_run:
                 by = actor()
                 self.book.override(what, where, main.commit, by, self.opts.reason, self.clock.wall())
-            self.overridden.add((env.name, step.name))
+            self.overridden[(env.name, step.name)] = f"{what}; passed with --force: {self.opts.reason}"
             return
         hint = " (--force passes it only with --reason)" if self.opts.force else ""
         raise Waiting(Wait(kind, env.name, step.name, since, until, f"{where}: {what}{hint}"))

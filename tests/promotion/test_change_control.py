@@ -82,6 +82,11 @@ def test_force_with_a_reason_passes_a_hold_and_is_recorded(factory: ControlPlane
     git = Git(path)
     subject = git.out("log", "-1", "--format=%s", operands=[HOLDS_REF])
     assert subject == f"override prod for {git.out('rev-parse', 'main')[:12]}: hotfix 12 for the incident"
+    body = Git(factory.platform).out("log", "-1", "--format=%B", operands=["promoter/prod"])
+    assert (
+        "- change control: held by alice since 2025-12-31T23:59:00Z: incident 4711; "
+        "passed with --force: hotfix 12 for the incident\n"
+    ) in body
 
 
 def test_a_closed_window_waits_until_it_opens_then_the_next_run_goes_on(factory: ControlPlaneFactory) -> None:
@@ -97,6 +102,8 @@ def test_a_closed_window_waits_until_it_opens_then_the_next_run_goes_on(factory:
     )
     clock.t += 9 * 3600  # the heartbeat at 09:00
     assert states(run(path, clock)) == {"dev": "skipped", "prod": "success"}
+    body = Git(factory.platform).out("log", "-1", "--format=%B", operands=["promoter/prod"])
+    assert "- change control: merges only inside its change windows (UTC: allowed Mon,Tue,Wed,Thu,Fri 09:00-17:00)" in body
 
 
 def test_waiting_in_the_run_sleeps_until_the_window_opens(factory: ControlPlaneFactory) -> None:
