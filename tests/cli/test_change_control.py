@@ -44,7 +44,11 @@ def test_promote_notifies_each_event_once(
     report = json.loads(result.stdout)
     assert report["state"] == "waiting" and report["waiting"]["for"] == "hold"
     events = [json.loads(body) for _, _, body in inbox.received]
-    assert sorted((e["event"], e["environment"]) for e in events) == [("done", "dev"), ("done", "qa"), ("held", "prod")]
+    assert sorted((e["event"], e["environment"]) for e in events) == [
+        ("done", "dev"),
+        ("done", "qa"),
+        ("held", "prod"),
+    ]
     forced = runner.invoke(cli, ["promote", "--control-plane", str(path), "--force", "--to", "prod"])
     assert forced.exit_code == 0 and "--force passes it only with --reason" in forced.output
     forced = runner.invoke(

@@ -103,7 +103,10 @@ def test_a_closed_window_waits_until_it_opens_then_the_next_run_goes_on(factory:
     clock.t += 9 * 3600  # the heartbeat at 09:00
     assert states(run(path, clock)) == {"dev": "skipped", "prod": "success"}
     body = Git(factory.platform).out("log", "-1", "--format=%B", operands=["promoter/prod"])
-    assert "- change control: merges only inside its change windows (UTC: allowed Mon,Tue,Wed,Thu,Fri 09:00-17:00)" in body
+    assert (
+        "- change control: merges only inside its change windows (UTC: allowed Mon,Tue,Wed,Thu,Fri 09:00-17:00)"
+        in body
+    )
 
 
 def test_waiting_in_the_run_sleeps_until_the_window_opens(factory: ControlPlaneFactory) -> None:

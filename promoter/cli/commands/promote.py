@@ -232,10 +232,7 @@ def promote(
     runtime = build_runtime(cp, pipeline, console, clock=clock, github=github)
     options = _options(dry_run, force, poll_interval, progress_interval, waves, render)
     options = replace(_waiting(options, wait, approvals, approved, names), reason=_reason(reason, force))
-    control = change.change_control(cp, runtime.forge, clock, console, options)
-    orchestrator = Orchestrator(
-        cp, runtime.platform, runtime.forge, clock, console, options, runtime.routes, control
-    )
+    orchestrator = _orchestrator(cp, runtime, clock, console, options)
     with runtime.locked(console.say):
         report = (
             orchestrator.schedule(env_name, commit and sha) if env_name else orchestrator.promote(sha, to)
@@ -253,6 +250,12 @@ def _show(report: Report, output: str) -> None:
         emit(report.to_json(), output)
     else:
         print_summary(report)
+
+
+def _orchestrator(cp: Any, runtime: Any, clock: clocks.Clock, console: Any, options: Options) -> Orchestrator:
+    """The flows, with the holds and change windows every step respects (DESIGN section 13)."""
+    control = change.change_control(cp, runtime.forge, clock, console, options)
+    return Orchestrator(cp, runtime.platform, runtime.forge, clock, console, options, runtime.routes, control)
 
 
 def _reason(reason: str | None, force: bool) -> str | None:
