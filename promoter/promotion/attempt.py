@@ -124,7 +124,8 @@ class Attempts(Stops, ABC):
         if not planned.plan.changed and planned.base is not None:
             return self._unchanged(main, env, step, planned, result, current, trust_current)
         if self.change is not None:  # a hold or a closed window stops what would land (section 13)
-            self.change.stop(main, env, step, self.forge)
+            pr_open = self._phase(main, env, step) == "merge"  # a hold label can be on it
+            self.change.stop(main, env, step, self.forge if pr_open else None)
         where = f"{promotion_branch(env.name)} and merge into {env.gitops_branch} ({env.merge})"
         if self.opts.dry_run:
             self.out.say(f"{step.prefix(env.name)}: dry run: would push {where}")

@@ -39,9 +39,10 @@ class ChangeControl:
         self.policy = policy
         self.overridden: dict[tuple[str, str], str] = {}  # (environment, wave) -> what was passed
 
-    def stop(self, main: MainObjects, env: Environment, step: Step, forge: Forge) -> None:
+    def stop(self, main: MainObjects, env: Environment, step: Step, forge: Forge | None) -> None:
         """Raise Waiting where ``step`` of ``env`` is held or outside its windows (or, waiting in
-        the run, sleep until a window opens)."""
+        the run, sleep until a window opens). ``forge``: where a hold label may be, given only
+        while the environment's promotion PR is open (no request otherwise)."""
         if (env.name, step.name) in self.overridden:
             return
         hold = self.hold_on(env, step.name, forge)
@@ -62,8 +63,8 @@ class ChangeControl:
             self._stop(main, env, step, "window", closed.describe(), closed.since, closed.opens)
 
     def hold_on(self, env: Environment, wave: str, forge: Forge | None) -> Hold | None:
-        """The hold that stops ``wave`` of ``env`` ("": the whole): recorded, else a label on its
-        open promotion PR."""
+        """The hold that stops ``wave`` of ``env`` ("": the whole): recorded, else (with
+        ``forge``) a label on its open promotion PR."""
         now = self.clock.wall()
         recorded = [h for h in self.book.holds(now)] if self.book else []
         found = next((h for h in recorded if h.covers(env.name, wave)), None)

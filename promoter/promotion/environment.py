@@ -155,7 +155,7 @@ class EnvironmentRun(Attempts):
             )
         self._guard(main, env)
         if self.change is not None and not _under_way(current):  # a hold over a window over an approval
-            self.change.stop(main, env, self.steps_of(main, env)[0], self.forge)
+            self.change.stop(main, env, self.steps_of(main, env)[0], None)
         self._approval(main, env, current)
         return self._steps_of(main, env, self.steps_of(main, env), current, trust_current=False)
 

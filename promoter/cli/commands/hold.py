@@ -89,7 +89,14 @@ def hold(
     change.notifier(cp, runtime.forge, pipeline, _warn).send([event])
 
 
-@click.command()
+RELEASE_EXAMPLES = """\b
+Examples:
+  promoter release prod
+  promoter release prod --wave canary
+"""
+
+
+@click.command(epilog=RELEASE_EXAMPLES)
 @_options
 def release(
     control_plane: str | None,

@@ -18,7 +18,7 @@ from promoter.console import Console
 from promoter.controlplane.repo import ControlPlane
 from promoter.errors import shorten
 from promoter.forges.base import Forge
-from promoter.model import DESCRIPTION_LIMIT, Environment
+from promoter.model import DESCRIPTION_LIMIT, Environment, Status
 from promoter.platform.provenance import Provenance
 from promoter.promotion.control import ChangeControl
 from promoter.promotion.options import Options
@@ -66,7 +66,7 @@ def status(control_plane: str | None, commit: str | None, output: str, main_bran
                 "deployedMainCommit": prov.main_commit if prov else None,
                 "waves": _waves(cp, env, prov),
                 "waiting": waiting_on(st, _steps(cp, env)),
-                **_control(control, env, runtime.forge_for(env)),
+                **_control(control, env, runtime.forge_for(env) if _pr_open(st) else None),
             }
         )
     if output != "text":
@@ -96,7 +96,12 @@ def _show_row(row: dict[str, Any], sha: str, now: float) -> None:
         click.echo(f"    wave {wave['name']}: {held}")
 
 
-def _control(control: ChangeControl, env: Environment, forge: Forge) -> dict[str, Any]:
+def _pr_open(st: Status | None) -> bool:
+    """Whether the status says a promotion PR is open (a hold label can be on it)."""
+    return st is not None and st.state == "pending" and "PR open: " in st.description
+
+
+def _control(control: ChangeControl, env: Environment, forge: Forge | None) -> dict[str, Any]:
     """What holds the environment and whether its change windows are closed now (section 13)."""
     hold = control.hold_on(env, "", forge)
     held = {**hold.to_json(), "description": hold.describe()} if hold else None
