@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any, Literal
 
 MergePolicy = Literal["auto", "manual", "direct"]
@@ -41,6 +42,22 @@ class Status:
 
 
 TemplateType = Literal["reconciler", "namespace", "config"]
+#: What a promotion that stopped (``--wait none``, DESIGN section 12) waits for. ``window`` and
+#: ``hold`` are change control's (section 13): a closed change window waits on time (its next
+#: check is when the window opens); a hold waits for ``promoter release`` or its ``until``.
+WaitFor = Literal["merge", "approval", "gates", "bake", "window", "hold"]
+WAIT_REASONS: tuple[WaitFor, ...] = ("merge", "approval", "gates", "bake", "window", "hold")
+#: The change-control events a notification receiver may be sent (DESIGN section 13).
+NotifyEvent = Literal["approval", "failed", "rolled-back", "held", "released", "window", "done"]
+NOTIFY_EVENTS: tuple[NotifyEvent, ...] = (
+    "approval",
+    "failed",
+    "rolled-back",
+    "held",
+    "released",
+    "window",
+    "done",
+)
 FailurePolicy = Literal["stop", "rollback"]
 
 
@@ -95,6 +112,44 @@ class GateSpec:
     source: Source
 
 
+@dataclass(frozen=True)
+class WindowRule:
+    """One allowed or denied time of a change window, in the window's zone: it matches a local
+    time when every field it has matches (days of the week, hours of the day, dates)."""
+
+    days: frozenset[int] | None  # 0 is Monday
+    hours: tuple[int, int] | None  # minutes after midnight, [start, end); end <= start: overnight
+    dates: tuple[tuple[date, date], ...] | None  # inclusive ranges
+    reason: str
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class Windows:
+    """When changes may land (``allow``: any rule matches; none given: always) and when they may
+    not (``deny`` wins over ``allow``), in a named IANA time zone."""
+
+    zone: str
+    allow: tuple[WindowRule, ...]
+    deny: tuple[WindowRule, ...]
+    source: Source
+
+
+@dataclass(frozen=True)
+class Receiver:
+    """A notification receiver: a Slack-compatible incoming webhook (its URL is the secret) or a
+    generic JSON webhook signed with HMAC-SHA256; secrets are environment variable names."""
+
+    name: str
+    kind: Literal["slack", "webhook"]
+    url: str | None  # webhook: the URL; slack: None (read from ``url_from``)
+    url_from: str | None  # the environment variable holding the URL
+    secret_from: str | None  # webhook: the environment variable holding the HMAC key
+    events: tuple[NotifyEvent, ...]
+    environments: tuple[str, ...]  # empty: every environment
+    source: Source
+
+
 #: The name of the wave that holds the cluster types no wave of an environment names.
 REST_WAVE = "rest"
 
@@ -111,6 +166,7 @@ class Wave:
     bake: float  # seconds to wait after its gates passed
     timeout: float | None  # None: the environment's
     source: Source
+    windows: Windows | None = None  # apply in addition to the environment's
 
     def selects(self, name: str, labels: dict[str, str]) -> bool:
         return name in self.cluster_types or (self.selector is not None and self.selector.matches(labels))
@@ -132,6 +188,7 @@ class Environment:
     #: ``follows``: the environments that must have succeeded for a commit before this one takes
     #: it (DESIGN section 14); None is the list's order: the environment before, if any.
     follows: tuple[str, ...] | None = None
+    windows: Windows | None = None  # change windows (DESIGN section 13)
 
 
 Release = tuple[int, int]  # (major, minor)
@@ -169,6 +226,7 @@ class Pipeline:
     versions: Versions = NEWEST  # spec.versions: the default of every cluster type
     #: ``failFast``: a failed environment stops the whole promotion, not only what follows it
     fail_fast: bool = False
+    notifications: tuple[Receiver, ...] = ()  # spec.notifications (DESIGN section 13)
 
     def environment(self, name: str) -> Environment | None:
         return next((e for e in self.environments if e.name == name), None)

@@ -25,6 +25,7 @@ LAYERS: dict[str, int] = {
     "gitcmd": 2,
     "model": 3,
     "gates.registry": 4,
+    "changecontrol": 4,
     "controlplane": 5,
     "gates": 6,
     "gotemplate": 5,

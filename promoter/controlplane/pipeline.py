@@ -7,6 +7,7 @@ import difflib
 from typing import Any, NoReturn
 
 from promoter.clock import parse_duration
+from promoter.controlplane.changecontrol import notifications_from, windows_from
 from promoter.controlplane.documents import (
     ObjectDoc,
     label_selector,
@@ -65,10 +66,20 @@ def pipeline_from(obj: ObjectDoc) -> Pipeline:
     _check_platform_branches(environments, obj.file, url)
     versions = versions_from(spec)
     fail_fast = spec.flag("failFast", False)
+    receivers = notifications_from(spec, tuple(e.name for e in environments))
     spec.done()
     obj.top.done()
     assert url is not None
-    pipeline = Pipeline(obj.name, url, forge, tuple(environments), obj.source, versions, fail_fast)
+    pipeline = Pipeline(
+        obj.name,
+        url,
+        forge,
+        tuple(environments),
+        obj.source,
+        versions,
+        fail_fast=fail_fast,
+        notifications=receivers,
+    )
     check_graph(pipeline, obj.file, follows_lines)
     return pipeline
 
@@ -131,6 +142,7 @@ def environment_from(f: Fields, kind: str = "local") -> Environment:
     gates = _gates(f)
     waves = _waves(f)
     follows = _follows(f, name)
+    windows = windows_from(f)
     f.done()
     policy: MergePolicy = "manual" if merge == "manual" else "direct" if merge == "direct" else "auto"
     return Environment(
@@ -145,7 +157,8 @@ def environment_from(f: Fields, kind: str = "local") -> Environment:
         on_failure,
         waves,
         platform_url,
-        follows,
+        follows=follows,
+        windows=windows,
     )
 
 
@@ -320,9 +333,10 @@ def _wave(w: Fields) -> Wave:
     gates = _gates(w) if w.get("gates") is not None else None
     bake = w.duration("bake", "0s", positive=False)
     timeout = w.duration("timeout", "30m") if w.get("timeout") is not None else None
+    windows = windows_from(w)
     w.done()
     if not types and selector is None:
         w.fail("needs clusterTypes or a selector (or both)")
     if selector is not None and not selector.match_labels and not selector.match_expressions:
         w.fail("an empty selector would take every cluster type; name them or match labels", "selector")
-    return Wave(name, tuple(types), selector, gates, bake, timeout, Source(w.file, w.line))
+    return Wave(name, tuple(types), selector, gates, bake, timeout, Source(w.file, w.line), windows)

@@ -5,7 +5,7 @@ requests (open, update, merge, observe) on the platform repo. Git content goes t
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from promoter.model import Environment, Status, StatusState, promotion_branch
@@ -23,6 +23,8 @@ class PullRequest:
     url: str
     number: int | None = None
     merge_sha: str | None = None
+    # a hold label holds the environment (docs/change-control.md); an observation, not identity
+    labels: tuple[str, ...] = field(default=(), compare=False)
 
 
 class MergeNotReady(Exception):

@@ -18,6 +18,9 @@ from promoter.gitcmd import Git
 from promoter.model import Environment, Status, StatusState
 from promoter.platform.repo import PlatformRepo
 
+#: Where the local forge keeps a promotion PR's labels: notes on its head commit.
+LABELS_REF = "refs/notes/promoter-labels"
+
 
 class LocalForge(Forge):
     name = "local"
@@ -46,7 +49,15 @@ class LocalForge(Forge):
         head, base = heads[head_branch], heads[env.gitops_branch]
         if head is None:
             return None
-        pr = PullRequest(env.name, head_branch, env.gitops_branch, head, "open", self._url(head_branch))
+        pr = PullRequest(
+            env.name,
+            head_branch,
+            env.gitops_branch,
+            head,
+            "open",
+            self._url(head_branch),
+            labels=self._labels(head),
+        )
         if base and self.platform.git.is_ancestor(head, base):
             return replace(pr, state="merged", merge_sha=self._merge_commit(head, base))
         return pr
@@ -60,6 +71,15 @@ class LocalForge(Forge):
         )
         commits = line.split()
         return commits[-1] if commits else base
+
+    def _labels(self, head: str) -> tuple[str, ...]:
+        """A PR's labels: the lines of its head commit's note in ``refs/notes/promoter-labels``
+        of the platform repo (``git notes --ref=promoter-labels add -m promoter/hold <sha>``)."""
+        proc = Git(self.platform.url).run(
+            "notes", f"--ref={LABELS_REF}", "show", operands=[head], check=False
+        )
+        text = proc.stdout.decode("utf-8", "replace") if proc.returncode == 0 else ""
+        return tuple(line.strip() for line in text.splitlines() if line.strip())
 
     def open_pr(
         self, env: Environment, head_branch: str, head_sha: str, title: str, body: str

@@ -21,6 +21,7 @@ from promoter.platform.owned import owned_tree
 from promoter.platform.plan import TreePlan
 from promoter.platform.provenance import Provenance
 from promoter.platform.repo import PlatformRepo
+from promoter.promotion.control import ChangeControl
 from promoter.promotion.gating import Gating
 from promoter.promotion.landing import BaseMoved, Landing, MergePending
 from promoter.promotion.mixed import Held
@@ -84,6 +85,7 @@ class Attempts(Stops, ABC):
         self._steps: tuple[Step, ...] = ()  # the environment's steps in this run
         self._done: list[WaveResult] = []  # its waves done so far
         self._held: Held | None = None  # the scheduling flow on folders of several main commits
+        self.change: ChangeControl | None = None  # holds and change windows (DESIGN section 13)
         # per (main commit, environment): its objects, render and steps, once per run
         self._prepared: dict[tuple[str, str], tuple[EnvironmentObjects, Rendered, tuple[Step, ...]]] = {}
 
@@ -122,6 +124,9 @@ class Attempts(Stops, ABC):
         )
         if not planned.plan.changed and planned.base is not None:
             return self._unchanged(main, env, step, planned, result, current, trust_current)
+        if self.change is not None:  # a hold or a closed window stops what would land (section 13)
+            pr_open = self._phase(main, env, step) == "merge"  # a hold label can be on it
+            self.change.stop(main, env, step, self.forge if pr_open else None)
         where = f"{promotion_branch(env.name)} and merge into {env.gitops_branch} ({env.merge})"
         if self.opts.dry_run:
             self.out.say(f"{step.prefix(env.name)}: dry run: would push {where}")
@@ -350,6 +355,7 @@ class Attempts(Stops, ABC):
             superseded=superseded,
             waves=waves,
             held=self._held.describe() if self._held else None,
+            change_control=self.change.pr_note(env, step) if self.change else None,
         )
 
     def _gates(

@@ -152,6 +152,8 @@ class EnvironmentRun(Attempts):
         if current and current.state in ("failure", "error") and not self.opts.force:
             raise _Held(held_message(env.name, main.commit, current))
         self._guard(main, env)
+        if self.change is not None and not _under_way(current):  # a hold over a window over an approval
+            self.change.stop(main, env, self.steps_of(main, env)[0], None)
         self._approval(main, env, current)
         return self._steps_of(main, env, self.steps_of(main, env), current, trust_current=False)
 
@@ -344,6 +346,11 @@ def held_message(env: str, commit: str, current: Status) -> str:
         f"{env}: {commit[:12]} failed here before ({current.description}); held, use --force to retry; "
         f"held{since}: {CLEARS}"
     )
+
+
+def _under_way(current: Status | None) -> bool:
+    """Whether a promotion to the environment has started (past asking for its approval)."""
+    return current is not None and current.state == "pending" and not current.description.startswith(APPROVAL)
 
 
 class _Held(PromotionFailed):

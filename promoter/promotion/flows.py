@@ -13,6 +13,7 @@ from promoter.errors import PromotionFailed, UsageError
 from promoter.forges.base import Forge
 from promoter.model import Environment, MainObjects
 from promoter.platform.repo import PlatformRepo
+from promoter.promotion.control import ChangeControl
 from promoter.promotion.environment import EnvironmentRun
 from promoter.promotion.options import Options
 from promoter.promotion.report import EnvResult, Report
@@ -29,9 +30,11 @@ class Orchestrator:
         console: Console,
         options: Options | None = None,
         routes: Mapping[str, tuple[PlatformRepo, Forge]] | None = None,
+        change: ChangeControl | None = None,
     ) -> None:
         """``routes``: the environments with a platform repo of their own (``gitops.repo``), by
-        name, with that repo and its forge; the others use ``platform`` and ``forge``."""
+        name, with that repo and its forge; the others use ``platform`` and ``forge``. ``change``:
+        the holds and change windows every step respects (DESIGN section 13)."""
         self.cp = control_plane
         self.platform = platform
         self.forge = forge
@@ -47,6 +50,8 @@ class Orchestrator:
                 run.passed = self.run.passed  # one run: an environment passed is passed for all
                 run.asked = self.run.asked
                 self._runs[id(route_platform)] = run
+        for each in self._runs.values():
+            each.change = change
 
     def run_for(self, env: Environment | str) -> EnvironmentRun:
         """The run of the platform repo ``env`` renders to."""

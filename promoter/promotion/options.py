@@ -29,6 +29,8 @@ class Options:
     #: (a job under a GitHub Environment with required reviewers); ``approved`` names those
     approvals: frozenset[str] = frozenset()
     approved: frozenset[str] = frozenset()
+    #: why ``force`` passes a hold or a closed change window (it passes neither without one)
+    reason: str | None = None
 
     @property
     def waits(self) -> bool:

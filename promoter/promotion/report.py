@@ -158,6 +158,7 @@ def pr_body(
     superseded: str | None = None,
     waves: list[str] | None = None,
     held: str | None = None,
+    change_control: str | None = None,
 ) -> str:
     """The promotion PR's body: provenance, the previous environment's result, and the diff.
     ``held``: the main commits of the folders, when the scheduling flow renders each with its own."""
@@ -173,6 +174,8 @@ def pr_body(
         lines.append(f"- supersedes the promotion of `{superseded[:12]}`")
     if held:
         lines.append(f"- each folder rendered again with its own main commit: {held}")
+    if change_control:
+        lines.append(f"- change control: {change_control}")
     if run_url:
         lines.append(f"- run: {run_url}")
     if waves:

@@ -15,11 +15,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from promoter.clock import Clock, format_duration, iso, parse_duration, parse_iso
-from promoter.model import Status
+from promoter.model import Status, WaitFor
 from promoter.promotion.waves import Step
 
 WaitMode = Literal["all", "none"]
-WaitFor = Literal["merge", "approval", "gates", "bake"]
 #: A step's phase, read back from its pending status: what it waits for, and since when.
 Phase = Literal["approval", "merge", "gates", "soak", "bake"]
 

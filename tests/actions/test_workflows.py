@@ -48,7 +48,11 @@ def run_steps(path: Path) -> list[dict[str, Any]]:
 
 
 def test_the_files_exist() -> None:
-    assert [rel(p) for p in ACTIONS] == ["actions/promote/action.yml", "actions/render/action.yml"]
+    assert [rel(p) for p in ACTIONS] == [
+        "actions/hold/action.yml",
+        "actions/promote/action.yml",
+        "actions/render/action.yml",
+    ]
     assert {p.name for p in WORKFLOWS} >= {"ci.yml", "promote.yml", "render.yml", "schedule.yml"}
     assert [p.name for p in SCRIPTS] == ["cache-key.sh", "install.sh", "run.sh"]
 

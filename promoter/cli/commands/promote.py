@@ -14,7 +14,7 @@ from click.core import ParameterSource
 from promoter import (
     clock as clocks,  # clocks.RealClock is looked up at run time: tests put a fake in its place
 )
-from promoter.cli import actions_output
+from promoter.cli import actions_output, change
 from promoter.cli.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH
 from promoter.cli.commands.common import control_plane as control_plane_at
 from promoter.cli.commands.completion import complete_environment_list, complete_environments
@@ -137,7 +137,15 @@ Examples:
 @click.option(
     "--force",
     is_flag=True,
-    help="Skip the guard and retry a held commit; with --to, promote only that environment.",
+    help="Skip the guard and retry a held commit; with --to, promote only that environment; "
+    "with --reason, pass a hold or a closed change window (recorded).",
+)
+@click.option(
+    "--reason",
+    default=None,
+    envvar="PROMOTER_FORCE_REASON",
+    metavar="TEXT",
+    help="Why --force passes a hold or a closed change window (docs/change-control.md).",
 )
 @click.option("--poll-interval", default="5s", show_default=True, help="How often to poll merges.")
 @click.option(
@@ -203,6 +211,7 @@ def promote(
     waves: bool,
     dry_run: bool,
     force: bool,
+    reason: str | None,
     poll_interval: str,
     progress_interval: str,
     wait: str,
@@ -232,8 +241,8 @@ def promote(
     clock = clocks.RealClock()
     runtime = build_runtime(cp, pipeline, console, clock=clock, github=github)
     options = _options(dry_run, force, poll_interval, progress_interval, waves, render)
-    options = _waiting(options, wait, approvals, approved, names)
-    orchestrator = Orchestrator(cp, runtime.platform, runtime.forge, clock, console, options, runtime.routes)
+    options = replace(_waiting(options, wait, approvals, approved, names), reason=_reason(reason, force))
+    orchestrator = _orchestrator(cp, runtime, clock, console, options)
     beat = _heartbeat(options, heartbeat_variable, github, clock)
     beat.arm()  # before anything changes: a run killed mid-way leaves it armed
     with runtime.locked(console.say):
@@ -241,6 +250,8 @@ def promote(
             orchestrator.schedule(env_name, commit and sha) if env_name else orchestrator.promote(sha, to)
         )
     beat.settle(report)
+    if not dry_run:  # once per event, never failing the run (docs/change-control.md#notifications)
+        change.notifier(cp, runtime.forge, pipeline, console.say).send(change.events_of(report, clock.wall()))
     actions_output.publish_report(report, names)  # outputs and step summary, in GitHub Actions only
     _show(report, output)
     if report.state == "failed" or (report.state == "held" and options.waits):
@@ -259,6 +270,20 @@ def _show(report: Report, output: str) -> None:
         emit(report.to_json(), output)
     else:
         print_summary(report)
+
+
+def _orchestrator(cp: Any, runtime: Any, clock: clocks.Clock, console: Any, options: Options) -> Orchestrator:
+    """The flows, with the holds and change windows every step respects (DESIGN section 13)."""
+    control = change.change_control(cp, runtime.forge, clock, console, options)
+    return Orchestrator(cp, runtime.platform, runtime.forge, clock, console, options, runtime.routes, control)
+
+
+def _reason(reason: str | None, force: bool) -> str | None:
+    if reason is not None and not reason.strip():
+        raise UsageError("--reason: say why (an empty reason passes nothing)")
+    if reason and not force:
+        raise UsageError("--reason goes with --force: it says why a hold or a closed window is passed")
+    return reason.strip() if reason else None
 
 
 def _waiting(options: Options, wait: str, approvals: str, approved: str, names: list[str]) -> Options:

@@ -7,17 +7,22 @@ from typing import Any
 import click
 
 from promoter import clock as clocks
+from promoter.changecontrol import windows
+from promoter.cli import change
 from promoter.cli.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH
 from promoter.cli.commands.common import control_plane as control_plane_at
 from promoter.cli.commands.promote import github_options
 from promoter.cli.output import OUTPUT, emit
-from promoter.clock import format_duration, parse_iso
+from promoter.clock import format_duration, iso, parse_iso
 from promoter.console import Console
 from promoter.controlplane.repo import ControlPlane
 from promoter.errors import shorten
-from promoter.model import DESCRIPTION_LIMIT, Environment
+from promoter.forges.base import Forge
+from promoter.model import DESCRIPTION_LIMIT, Environment, Status
 from promoter.platform.provenance import Provenance
 from promoter.promotion import graph as graphs
+from promoter.promotion.control import ChangeControl
+from promoter.promotion.options import Options
 from promoter.promotion.waiting import waiting_on
 from promoter.promotion.waves import Step, resolve, whole
 from promoter.runtime import build_runtime
@@ -45,6 +50,7 @@ def status(control_plane: str | None, commit: str | None, output: str, main_bran
     runtime = build_runtime(cp, main.pipeline, Console(quiet=True), clock=clock, github=github)
     statuses = runtime.forge.get_statuses(sha)
     heads = runtime.heads(main.pipeline.environments)
+    control = change.change_control(cp, runtime.forge, clock, Console(quiet=True), Options())
     rows = []
     pipeline = main.pipeline
     states = {
@@ -69,6 +75,7 @@ def status(control_plane: str | None, commit: str | None, output: str, main_bran
                 "waiting": waiting_on(st, _steps(cp, env)),
                 "follows": list(pipeline.upstreams(env.name)),
                 "waitsOn": [] if st else graphs.waits_on(pipeline, env.name, states),
+                **_control(control, env, runtime.forge_for(env) if _pr_open(st) else None),
             }
         )
     if output != "text":
@@ -96,12 +103,38 @@ def _show_row(row: dict[str, Any], sha: str, now: float, width: int = 10, *, gra
             click.echo(f"    waits on {', '.join(row['waitsOn'])}")
     if row["waiting"]:
         click.echo(f"    {_waiting_text(row['waiting'], now)}")
+    if row["held"]:
+        click.echo(f"    HELD: {row['held']['description']}")
+    if row["window"]:
+        click.echo(f"    WINDOW: {row['window']['description']}")
     for wave in row["waves"]:
         held = ", ".join(
             f"{ct} at {'this commit' if m == sha else (m or 'nothing')[:12]}"
             for ct, m in wave["mainCommits"].items()
         )
         click.echo(f"    wave {wave['name']}: {held}")
+
+
+def _pr_open(st: Status | None) -> bool:
+    """Whether the status says a promotion PR is open (a hold label can be on it)."""
+    return st is not None and st.state == "pending" and "PR open: " in st.description
+
+
+def _control(control: ChangeControl, env: Environment, forge: Forge | None) -> dict[str, Any]:
+    """What holds the environment and whether its change windows are closed now (section 13)."""
+    hold = control.hold_on(env, "", forge)
+    held = {**hold.to_json(), "description": hold.describe()} if hold else None
+    closed = windows.closed(control.windows_of(env, whole(env, ())[0]), control.clock.wall())
+    window = None
+    if closed is not None:
+        opens = iso(closed.opens) if closed.opens is not None else None
+        window = {
+            "reason": closed.reason,
+            "since": iso(closed.since),
+            "opens": opens,
+            "description": closed.describe(),
+        }
+    return {"held": held, "window": window}
 
 
 def _steps(cp: ControlPlane, env: Environment) -> tuple[Step, ...]:

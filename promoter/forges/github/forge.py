@@ -57,6 +57,7 @@ class GitHubForge(Forge):
         self.platform_repo, self.control_plane_repo = platform_repo, control_plane_repo
         self.owner = platform_repo.split("/")[0]
         self.auto_merge = auto_merge
+        self._credentials = credentials
         self._gh = http.client(credentials.api_auth(platform_repo))
         self._cp_gh = http.client(credentials.api_auth(control_plane_repo))
         self._repo = self._gh.get_repo(platform_repo)  # lazy: no request
@@ -68,6 +69,10 @@ class GitHubForge(Forge):
 
     def request_count(self) -> int:
         return self.http.counts.total
+
+    def control_plane_token(self) -> str:
+        """A token for git on the control-plane repo (change control's records, DESIGN section 13)."""
+        return self._credentials.token(self.control_plane_repo)
 
     # -------------------------------------------------------------- statuses
 
@@ -328,6 +333,7 @@ class GitHubForge(Forge):
             pr.html_url,
             pr.number,
             pr.merge_commit_sha if merged else None,
+            tuple(label.name for label in pr.labels),
         )
 
 

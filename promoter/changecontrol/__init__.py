@@ -1,0 +1,1 @@
+"""Change control (DESIGN section 13): change windows, holds and notifications."""

@@ -1,0 +1,173 @@
+"""``promoter hold`` and ``promoter release``: stop an environment (or one wave of it) for every
+trigger, and let it go again (docs/change-control.md#holds)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from promoter import clock as clocks
+from promoter.changecontrol.holds import HOLDS_REF, Hold, HoldBook, actor
+from promoter.changecontrol.notify import Event
+from promoter.cli import change
+from promoter.cli.commands.common import CONTROL_PLANE, MAIN_BRANCH
+from promoter.cli.commands.common import control_plane as control_plane_at
+from promoter.cli.commands.completion import complete_environments
+from promoter.cli.commands.promote import github_options
+from promoter.clock import iso, parse_duration, parse_iso
+from promoter.console import Console
+from promoter.errors import UsageError
+from promoter.model import Pipeline
+from promoter.runtime import build_runtime
+
+HOLD_EXAMPLES = """\b
+Examples:
+  promoter hold prod --reason "incident 4711: payments degraded"
+  promoter hold prod --wave canary --reason "canary cluster drained" --until 4h
+  promoter hold prod --reason "year-end freeze" --until 2027-01-04T08:00:00+01:00
+"""
+
+
+def _options(command: Any) -> Any:
+    for option in reversed(
+        [
+            CONTROL_PLANE,
+            click.argument("environment", metavar="ENV", shell_complete=complete_environments),
+            click.option("--wave", default=None, metavar="WAVE", help="Only this wave of the environment."),
+            MAIN_BRANCH,
+            click.option("--dry-run", is_flag=True, help="Say what would be recorded; record nothing."),
+            github_options(),
+        ]
+    ):
+        command = option(command)
+    return command
+
+
+@click.command(epilog=HOLD_EXAMPLES)
+@_options
+@click.option("--reason", required=True, metavar="TEXT", help="Why: shown wherever the hold is.")
+@click.option(
+    "--until",
+    "until",
+    default=None,
+    metavar="TIME",
+    help="Ends by itself at TIME (ISO 8601) or after a duration (4h).",
+)
+def hold(
+    control_plane: str | None,
+    environment: str,
+    wave: str | None,
+    main_branch: str,
+    dry_run: bool,
+    github: Any,
+    reason: str,
+    until: str | None,
+) -> None:
+    """Hold ENV: no trigger promotes to it until `promoter release` (or --until)."""
+    if not reason.strip():
+        raise UsageError("--reason: say why the environment is held")
+    cp, pipeline, runtime, clock = _context(control_plane, main_branch, environment, wave, github)
+    now = clock.wall()
+    held = Hold(environment, wave, reason.strip(), actor(), now, _until(until, now))
+    if dry_run:
+        click.echo(f"dry run: would hold {held.where()}: {held.describe()}")
+        return
+    if not HoldBook(change.records_for(cp, runtime.forge, HOLDS_REF)).hold(held):
+        click.echo(f"{held.where()} is already held so: {held.describe()}")
+        return
+    click.echo(f"held {held.where()}: {held.describe()}")
+    event = Event(
+        "held",
+        environment,
+        wave,
+        None,
+        f"{held.where()}: {held.describe()}",
+        now,
+        change.hold_key(environment, wave, now),
+    )
+    change.notifier(cp, runtime.forge, pipeline, _warn).send([event])
+
+
+RELEASE_EXAMPLES = """\b
+Examples:
+  promoter release prod
+  promoter release prod --wave canary
+"""
+
+
+@click.command(epilog=RELEASE_EXAMPLES)
+@_options
+def release(
+    control_plane: str | None,
+    environment: str,
+    wave: str | None,
+    main_branch: str,
+    dry_run: bool,
+    github: Any,
+) -> None:
+    """Release ENV's holds (only WAVE's with --wave); the next event promotes it again."""
+    cp, pipeline, runtime, clock = _context(control_plane, main_branch, environment, wave, github)
+    now = clock.wall()
+    book = HoldBook(change.records_for(cp, runtime.forge, HOLDS_REF))
+    where = f"{environment}, wave {wave}" if wave else environment
+    if dry_run:
+        found = [
+            h for h in book.holds(now) if h.environment == environment and (wave is None or h.wave == wave)
+        ]
+        click.echo(f"dry run: would release {len(found)} hold(s) of {where}")
+        return
+    released = book.release(environment, wave, actor(), now)
+    if not released:
+        click.echo(f"{where} is not held")
+        return
+    for h in released:
+        click.echo(f"released {h.where()} (it was {h.describe()})")
+    message = f"{where}: released by {actor()}"
+    event = Event(
+        "released", environment, wave, None, message, now, f"released:{environment}:{wave}:{int(now)}"
+    )
+    change.notifier(cp, runtime.forge, pipeline, _warn).send([event])
+
+
+def _context(
+    control_plane: str | None, main_branch: str, environment: str, wave: str | None, github: Any
+) -> Any:
+    cp = control_plane_at(control_plane, main_branch)
+    pipeline = cp.main(cp.resolve(None)).pipeline
+    _check(pipeline, environment, wave)
+    clock = clocks.RealClock()
+    runtime = build_runtime(cp, pipeline, Console(quiet=True), clock=clock, github=github)
+    return cp, pipeline, runtime, clock
+
+
+def _check(pipeline: Pipeline, environment: str, wave: str | None) -> None:
+    env = pipeline.environment(environment)
+    if env is None:
+        names = ", ".join(e.name for e in pipeline.environments)
+        raise UsageError(f"{environment}: no such environment (the Pipeline has {names})")
+    if wave is not None and wave not in [w.name for w in env.waves]:
+        waves = ", ".join(w.name for w in env.waves) or "none"
+        raise UsageError(f"--wave {wave}: {environment} has no such wave (its waves: {waves})")
+
+
+def _until(text: str | None, now: float) -> float | None:
+    """``--until``: a time of day (ISO 8601; without a zone, UTC) or a duration from now."""
+    if text is None:
+        return None
+    try:
+        return now + parse_duration(text)
+    except ValueError:
+        pass
+    when = parse_iso(text)
+    if when is None:
+        raise UsageError(
+            f"--until {text}: expected a time like 2027-01-04T08:00:00+01:00 or a duration like 4h"
+        )
+    if when <= now:
+        raise UsageError(f"--until {text}: that is in the past ({iso(when)})")
+    return when
+
+
+def _warn(line: str) -> None:
+    click.echo(line, err=True)
