@@ -21,6 +21,7 @@ from promoter.platform.objects import Change
 from promoter.promotion import mixed, waiting
 from promoter.promotion.attempt import Attempts
 from promoter.promotion.mixed import Held
+from promoter.promotion.removals import Scene, preflight
 from promoter.promotion.report import EnvResult, EnvState, WaveResult
 from promoter.promotion.stops import BAKING, PASSED_BEFORE
 from promoter.promotion.waiting import APPROVAL, Wait, Waiting
@@ -47,6 +48,7 @@ class EnvironmentRun(Attempts):
         held = self._held_commits(main, env) if per_folder else None
         steps = self.steps_of(main, env, waves=waves)
         self._held, self.statuses.muted = held, held is not None
+        self.check_removals(main, env, steps)
         try:
             return self._timed(
                 main,
@@ -85,6 +87,17 @@ class EnvironmentRun(Attempts):
             self._prepared[key] = (objects, rendered, resolve(env, objects))
         objects, rendered, _ = self._prepared[key]
         return objects, rendered
+
+    def check_removals(
+        self, main: MainObjects, env: Environment, steps: tuple[Step, ...] | None = None
+    ) -> None:
+        """Before anything is pushed: no step of ``env`` removes assignments past the removal
+        guard (exit 2); a dry run and ``--allow-removal`` leave it to each step's plan."""
+        if self.opts.dry_run or self.opts.allow_removal:
+            return
+        objects, rendered = self.prepare(main, env)
+        scene = Scene(main, env, objects, rendered.files, None, None, frozenset())
+        preflight(self.cp, self.platform, scene, steps or self.steps_of(main, env), rendered.cluster_types)
 
     def steps_of(self, main: MainObjects, env: Environment, *, waves: bool = True) -> tuple[Step, ...]:
         """The environment's steps: its waves, or with ``waves`` False the whole at once."""

@@ -29,6 +29,8 @@ class Options:
     #: (a job under a GitHub Environment with required reviewers); ``approved`` names those
     approvals: frozenset[str] = frozenset()
     approved: frozenset[str] = frozenset()
+    #: ``--allow-removal``: a step may remove assignments past the removal guard (removals.py)
+    allow_removal: bool = False
 
     @property
     def waits(self) -> bool:
