@@ -28,6 +28,7 @@ from promoter.promotion.options import Options
 from promoter.promotion.removals import Removals, Scene, find, judge
 from promoter.promotion.report import EnvResult, WaveResult, change_summary, pr_body, pr_title, wave_rows
 from promoter.promotion.rollback import Rollbacks
+from promoter.promotion.sources import SourceChecker
 from promoter.promotion.statuses import Statuses
 from promoter.promotion.stops import PASSED_BEFORE, Stops
 from promoter.promotion.waiting import GATES
@@ -76,6 +77,7 @@ class Attempts(Stops, ABC):
             control_plane, platform, self.statuses, self.landing, console, clock, options
         )
         self.gating = Gating(platform, forge, clock, console, options, self.rollbacks)
+        self.sources = SourceChecker()  # checkSources: each source asked once per run
         self.passed: set[str] = set()  # environments this run saw succeed (a dry run posts nothing)
         self._env_start = 0.0  # when the environment under way started
         self._start = 0.0  # when the step under way started: its deadline counts from here

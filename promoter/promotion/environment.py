@@ -18,7 +18,7 @@ from promoter.errors import GateFailed, PromotionFailed, Superseded
 from promoter.gates.runner import GateOutcome
 from promoter.model import Environment, EnvironmentObjects, MainObjects, Status
 from promoter.platform.objects import Change
-from promoter.promotion import mixed, waiting
+from promoter.promotion import mixed, sources, waiting
 from promoter.promotion.attempt import Attempts
 from promoter.promotion.mixed import Held
 from promoter.promotion.removals import Scene, preflight
@@ -48,7 +48,7 @@ class EnvironmentRun(Attempts):
         held = self._held_commits(main, env) if per_folder else None
         steps = self.steps_of(main, env, waves=waves)
         self._held, self.statuses.muted = held, held is not None
-        self.check_removals(main, env, steps)
+        self.preflight(main, env, steps)
         try:
             return self._timed(
                 main,
@@ -88,11 +88,13 @@ class EnvironmentRun(Attempts):
         objects, rendered, _ = self._prepared[key]
         return objects, rendered
 
-    def check_removals(
-        self, main: MainObjects, env: Environment, steps: tuple[Step, ...] | None = None
-    ) -> None:
-        """Before anything is pushed: no step of ``env`` removes assignments past the removal
-        guard (exit 2); a dry run and ``--allow-removal`` leave it to each step's plan."""
+    def preflight(self, main: MainObjects, env: Environment, steps: tuple[Step, ...] | None = None) -> None:
+        """Before anything is pushed: with ``checkSources``, every source of the environment's
+        targets answers; no step of ``env`` removes assignments past the removal guard (exit 2;
+        a dry run and ``--allow-removal`` leave that to each step's plan)."""
+        if env.check_sources:
+            missing = self.sources.check(main, [env.name])
+            sources.refuse(missing, f"checkSources of {env.name}: nothing was pushed")
         if self.opts.dry_run or self.opts.allow_removal:
             return
         objects, rendered = self.prepare(main, env)

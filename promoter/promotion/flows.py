@@ -74,8 +74,8 @@ class Orchestrator:
         self.out.say(f'promoting main {commit[:12]} "{subject}" to {", ".join(e.name for e in envs)}')
         for env in envs:  # all input is checked before anything is pushed
             self.run_for(env).prepare(main, env)
-        for env in envs:  # and no environment loses assignments past the removal guard
-            self.run_for(env).check_removals(main, env)
+        for env in envs:  # and no environment loses assignments past the guard, or misses a source
+            self.run_for(env).preflight(main, env)
         for env in envs:
             result = self.run_for(env).promote(main, env)
             report.results.append(result)

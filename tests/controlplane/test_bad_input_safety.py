@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,7 +16,9 @@ from click.testing import CliRunner
 
 from promoter.cli.main import cli
 from tests.controlplane.test_bad_input import P, Case, _check, dev_env, sub
+from tests.support.fake_github import GitServer
 from tests.support.helpers import WORKLOAD, ControlPlaneFactory, dedent, pipeline, stage
+from tests.support.sources import source_server
 
 API = dedent(
     """
@@ -39,7 +41,9 @@ PIPELINE = pipeline(
 )
 SMALL = "metadata: {name: small, labels: {size: small, tier: web}}"
 LARGE = "metadata: {name: large, labels: {size: large, tier: web}}"
-LARGE_DOC = f"apiVersion: promoter.dev/v1alpha1\nkind: ClusterType\n{LARGE}\nspec: {{reconciler: flux}}\n---\n"
+LARGE_DOC = (
+    f"apiVersion: promoter.dev/v1alpha1\nkind: ClusterType\n{LARGE}\nspec: {{reconciler: flux}}\n---\n"
+)
 POLICY = "  clusterTypeSelector: {labelSelector: {matchLabels: {tier: web}}}\n"
 POLICY_DOC = f"apiVersion: promoter.dev/v1alpha1\nkind: SchedulingPolicy\nmetadata: {{name: web}}\nspec:\n{POLICY}---\n"
 ENV = (
@@ -112,13 +116,19 @@ REMOVALS = [
     ),
     Removal(
         "workload-deleted-past-the-bound",  # dev may lose 1 of 2 per wave; qa's bound stops the run
-        ("qa: would remove 2 of its 4 assignments", "workload 'api' is gone from main (it was at workloads/api.yaml:1)"),
+        (
+            "qa: would remove 2 of its 4 assignments",
+            "workload 'api' is gone from main (it was at workloads/api.yaml:1)",
+        ),
         main={A: None},
         validate=True,
     ),
     Removal(
         "target-moved-to-another-environment",
-        ("qa: would remove 2 of its 4", "deployment target 'a2' of workload 'api' moved to environment 'prod'"),
+        (
+            "qa: would remove 2 of its 4",
+            "deployment target 'a2' of workload 'api' moved to environment 'prod'",
+        ),
         main={A: sub(API, "{name: a2, environment: qa,", "{name: a2, environment: prod,")},
     ),
 ]
@@ -130,7 +140,9 @@ def promoted(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("promoted")
     factory = ControlPlaneFactory(root)
     main = {P: PIPELINE, W: WORKLOAD, A: API}
-    factory.create(main=main, envs={e: {E: ENV} for e in ("dev", "qa", "prod")}, platform_branches=("dev", "qa", "prod"))
+    factory.create(
+        main=main, envs={e: {E: ENV} for e in ("dev", "qa", "prod")}, platform_branches=("dev", "qa", "prod")
+    )
     result = _run(factory, "promote")
     assert result.exit_code == 0, result.output
     return root
@@ -165,7 +177,9 @@ def _change(factory: ControlPlaneFactory, case: Removal) -> None:
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in REMOVALS])
-def test_removal_past_the_guard_stops_before_anything_is_pushed(copy: ControlPlaneFactory, case: Removal) -> None:
+def test_removal_past_the_guard_stops_before_anything_is_pushed(
+    copy: ControlPlaneFactory, case: Removal
+) -> None:
     _change(copy, case)
     before = copy.refs()
     result = _run(copy, "promote", *case.args)
@@ -188,7 +202,9 @@ def test_a_wanted_removal_passes_with_the_flag_and_its_pr_lists_it_first(copy: C
     _change(copy, REMOVALS[0])
     result = _run(copy, "promote", "--schedule", "dev", "--allow-removal")
     assert result.exit_code == 0, result.output
-    assert "dev: removes all 4 assignments (large/api-a, large/app-t, small/api-a, small/app-t)" in result.stdout
+    assert (
+        "dev: removes all 4 assignments (large/api-a, large/app-t, small/api-a, small/app-t)" in result.stdout
+    )
     assert not [f for f in copy.platform_files("dev") if f.startswith(("small/", "large/"))]
     message = subprocess.run(
         ["git", "-C", str(copy.platform), "log", "-1", "--format=%b", "promoter/dev"],
@@ -213,10 +229,20 @@ def test_diff_warns_of_the_removal(copy: ControlPlaneFactory) -> None:
 
 def test_a_removal_within_the_bound_passes(copy: ControlPlaneFactory) -> None:
     """dev's waves lose 1 of 2 each (50%, the default bound): promoted, and said."""
-    _change(copy, Removal("one-workload-from-dev", (), main={A: sub(API, "{name: a, environment: dev,", "{name: a, environment: qa,")}))
+    _change(
+        copy,
+        Removal(
+            "one-workload-from-dev",
+            (),
+            main={A: sub(API, "{name: a, environment: dev,", "{name: a, environment: qa,")},
+        ),
+    )
     result = _run(copy, "promote", "--to", "dev")
     assert result.exit_code == 0, result.output
-    assert "dev, wave canary: removes 1 assignment (small/api-a)" in result.stdout
+    assert (
+        "dev, wave canary: removes 1 of its 2 assignments (small/api-a), because deployment target 'a' "
+        "of workload 'api' moved to environment 'qa'"
+    ) in result.stdout
 
 
 # ------------------------------------------------------------ the working tree
@@ -225,7 +251,11 @@ def test_a_removal_within_the_bound_passes(copy: ControlPlaneFactory) -> None:
 @pytest.mark.parametrize(
     ("dirty", "named"),
     [
-        pytest.param(lambda p: (p / "workloads/new.yaml").write_text("kind: Workload\n"), "workloads/new.yaml", id="untracked"),
+        pytest.param(
+            lambda p: (p / "workloads/new.yaml").write_text("kind: Workload\n"),
+            "workloads/new.yaml",
+            id="untracked",
+        ),
         pytest.param(lambda p: (p / W).write_text(WORKLOAD + "# edited\n"), W, id="modified"),
         pytest.param(lambda p: (p / A).unlink(), A, id="deleted"),
     ],
@@ -262,14 +292,132 @@ def test_files_outside_the_control_plane_do_not_count(copy: ControlPlaneFactory)
 # ------------------------------------------------------------ the removalLimit field
 
 FIELD_CASES = [
-    Case("removal-limit-negative", P, 8, "removalLimit: must be a whole number of at least 0 or a percent", main={P: dev_env("removalLimit: -1")}),
+    Case(
+        "removal-limit-negative",
+        P,
+        8,
+        "removalLimit: must be a whole number of at least 0 or a percent",
+        main={P: dev_env("removalLimit: -1")},
+    ),
     Case("removal-limit-over-100-percent", P, 8, "got '150%'", main={P: dev_env('removalLimit: "150%"')}),
     Case("removal-limit-fraction", P, 8, "got 0.5", main={P: dev_env("removalLimit: 0.5")}),
     Case("removal-limit-boolean", P, 8, "got True", main={P: dev_env("removalLimit: true")}),
-    Case("check-sources-not-boolean", P, 8, "checkSources: must be a boolean", main={P: dev_env('checkSources: "yes"')}),
+    Case(
+        "check-sources-not-boolean",
+        P,
+        8,
+        "checkSources: must be a boolean",
+        main={P: dev_env('checkSources: "yes"')},
+    ),
 ]
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in FIELD_CASES])
 def test_pipeline_safety_fields(factory: ControlPlaneFactory, case: Case) -> None:
     _check(factory, case)
+
+
+# ------------------------------------------------------------ sources that answer
+
+
+@pytest.fixture(scope="module")
+def sources(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """(git server URL, Helm/OCI server host): a real repo over smart HTTP, and index.yaml and
+    the registry's /v2/ on 127.0.0.1."""
+    root = tmp_path_factory.mktemp("sources")
+    work, repo = root / "work", root / "app.git"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(work)], check=True)
+    (work / "k.yaml").write_text("kind: x\n")
+    git = ["git", "-C", str(work), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "x"], check=True)
+    subprocess.run(["git", "clone", "-q", "--bare", str(work), str(repo)], check=True)
+    server = GitServer({"/team/app.git": repo})
+    with source_server() as http:
+        yield server.url, f"127.0.0.1:{http.server_address[1]}"
+    server.stop()
+
+
+def _workload(manifests: str) -> str:
+    return (
+        "apiVersion: promoter.dev/v1alpha1\nkind: Workload\nmetadata: {name: app}\nspec:\n  workspace: team\n"
+        f"  deploymentTargets:\n    - name: t\n      environment: dev\n      manifests: {manifests}\n"
+    )
+
+
+SOURCE_CASES = [  # (id, manifests with {git} and {http} in them, what the line says)
+    (
+        "git-repo-missing",
+        "{{repo: '{git}/team/ap.git'}}",
+        "{git}/team/ap.git does not answer: git ls-remote failed (fatal: repository",
+    ),
+    (
+        "git-branch-typo",
+        "{{repo: '{git}/team/app.git', branch: mian}}",
+        "{git}/team/app.git does not answer: no branch 'mian'",
+    ),
+    (
+        "helm-chart-missing",
+        "{{repo: 'http://{http}/charts', chart: podinfoo}}",
+        "no chart 'podinfoo' in the repository's index.yaml",
+    ),
+    (
+        "helm-repo-missing",
+        "{{repo: 'http://{http}/chart', chart: podinfo}}",
+        "no Helm repository index (http://{http}/chart/index.yaml answered HTTP 404)",
+    ),
+    (
+        "helm-version-missing",
+        "{{repo: 'http://{http}/charts', chart: podinfo, version: 6.6.0}}",
+        "no version 6.6.0 of chart 'podinfo'",
+    ),
+    (
+        "oci-repository-missing",
+        "{{repo: 'oci://{http}/team/ap', tag: '1.0'}}",
+        "oci://{http}/team/ap does not answer: no tag '1.0' in the registry (HTTP 404)",
+    ),
+    (
+        "oci-chart-version-missing",
+        "{{repo: 'oci://{http}/charts', chart: podinfo, version: 6.6.0}}",
+        "no tag '6.6.0' in the registry",
+    ),
+]
+
+
+@pytest.mark.parametrize(("manifests", "says"), [pytest.param(m, s, id=i) for i, m, s in SOURCE_CASES])
+def test_a_source_that_does_not_answer(
+    factory: ControlPlaneFactory, sources: tuple[str, str], manifests: str, says: str
+) -> None:
+    """validate --sources names the target's line, the URL and why; a promotion to an
+    environment with checkSources stops before pushing, as validate --sources does."""
+    git, http = sources
+    text = _workload(manifests.format(git=git, http=http))
+    factory.create(
+        main={P: pipeline(stage("dev", checkSources="true"), "qa", "prod"), W: text},
+        platform_branches=("dev",),
+    )
+    before = factory.refs()
+    for command in (("validate", "--sources"), ("promote",)):
+        result = _run(factory, *command)
+        context = f"{command}: exit {result.exit_code}\nstdout: {result.stdout}\nstderr: {result.stderr}"
+        assert result.exit_code == 2, context
+        lines = result.stderr.splitlines()
+        assert len(lines) == 1 and lines[0].startswith(
+            f"error: {W}:7: deployment target app/t: its source "
+        ), context
+        assert says.format(git=git, http=http) in lines[0], context
+        assert factory.refs() == before, context
+    assert "checkSources of dev: nothing was pushed" in lines[0]
+
+
+def test_sources_that_answer_pass(factory: ControlPlaneFactory, sources: tuple[str, str]) -> None:
+    git, http = sources
+    text = (
+        _workload(f"{{repo: '{git}/team/app.git'}}")
+        + f"    - {{name: h, environment: dev, manifests: {{repo: 'http://{http}/charts', chart: podinfo, version: 6.5.0}}}}\n"
+        + f"    - {{name: o, environment: dev, manifests: {{repo: 'oci://{http}/private/app', tag: '2.0'}}}}\n"
+    )
+    factory.create(main={P: pipeline("dev", "qa", "prod"), W: text}, platform_branches=("dev",))
+    result = _run(factory, "validate", "--sources")
+    assert result.exit_code == 0, result.output
+    assert "sources: ok, 3 answered\nvalid: main " in result.stdout

@@ -22,8 +22,9 @@ from promoter.console import Console
 from promoter.controlplane.repo import ControlPlane
 from promoter.errors import PromoterError, one_line
 from promoter.model import Environment, EnvironmentObjects, MainObjects
-from promoter.promotion import removals
+from promoter.promotion import removals, sources
 from promoter.promotion.removals import Scene
+from promoter.promotion.sources import SourceChecker, wanted
 from promoter.promotion.waves import Step, resolve
 from promoter.rendering.builtins import all_templates
 from promoter.rendering.render import Renderer
@@ -38,6 +39,13 @@ from promoter.runtime import Runtime, build_runtime, forge_kind
 @MAIN_BRANCH
 @COMMITTED
 @STAGED
+@click.option(
+    "--sources",
+    "check_sources",
+    is_flag=True,
+    help="Also ask every workload's manifests source whether it answers: git repo and branch, "
+    "OCI repository, Helm repository and chart (docs/configuration.md#sources-that-answer).",
+)
 @OUTPUT
 def validate(
     control_plane: str | None,
@@ -45,6 +53,7 @@ def validate(
     main_branch: str,
     committed: bool,
     staged: bool,
+    check_sources: bool,
     output: str,
 ) -> None:
     """Load and check main and every environment branch; render each environment.
@@ -54,6 +63,7 @@ def validate(
       promoter validate                  # the repo of the working directory, edits included
       promoter validate --staged         # what `git commit` would record (pre-commit)
       promoter validate --commit v1.4 -o json
+      promoter validate --sources        # and every manifests source answers
     """
     cp = control_plane_at(control_plane, main_branch)
     kcp = open_kalypso(cp, commit)
@@ -79,6 +89,11 @@ def validate(
             click.echo(
                 f"{env.name}: ok, {len(rendered.assignments)} assignments, {len(rendered.files)} files{rollout}"
             )
+    if check_sources:
+        missing = SourceChecker().check(main)
+        sources.refuse(missing, "check its URL, branch, tag or chart, and the credentials")
+        if output == "text":
+            click.echo(f"sources: ok, {_count_sources(main)} answered")
     if output != "text":
         emit(_data(cp, sha, main, envs), output)
         return
@@ -109,6 +124,10 @@ def _env_data(name: str, rendered: Any, waves: list[str], found: list[str]) -> d
     if found:
         data["removals"] = found
     return data
+
+
+def _count_sources(main: MainObjects) -> int:
+    return len({wanted(t.manifests) for w in main.workloads.values() for t in w.targets})
 
 
 def _local_platforms(cp: ControlPlane, main: MainObjects) -> Runtime | None:
