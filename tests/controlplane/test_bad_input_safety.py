@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from promoter.cli.main import cli
-from tests.controlplane.test_bad_input import P, Case, _check, dev_env, sub
+from tests.controlplane.test_bad_input import Case, P, _check, dev_env, sub
 from tests.support.fake_github import GitServer
 from tests.support.helpers import WORKLOAD, ControlPlaneFactory, dedent, pipeline, stage
 from tests.support.sources import source_server
