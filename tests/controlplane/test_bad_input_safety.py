@@ -18,7 +18,7 @@ from promoter.cli.main import cli
 from tests.controlplane.test_bad_input import Case, P, _check, dev_env, sub
 from tests.support.fake_github import GitServer
 from tests.support.helpers import WORKLOAD, ControlPlaneFactory, dedent, pipeline, stage
-from tests.support.sources import source_server
+from tests.support.sources import bare_repo, source_server
 
 API = dedent(
     """
@@ -324,15 +324,7 @@ def test_pipeline_safety_fields(factory: ControlPlaneFactory, case: Case) -> Non
 def sources(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
     """(git server URL, Helm/OCI server host): a real repo over smart HTTP, and index.yaml and
     the registry's /v2/ on 127.0.0.1."""
-    root = tmp_path_factory.mktemp("sources")
-    work, repo = root / "work", root / "app.git"
-    subprocess.run(["git", "init", "-q", "-b", "main", str(work)], check=True)
-    (work / "k.yaml").write_text("kind: x\n")
-    git = ["git", "-C", str(work), "-c", "user.name=t", "-c", "user.email=t@example.com"]
-    subprocess.run([*git, "add", "."], check=True)
-    subprocess.run([*git, "commit", "-qm", "x"], check=True)
-    subprocess.run(["git", "clone", "-q", "--bare", str(work), str(repo)], check=True)
-    server = GitServer({"/team/app.git": repo})
+    server = GitServer({"/team/app.git": bare_repo(tmp_path_factory.mktemp("sources"))})
     with source_server() as http:
         yield server.url, f"127.0.0.1:{http.server_address[1]}"
     server.stop()

@@ -3,7 +3,6 @@ reconciler would, against servers on 127.0.0.1 and a bare repo, once per run."""
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,7 +10,7 @@ import pytest
 
 from promoter.controlplane.sources import GIT, HELM, OCI, OCI_CHART
 from promoter.promotion.sources import SourceChecker, Wanted, wanted
-from tests.support.sources import PRIVATE, _Server, source_server
+from tests.support.sources import PRIVATE, _Server, bare_repo, source_server
 
 
 @pytest.fixture(scope="module")
@@ -22,15 +21,7 @@ def server() -> Iterator[_Server]:
 
 @pytest.fixture(scope="module")
 def bare(tmp_path_factory: pytest.TempPathFactory) -> str:
-    root = tmp_path_factory.mktemp("gitsrc")
-    work, repo = root / "work", root / "app.git"
-    subprocess.run(["git", "init", "-q", "-b", "main", str(work)], check=True)
-    (work / "k.yaml").write_text("kind: x\n")
-    git = ["git", "-C", str(work), "-c", "user.name=t", "-c", "user.email=t@example.com"]
-    subprocess.run([*git, "add", "."], check=True)
-    subprocess.run([*git, "commit", "-qm", "x"], check=True)
-    subprocess.run(["git", "clone", "-q", "--bare", str(work), str(repo)], check=True)
-    return repo.as_uri()
+    return bare_repo(tmp_path_factory.mktemp("gitsrc")).as_uri()
 
 
 def _url(server: _Server) -> str:

@@ -6,10 +6,12 @@ Bearer realm=...``), as Docker Hub and GHCR answer anonymous pulls."""
 from __future__ import annotations
 
 import json
+import subprocess
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 INDEX = b"""apiVersion: v1
 entries:
@@ -99,3 +101,15 @@ def source_server() -> Iterator[_Server]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def bare_repo(root: Path) -> Path:
+    """``root/app.git``: a bare repo whose ``main`` holds one manifest, a git source to ask."""
+    work, repo = root / "work", root / "app.git"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(work)], check=True)
+    (work / "k.yaml").write_text("kind: x\n")
+    git = ["git", "-C", str(work), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "x"], check=True)
+    subprocess.run(["git", "clone", "-q", "--bare", str(work), str(repo)], check=True)
+    return repo
