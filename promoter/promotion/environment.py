@@ -47,8 +47,8 @@ class EnvironmentRun(Attempts):
         main commits (a promotion in waves under way or stopped) are rendered with their own."""
         held = self._held_commits(main, env) if per_folder else None
         steps = self.steps_of(main, env, waves=waves)
-        self._held, self.statuses.muted = held, held is not None
         self.preflight(main, env, steps)
+        self._held, self.statuses.muted = held, held is not None
         try:
             return self._timed(
                 main,
