@@ -90,10 +90,7 @@ def validate(
                 f"{env.name}: ok, {len(rendered.assignments)} assignments, {len(rendered.files)} files{rollout}"
             )
     if check_sources:
-        missing = SourceChecker().check(main)
-        sources.refuse(missing, "check its URL, branch, tag or chart, and the credentials")
-        if output == "text":
-            click.echo(f"sources: ok, {_count_sources(main)} answered")
+        _check_sources(main, output)
     if output != "text":
         emit(_data(cp, sha, main, envs), output)
         return
@@ -126,8 +123,12 @@ def _env_data(name: str, rendered: Any, waves: list[str], found: list[str]) -> d
     return data
 
 
-def _count_sources(main: MainObjects) -> int:
-    return len({wanted(t.manifests) for w in main.workloads.values() for t in w.targets})
+def _check_sources(main: MainObjects, output: str) -> None:
+    """``--sources``: exit 2 at the first target whose source does not answer."""
+    sources.refuse(SourceChecker().check(main), "check its URL, branch, tag or chart, and the credentials")
+    if output == "text":
+        count = len({wanted(t.manifests) for w in main.workloads.values() for t in w.targets})
+        click.echo(f"sources: ok, {count} answered")
 
 
 def _local_platforms(cp: ControlPlane, main: MainObjects) -> Runtime | None:
