@@ -389,7 +389,8 @@ def test_a_source_that_does_not_answer(
         platform_branches=("dev",),
     )
     before = factory.refs()
-    for command in (("validate", "--sources"), ("promote",)):
+    promote = ("git" in manifests) or ("chart" in manifests and "oci" in manifests)  # one per protocol
+    for command in (("validate", "--sources"), ("promote",))[: 2 if promote else 1]:
         result = _run(factory, *command)
         context = f"{command}: exit {result.exit_code}\nstdout: {result.stdout}\nstderr: {result.stderr}"
         assert result.exit_code == 2, context
@@ -399,7 +400,7 @@ def test_a_source_that_does_not_answer(
         ), context
         assert says.format(git=git, http=http) in lines[0], context
         assert factory.refs() == before, context
-    assert "checkSources of dev: nothing was pushed" in lines[0]
+    assert not promote or "checkSources of dev: nothing was pushed" in lines[0]
 
 
 def test_sources_that_answer_pass(factory: ControlPlaneFactory, sources: tuple[str, str]) -> None:
