@@ -155,6 +155,26 @@ REST_WAVE = "rest"
 
 
 @dataclass(frozen=True)
+class RemovalLimit:
+    """How many of an environment's (or a wave's) assignments one promotion may remove without
+    ``--allow-removal``: a number, or a percent of those it held. Removing all of them is
+    always refused."""
+
+    count: int
+    percent: bool = False
+
+    def allows(self, removed: int, held: int) -> bool:
+        bound = held * self.count / 100 if self.percent else self.count
+        return removed <= bound and (removed < held or removed == 0)
+
+    def __str__(self) -> str:
+        return f"{self.count}%" if self.percent else str(self.count)
+
+
+DEFAULT_REMOVAL_LIMIT = RemovalLimit(50, percent=True)
+
+
+@dataclass(frozen=True)
 class Wave:
     """One step of an environment's progressive rollout: the cluster types named in
     ``cluster_types`` and those ``selector`` matches, landed and gated together."""
@@ -189,6 +209,8 @@ class Environment:
     #: it (DESIGN section 14); None is the list's order: the environment before, if any.
     follows: tuple[str, ...] | None = None
     windows: Windows | None = None  # change windows (DESIGN section 13)
+    removal_limit: RemovalLimit = DEFAULT_REMOVAL_LIMIT  # removalLimit: the removal guard's bound
+    check_sources: bool = False  # checkSources: every manifests source answers before a push
 
 
 Release = tuple[int, int]  # (major, minor)

@@ -20,12 +20,14 @@ from promoter.gates.registry import GATES, validate_gate
 from promoter.gitcmd import valid_branch
 from promoter.model import BRANCH_PREFIX as RESERVED_PREFIX
 from promoter.model import (
+    DEFAULT_REMOVAL_LIMIT,
     REST_WAVE,
     Environment,
     FailurePolicy,
     GateSpec,
     MergePolicy,
     Pipeline,
+    RemovalLimit,
     Source,
     Wave,
 )
@@ -143,6 +145,8 @@ def environment_from(f: Fields, kind: str = "local") -> Environment:
     waves = _waves(f)
     follows = _follows(f, name)
     windows = windows_from(f)
+    removal_limit = _removal_limit(f)
+    check_sources = bool(f.get("checkSources", bool))
     f.done()
     policy: MergePolicy = "manual" if merge == "manual" else "direct" if merge == "direct" else "auto"
     return Environment(
@@ -159,6 +163,8 @@ def environment_from(f: Fields, kind: str = "local") -> Environment:
         platform_url,
         follows=follows,
         windows=windows,
+        removal_limit=removal_limit,
+        check_sources=check_sources,
     )
 
 
@@ -252,6 +258,30 @@ def _gitops(f: Fields, name: str, kind: str) -> tuple[str, str, str | None]:
             gitops.fail(f"{problem} (the forge of platformRepo, {kind}, serves every environment)", "repo")
     gitops.done()
     return branch, path, url
+
+
+def _removal_limit(f: Fields) -> RemovalLimit:
+    """``removalLimit``: how many assignments one promotion may remove without --allow-removal,
+    a whole number (``3``) or a percent of what the environment or wave holds (``"25%"``)."""
+    value = f.get("removalLimit")
+    if value is None:
+        return DEFAULT_REMOVAL_LIMIT
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return RemovalLimit(value)
+    text = str(value).strip()
+    digits = text.removesuffix("%")
+    if (
+        isinstance(value, str)
+        and text.endswith("%")
+        and digits.isascii()
+        and digits.isdigit()
+        and int(digits) <= 100
+    ):
+        return RemovalLimit(int(digits), percent=True)
+    f.problem(
+        "removalLimit",
+        f'must be a whole number of at least 0 or a percent from 0% to 100% (such as "25%"), got {value!r}',
+    )
 
 
 def _timeout(f: Fields) -> float:

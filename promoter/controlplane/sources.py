@@ -28,14 +28,15 @@ MAPS = ("values", "extra")  # the two keys whose value is a mapping of free keys
 OCI_REFS = ("tag", "semver", "digest")
 
 
-def source_kind(manifests: Fields) -> SourceKind:
+def sourcekind_for(manifests: Fields) -> SourceKind:
     """The kind the built-in reconcilers render for these ``manifests`` (as their templates choose)."""
     repo = manifests.text("repo", required=True)
     assert repo is not None
-    return _kind(repo, "chart" in manifests.value)
+    return kind_for(repo, "chart" in manifests.value)
 
 
-def _kind(repo: str, chart: bool) -> SourceKind:
+def kind_for(repo: str, chart: bool) -> SourceKind:
+    """The kind of source a ``repo`` (with or without a ``chart``) is."""
     oci = repo.startswith("oci://")
     if chart:
         return OCI_CHART if oci else HELM
@@ -45,7 +46,7 @@ def _kind(repo: str, chart: bool) -> SourceKind:
 def check_manifests(manifests: Fields) -> None:
     """Every key known to the target's source kind, of the right type; else exit 2 naming the
     key's line, the kind, and the nearest key it takes."""
-    kind = source_kind(manifests)
+    kind = sourcekind_for(manifests)
     allowed = COMMON + kind.keys
     for key in manifests.value:
         if key not in allowed:
@@ -89,7 +90,7 @@ def _unknown(manifests: Fields, kind: SourceKind, key: str, allowed: tuple[str, 
 def with_extra(manifests: dict[str, Any]) -> dict[str, Any]:
     """``manifests`` as a strict Workload takes them: the keys its source kind does not take
     moved under ``extra`` (``promoter convert`` writes Kalypso's free maps so)."""
-    kind = _kind(str(manifests.get("repo", "")), "chart" in manifests)
+    kind = kind_for(str(manifests.get("repo", "")), "chart" in manifests)
     out = {k: v for k, v in manifests.items() if k in COMMON + kind.keys and k != "extra"}
     free = {k: v for k, v in manifests.items() if k not in out}
     if isinstance(free.get("extra"), dict):

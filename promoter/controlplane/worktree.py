@@ -96,3 +96,17 @@ def _tree(git: Git, staged: bool) -> str:
         return git.run("write-tree", env=env).stdout.decode().strip()
     finally:
         Path(copy).unlink(missing_ok=True)
+
+
+def uncommitted(git: Git) -> tuple[str, ...]:
+    """The control-plane files of a working clone that differ from its HEAD: modified, staged,
+    deleted or untracked (``.gitignore`` honoured); none for a bare repo."""
+    if git.out("rev-parse", "--is-bare-repository") == "true":
+        return ()
+    raw = git.run("status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames").stdout
+    files = []
+    for record in raw.decode("utf-8", "surrogateescape").split("\0"):
+        path = record[3:]
+        if path and is_control_plane_file(path):
+            files.append(path)
+    return tuple(sorted(set(files)))

@@ -9,7 +9,7 @@ with none of its bytes rendered.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
 from promoter.gitcmd import Git
@@ -136,6 +136,28 @@ class TreeReader:
             "ls-tree", "-r", "-z", "--full-tree", operands=[base], paths=paths, env=_LITERAL
         ).stdout
         return {path[len(prefix) :]: (mode, sha) for mode, sha, path in ls_records(raw)}
+
+    def assignment_folders(self, base: str | None, root: str, cluster_types: Iterable[str]) -> set[str]:
+        """``<cluster-type>/<folder>`` of each folder inside these cluster types' folders at
+        ``base`` (an assignment each, rendered or not by this promoter), in one call."""
+        names = sorted(cluster_types)
+        if not base or not names:
+            return set()
+        prefix = f"{root}/" if root else ""
+        raw = self.git.run(
+            "ls-tree",
+            "-z",
+            "--full-tree",
+            operands=[base],
+            paths=[f"{prefix}{n}/" for n in names],
+            env=_LITERAL,
+        ).stdout
+        out = set()
+        for record in raw.split(b"\0"):
+            meta, _, path = record.partition(b"\t")
+            if meta.split(b" ")[1:2] == [b"tree"]:
+                out.add(path.decode("utf-8", "surrogateescape")[len(prefix) :])
+        return out
 
     def tree_files(self, tree: str, name: str) -> dict[str, Entry]:
         raw = self.git.run("ls-tree", "-r", "-z", operands=[tree]).stdout

@@ -26,8 +26,10 @@ from promoter.promotion.gating import Gating
 from promoter.promotion.landing import BaseMoved, Landing, MergePending
 from promoter.promotion.mixed import Held
 from promoter.promotion.options import Options
+from promoter.promotion.removals import Removals, Scene, find, judge
 from promoter.promotion.report import EnvResult, WaveResult, change_summary, pr_body, pr_title, wave_rows
 from promoter.promotion.rollback import Rollbacks
+from promoter.promotion.sources import SourceChecker
 from promoter.promotion.statuses import Statuses
 from promoter.promotion.stops import PASSED_BEFORE, Stops
 from promoter.promotion.waiting import GATES
@@ -49,6 +51,7 @@ class Planned:
     there: str | None  # the main commit the step's folders hold, if they agree
     previous: Provenance | None  # the platform branch's provenance
     plan: TreePlan
+    removals: Removals | None = None  # the assignments it removes, allowed
 
 
 class Attempts(Stops, ABC):
@@ -75,6 +78,7 @@ class Attempts(Stops, ABC):
             control_plane, platform, self.statuses, self.landing, console, clock, options
         )
         self.gating = Gating(platform, forge, clock, console, options, self.rollbacks)
+        self.sources = SourceChecker()  # checkSources: each source asked once per run
         self.passed: set[str] = set()  # environments this run saw succeed (a dry run posts nothing)
         self.asked: set[str] = set()  # environments this run asked an approval for (one per run)
         self._env_start = 0.0  # when the environment under way started
@@ -180,13 +184,22 @@ class Attempts(Stops, ABC):
                 held.discard(None)
             there = next(iter(held)) if len(held) == 1 else None
         plan = self.platform.plan(base, env.gitops_path, files, managed, provenance, only)
+        scene = Scene(
+            main, env, objects, files, base, previous, frozenset(managed if only is None else only), step.name
+        )
+        removals = judge(
+            find(self.cp, self.platform.reader, scene),
+            allow=self.opts.allow_removal,
+            dry_run=self.opts.dry_run,
+            say=self.out.say,
+        )
         kinds = len(step.cluster_types)
         self.out.say(
             f"{step.prefix(env.name)}: rendered {_rendered_count(rendered, step)} files for {len(rendered.assignments)} assignments "
             f"on {kinds} cluster types ({change_summary(plan.changes)}) "
             f"from main {main.commit[:7]}, {env.branch}@{objects.commit[:7]}"
         )
-        return Planned(objects, rendered, base, existing, deployed, there, previous, plan)
+        return Planned(objects, rendered, base, existing, deployed, there, previous, plan, removals)
 
     def _unchanged(
         self,
@@ -343,7 +356,8 @@ class Attempts(Stops, ABC):
         if not step.whole:
             coming = [(s.name, s.cluster_types, "this PR" if s is step else "waiting") for s in self._steps]
             waves = wave_rows(self._done, coming[len(self._done) :])
-        return pr_body(
+        removed = planned.removals.body() if planned.removals else ""
+        return removed + pr_body(
             environment=env.name,
             main_commit=main.commit,
             main_subject=self._subject(main.commit),

@@ -18,9 +18,10 @@ from promoter.errors import GateFailed, PromotionFailed, Superseded
 from promoter.gates.runner import GateOutcome
 from promoter.model import Environment, EnvironmentObjects, MainObjects, Status
 from promoter.platform.objects import Change
-from promoter.promotion import mixed, waiting
+from promoter.promotion import mixed, sources, waiting
 from promoter.promotion.attempt import Attempts
 from promoter.promotion.mixed import Held
+from promoter.promotion.removals import Scene, preflight
 from promoter.promotion.report import EnvResult, EnvState, WaveResult
 from promoter.promotion.stops import BAKING, PASSED_BEFORE
 from promoter.promotion.waiting import APPROVAL, Wait, Waiting
@@ -46,6 +47,7 @@ class EnvironmentRun(Attempts):
         main commits (a promotion in waves under way or stopped) are rendered with their own."""
         held = self._held_commits(main, env) if per_folder else None
         steps = self.steps_of(main, env, waves=waves)
+        self.preflight(main, env, steps)
         self._held, self.statuses.muted = held, held is not None
         try:
             return self._timed(
@@ -85,6 +87,19 @@ class EnvironmentRun(Attempts):
             self._prepared[key] = (objects, rendered, resolve(env, objects))
         objects, rendered, _ = self._prepared[key]
         return objects, rendered
+
+    def preflight(self, main: MainObjects, env: Environment, steps: tuple[Step, ...] | None = None) -> None:
+        """Before anything is pushed: with ``checkSources``, every source of the environment's
+        targets answers; no step of ``env`` removes assignments past the removal guard (exit 2;
+        a dry run and ``--allow-removal`` leave that to each step's plan)."""
+        if env.check_sources:
+            missing = self.sources.check(main, [env.name])
+            sources.refuse(missing, f"checkSources of {env.name}: nothing was pushed")
+        if self.opts.dry_run or self.opts.allow_removal:
+            return
+        objects, rendered = self.prepare(main, env)
+        scene = Scene(main, env, objects, rendered.files, None, None, frozenset())
+        preflight(self.cp, self.platform, scene, steps or self.steps_of(main, env), rendered.cluster_types)
 
     def steps_of(self, main: MainObjects, env: Environment, *, waves: bool = True) -> tuple[Step, ...]:
         """The environment's steps: its waves, or with ``waves`` False the whole at once."""

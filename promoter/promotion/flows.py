@@ -77,6 +77,8 @@ class Orchestrator:
         self.out.say(f'promoting main {commit[:12]} "{subject}" to {", ".join(e.name for e in envs)}')
         for env in envs:  # all input is checked before anything is pushed
             self.run_for(env).prepare(main, env)
+        for env in envs:  # and no environment loses assignments past the guard, or misses a source
+            self.run_for(env).preflight(main, env)
         stopped: dict[str, EnvResult] = {}  # environments that did not go through in this run
         for env in envs:
             blocking = [stopped[u] for u in main.pipeline.upstreams(env.name) if u in stopped]

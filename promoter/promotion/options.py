@@ -31,6 +31,8 @@ class Options:
     approved: frozenset[str] = frozenset()
     #: why ``force`` passes a hold or a closed change window (it passes neither without one)
     reason: str | None = None
+    #: ``--allow-removal``: a step may remove assignments past the removal guard (removals.py)
+    allow_removal: bool = False
 
     @property
     def waits(self) -> bool:

@@ -127,7 +127,7 @@ def test_stale_files_removed_dot_folders_and_other_files_kept(factory: ControlPl
     # the target moves to a new cluster type; the old folder goes, everything else stays
     env = ENV.replace("name: small", "name: tiny")
     factory.commit("dev", {"env.yaml": env}, "rename cluster type")
-    report = orchestrator(path).schedule("dev")
+    report = orchestrator(path, allow_removal=True).schedule("dev")  # small's clusters lose app-t
     assert report.ok and report.results[0].state == "success"
     assert factory.platform_files("dev") == [
         ".github/CODEOWNERS",

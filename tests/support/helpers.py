@@ -124,7 +124,14 @@ class ControlPlaneFactory:
         if keep and parent:
             existing = {e.path: git.read_blobs([e.sha])[e.sha] for e in git.ls_tree(parent)}
             files = {**{k: v for k, v in existing.items()}, **files}  # type: ignore[dict-item]
-        return commit_folder(git, self._write(files), branch, message, parent)  # type: ignore[arg-type]
+        # a commit to the checked-out branch moves a clean working tree along, as `git commit`
+        # leaves it (promote refuses a tree that differs from its branch); edits stay as they are
+        head = git.run("symbolic-ref", "--quiet", "HEAD", check=False).stdout.decode().strip()
+        synced = head == f"refs/heads/{branch}" and not git.out("status", "--porcelain")
+        sha = commit_folder(git, self._write(files), branch, message, parent)  # type: ignore[arg-type]
+        if synced:
+            git.run("reset", "-q", "--hard")
+        return sha
 
     def commit_platform(self, branch: str, files: dict[str, str]) -> str:
         git = Git(self.platform)

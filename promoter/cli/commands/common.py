@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from promoter.controlplane.repo import ControlPlane
+from promoter.controlplane.worktree import SHOWN, uncommitted
 from promoter.errors import UsageError, one_line
 from promoter.model import MainObjects
 
@@ -75,3 +76,29 @@ def control_plane(path: str | None, main_branch: str) -> Any:
     if path is None:
         return ControlPlane(".", main_branch, label="the working directory (no --control-plane given)")
     return ControlPlane(path, main_branch)
+
+
+ALLOW_DIRTY = click.option(
+    "--allow-dirty",
+    is_flag=True,
+    envvar="PROMOTER_ALLOW_DIRTY",
+    help="Promote the committed branches although the working tree has uncommitted or untracked "
+    "control-plane files (they are not promoted).",
+)
+
+
+def refuse_dirty(cp: ControlPlane, *, allowed: bool, dry_run: bool) -> None:
+    """A pushing command promotes commits only: uncommitted or untracked control-plane files of
+    the clone are named, and refused (exit 2) unless ``--allow-dirty``; a dry run warns."""
+    files = uncommitted(cp.git)
+    if not files:
+        return
+    shown = ", ".join(files[:SHOWN]) + (f" and {len(files) - SHOWN} more" if len(files) > SHOWN else "")
+    count = f"{len(files)} uncommitted or untracked file{'' if len(files) == 1 else 's'}"
+    what = f"{cp.path} has {count} ({shown}) that this run does not promote: it promotes commits only"
+    if allowed or dry_run:
+        click.echo(
+            one_line(f"warning: {what}" + ("" if allowed else "; without --dry-run it stops here")), err=True
+        )
+        return
+    raise UsageError(f"{what}; commit them, or pass --allow-dirty to promote without them")

@@ -33,9 +33,12 @@ from promoter.cli.commands.kalypso import KALYPSO_NAMING, kalypso_diffs, open_ka
 from promoter.cli.commands.promote import github_options
 from promoter.cli.output import OUTPUT, emit
 from promoter.console import Console
-from promoter.errors import UsageError
+from promoter.errors import UsageError, one_line
 from promoter.platform.objects import Change
 from promoter.platform.provenance import Provenance
+from promoter.promotion import removals
+from promoter.promotion.removals import Scene
+from promoter.promotion.waves import resolve
 from promoter.rendering.builtins import all_templates
 from promoter.rendering.render import Renderer
 from promoter.rendering.tree import render_environment
@@ -342,6 +345,9 @@ def _env_diff(cp: Any, platform: Any, main: Any, env: Any, base: str | None, pin
 
     objects = cp.environment(env, pinned)
     rendered = render_environment(main, objects, env.name)
+    scene = Scene(main, env, objects, rendered.files, base, None, frozenset())
+    for line in removals.warnings(cp, platform, scene, resolve(env, objects), rendered.cluster_types):
+        click.echo(one_line(line), err=True)
     provenance = Provenance.of(main, env, objects, rendered)
     plan = platform.plan(base, env.gitops_path, rendered.files, rendered.cluster_types, provenance)
     old = platform.listing(base, env.gitops_path)

@@ -15,7 +15,7 @@ from promoter import (
     clock as clocks,  # clocks.RealClock is looked up at run time: tests put a fake in its place
 )
 from promoter.cli import actions_output, change
-from promoter.cli.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH
+from promoter.cli.commands.common import ALLOW_DIRTY, COMMIT, CONTROL_PLANE, MAIN_BRANCH, refuse_dirty
 from promoter.cli.commands.common import control_plane as control_plane_at
 from promoter.cli.commands.completion import complete_environment_list, complete_environments
 from promoter.cli.commands.kalypso import KALYPSO_NAMING, kalypso_promotion
@@ -147,6 +147,13 @@ Examples:
     metavar="TEXT",
     help="Why --force passes a hold or a closed change window (docs/change-control.md).",
 )
+@click.option(
+    "--allow-removal",
+    is_flag=True,
+    help="Let a promotion remove assignments past the removal guard (all of an environment's or "
+    "a wave's, or more than its removalLimit); its PR lists them first.",
+)
+@ALLOW_DIRTY
 @click.option("--poll-interval", default="5s", show_default=True, help="How often to poll merges.")
 @click.option(
     "--progress-interval",
@@ -212,6 +219,8 @@ def promote(
     dry_run: bool,
     force: bool,
     reason: str | None,
+    allow_removal: bool,
+    allow_dirty: bool,
     poll_interval: str,
     progress_interval: str,
     wait: str,
@@ -229,6 +238,7 @@ def promote(
     env_name = env_name or old_env
     _check_flows(to, env_name, waves)
     cp = control_plane_at(control_plane, main_branch)
+    refuse_dirty(cp, allowed=allow_dirty, dry_run=dry_run)
     kalypso = kalypso_promotion(cp, commit, env_name, environments, environments_file)
     render = None
     if kalypso is not None:  # docs/kalypso.md#promote: the commit is the BaseRepo's unless given
@@ -241,7 +251,11 @@ def promote(
     clock = clocks.RealClock()
     runtime = build_runtime(cp, pipeline, console, clock=clock, github=github)
     options = _options(dry_run, force, poll_interval, progress_interval, waves, render)
-    options = replace(_waiting(options, wait, approvals, approved, names), reason=_reason(reason, force))
+    options = replace(
+        _waiting(options, wait, approvals, approved, names),
+        reason=_reason(reason, force),
+        allow_removal=allow_removal,
+    )
     orchestrator = _orchestrator(cp, runtime, clock, console, options)
     beat = _heartbeat(options, heartbeat_variable, github, clock)
     beat.arm()  # before anything changes: a run killed mid-way leaves it armed

@@ -18,10 +18,18 @@ from promoter.cli.commands.common import (
 from promoter.cli.commands.common import control_plane as control_plane_at
 from promoter.cli.commands.kalypso import KALYPSO_NAMING, open_kalypso, validate_kalypso
 from promoter.cli.output import OUTPUT, emit, snapshot_of
-from promoter.promotion.waves import resolve
+from promoter.console import Console
+from promoter.controlplane.repo import ControlPlane
+from promoter.errors import PromoterError, one_line
+from promoter.model import Environment, EnvironmentObjects, MainObjects
+from promoter.promotion import removals, sources
+from promoter.promotion.removals import Scene
+from promoter.promotion.sources import SourceChecker, wanted
+from promoter.promotion.waves import Step, resolve
 from promoter.rendering.builtins import all_templates
 from promoter.rendering.render import Renderer
-from promoter.rendering.tree import render_environment
+from promoter.rendering.tree import Rendered, render_environment
+from promoter.runtime import Runtime, build_runtime, forge_kind
 
 
 @click.command()
@@ -31,6 +39,13 @@ from promoter.rendering.tree import render_environment
 @MAIN_BRANCH
 @COMMITTED
 @STAGED
+@click.option(
+    "--sources",
+    "check_sources",
+    is_flag=True,
+    help="Also ask every workload's manifests source whether it answers: git repo and branch, "
+    "OCI repository, Helm repository and chart (docs/configuration.md#sources-that-answer).",
+)
 @OUTPUT
 def validate(
     control_plane: str | None,
@@ -38,6 +53,7 @@ def validate(
     main_branch: str,
     committed: bool,
     staged: bool,
+    check_sources: bool,
     output: str,
 ) -> None:
     """Load and check main and every environment branch; render each environment.
@@ -47,6 +63,7 @@ def validate(
       promoter validate                  # the repo of the working directory, edits included
       promoter validate --staged         # what `git commit` would record (pre-commit)
       promoter validate --commit v1.4 -o json
+      promoter validate --sources        # and every manifests source answers
     """
     cp = control_plane_at(control_plane, main_branch)
     kcp = open_kalypso(cp, commit)
@@ -59,18 +76,21 @@ def validate(
     announce_edits(cp, main)
     Renderer(all_templates(main)).compile_all()
     envs = []
+    platforms = _local_platforms(cp, main)
     for env in main.pipeline.environments:
         objects = cp.environment(env)
         rendered = render_environment(main, objects, env.name)
-        waves = (
-            [w.name for w in resolve(env, objects)] if env.waves else []
-        )  # over the branch's cluster types
-        envs.append(_env_data(env.name, rendered, waves))
+        steps = resolve(env, objects)
+        waves = [w.name for w in steps] if env.waves else []  # over the branch's cluster types
+        found = _removals(cp, platforms, main, env, objects, rendered, steps)
+        envs.append(_env_data(env.name, rendered, waves, found))
         if output == "text":
             rollout = f", waves {' -> '.join(waves)}" if waves else ""
             click.echo(
                 f"{env.name}: ok, {len(rendered.assignments)} assignments, {len(rendered.files)} files{rollout}"
             )
+    if check_sources:
+        _check_sources(main, output)
     if output != "text":
         emit(_data(cp, sha, main, envs), output)
         return
@@ -89,7 +109,7 @@ def _data(cp: Any, sha: str, main: Any, envs: list[dict[str, Any]]) -> dict[str,
     }
 
 
-def _env_data(name: str, rendered: Any, waves: list[str]) -> dict[str, Any]:
+def _env_data(name: str, rendered: Any, waves: list[str], found: list[str]) -> dict[str, Any]:
     """One environment of ``validate -o json|yaml``."""
     data: dict[str, Any] = {
         "environment": name,
@@ -98,4 +118,49 @@ def _env_data(name: str, rendered: Any, waves: list[str]) -> dict[str, Any]:
     }
     if waves:
         data["waves"] = waves
+    if found:
+        data["removals"] = found
     return data
+
+
+def _check_sources(main: MainObjects, output: str) -> None:
+    """``--sources``: exit 2 at the first target whose source does not answer."""
+    sources.refuse(SourceChecker().check(main), "check its URL, branch, tag or chart, and the credentials")
+    if output == "text":
+        count = len({wanted(t.manifests) for w in main.workloads.values() for t in w.targets})
+        click.echo(f"sources: ok, {count} answered")
+
+
+def _local_platforms(cp: ControlPlane, main: MainObjects) -> Runtime | None:
+    """The platform repos to compare renders with, where no credentials are needed (the local
+    forge); ``diff`` compares with a GitHub one."""
+    if forge_kind(main.pipeline) != "local":
+        return None
+    try:
+        return build_runtime(cp, main.pipeline, Console(quiet=True))
+    except PromoterError:
+        return None
+
+
+def _removals(
+    cp: ControlPlane,
+    runtime: Runtime | None,
+    main: MainObjects,
+    env: Environment,
+    objects: EnvironmentObjects,
+    rendered: Rendered,
+    steps: tuple[Step, ...],
+) -> list[str]:
+    """The removal guard's warnings for one environment, printed on stderr as they are found."""
+    if runtime is None:
+        return []
+    platform = runtime.platform_for(env)
+    try:
+        base = platform.fetch([env.gitops_branch])[env.gitops_branch]
+    except PromoterError:  # no platform repo yet: nothing to remove
+        return []
+    scene = Scene(main, env, objects, rendered.files, base, None, frozenset())
+    found = removals.warnings(cp, platform, scene, steps, rendered.cluster_types)
+    for line in found:
+        click.echo(one_line(line), err=True)
+    return [line.removeprefix("warning: ") for line in found]
