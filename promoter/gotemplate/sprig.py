@@ -1,5 +1,12 @@
-"""The sprig functions Kalypso's templates and docs use (masterminds.github.io/sprig), and
-Kalypso's own ``toYaml``, ``stringify``, ``hash`` and ``unquote``.
+"""The sprig functions Kalypso's templates and docs use, as sprig **v2.22.0** (Kalypso's pin)
+defines them (no ``get``, ``dig``, ``mustXxx`` or other v3 names; ``trunc`` with a negative
+count fails), and Kalypso's own ``toYaml``, ``stringify``, ``hash`` and ``unquote``
+(kalypso-scheduler ``scheduler/templater.go``).
+
+``SIGNATURES`` gives the Go parameter types of the functions whose parameters are not all
+``interface{}`` (``s`` string, ``i`` int, ``a`` interface{}): the executor refuses a missing
+key, nil or another type there as Go's ``text/template`` does (``upper .Labels.nope`` is
+"invalid value; expected string").
 
 Left out on purpose: everything that reads the environment, files, the network or the clock
 (``env``, ``expandenv``, ``getHostByName``, ``now``, ``date``...), random values, and regular
@@ -12,13 +19,15 @@ import binascii
 import hashlib
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 
-from promoter.gotemplate.goyaml import marshal
+from promoter.gotemplate import goyaml, goyaml3
 from promoter.gotemplate.hashing import go_hash
-from promoter.gotemplate.values import ExecError, Limits, go_type, plain, plain_arg, sprint, truth
+from promoter.gotemplate.values import NO_VALUE, ExecError, Limits, go_type, plain, plain_arg, sprint, truth
+
+YamlVersion = Literal["v2", "v3"]
 
 Function = Callable[..., Any]
 
@@ -85,32 +94,59 @@ def to_json(value: Any) -> str:
     return dumped.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def go_to_yaml(value: Any) -> str:
-    """Kalypso's ``toYaml`` (``scheduler/templater.go`` ``toYAML``): go-yaml v2's ``Marshal``,
-    the final newline trimmed."""
-    return marshal(plain(value)).removesuffix("\n")
+def go_value(value: Any) -> Any:
+    """A value as the YAML writers take it: plain dicts (keys keep their types) and lists."""
+    if value is NO_VALUE:
+        return None
+    if isinstance(value, dict):
+        return {k: go_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [go_value(v) for v in value]
+    return value
 
 
-def stringify(limits: Limits, value: Any) -> str:
-    """Kalypso's ``stringify``: a string as it is, a map or a list as YAML (as ``toYaml``), nil
-    as empty, another value as Go prints it."""
-    if isinstance(value, dict | list | tuple):
-        return go_to_yaml(value)
-    return text(plain_arg(value))
+MARSHAL: dict[YamlVersion, Callable[[Any], str]] = {"v2": goyaml.marshal, "v3": goyaml3.marshal}
+
+
+def go_to_yaml(value: Any, version: YamlVersion = "v3") -> str:
+    """Kalypso's ``toYaml`` (``toYAML``): ``yaml.Marshal``, one final newline trimmed; yaml.v3
+    since 97c555b, yaml.v2 before."""
+    return MARSHAL[version](go_value(value)).removesuffix("\n")
+
+
+def go_stringify(value: Any, version: YamlVersion = "v3") -> str:
+    """Kalypso's ``stringify``: a ``map[string]interface{}`` (a sprig ``dict``, ``.ConfigData``)
+    is copied with each value that is a ``map[string]interface{}`` or a ``[]interface{}``
+    replaced by its YAML (final newline kept), then written as ``toYaml``; anything else is
+    ``toYaml`` of it. A config map (yaml.v2's ``map[interface{}]interface{}``) is neither, so it
+    stays nested YAML."""
+    if type(value) is dict:
+        value = {
+            k: MARSHAL[version](go_value(v)) if type(v) is dict or isinstance(v, list | tuple) else v
+            for k, v in value.items()
+        }
+    return go_to_yaml(value, version)
 
 
 def hash_of(limits: Limits, value: Any) -> str:
-    """Kalypso's ``hash``: ``hashstructure.Hash(value, FormatV2, nil)`` (see ``hashing``), in
+    """Kalypso's ``hash``: ``hashstructure.Hash(value, nil)`` of v1.1.0 (see ``hashing``), in
     decimal."""
     return str(go_hash(plain_arg(value), limits.steps))
 
 
 def unquote(limits: Limits, value: Any) -> str:
-    """Kalypso's ``unquote``: a string with surrounding spaces, then every leading and trailing
-    double or single quote, trimmed; ``""`` for a value that is not a string."""
+    """Kalypso's ``unquote``: a string with surrounding white space trimmed, then every leading
+    and trailing ``"``, then every leading and trailing ``'``; ``""`` for a value that is not a
+    string."""
     if not isinstance(value, str):
         return ""
-    return value.strip().strip("\"'")
+    return value.strip().strip('"').strip("'")
+
+
+def strval(value: Any) -> str:
+    """sprig's ``strval`` (``toString``): a string as it is, anything else as ``%v`` prints it
+    (nil is ``<nil>``)."""
+    return value if isinstance(value, str) else sprint(value)
 
 
 def indent(limits: Limits, spaces: Any, value: Any) -> str:
@@ -213,9 +249,14 @@ def _fail(limits: Limits, message: Any) -> str:
     raise ExecError(text(message))
 
 
-def _trunc(limits: Limits, n: Any, value: Any) -> str:
-    s, count = text(value), _number(n)
-    return s[:count] if count >= 0 else s[max(len(s) + count, 0) :]
+def _trunc(limits: Limits, count: int, value: str) -> str:
+    """v2.22.0's ``trunc``: the first ``count`` bytes; a negative count is Go's slice panic."""
+    data = value.encode("utf-8")
+    if len(data) <= count:
+        return value
+    if count < 0:
+        raise ExecError(f"runtime error: slice bounds out of range [:{count}]")
+    return data[:count].decode("utf-8", "replace")
 
 
 def _substr(limits: Limits, start: Any, end: Any, value: Any) -> str:
@@ -287,9 +328,8 @@ SPRIG: dict[str, Function] = {
     "repeat": repeat,
     "indent": indent,
     "nindent": lambda limits, n, v: "\n" + indent(limits, n, v),
-    "toString": lambda limits, v: text(v),
+    "toString": lambda limits, v: strval(v),
     "toStrings": lambda limits, v: [text(x) for x in _list_of(v, "toStrings")],
-    "toYaml": lambda limits, v: _bounded(limits, go_to_yaml(v)),
     "toJson": lambda limits, v: _bounded(limits, to_json(v)),
     "toPrettyJson": lambda limits, v: _bounded(limits, json.dumps(plain(v), sort_keys=True, indent=2)),
     "list": lambda limits, *v: list(v),
@@ -297,7 +337,6 @@ SPRIG: dict[str, Function] = {
     "keys": lambda limits, *ds: sorted(k for d in ds for k in d),
     "values": lambda limits, d: [d[k] for k in sorted(d)],
     "hasKey": lambda limits, d, k: isinstance(d, dict) and text(k) in d,
-    "get": lambda limits, d, k: d.get(text(k), ""),
     "has": lambda limits, needle, items: needle in _list_of(items, "has"),
     "first": lambda limits, items: (_list_of(items, "first") or [None])[0],
     "last": lambda limits, items: (_list_of(items, "last") or [None])[-1],
@@ -324,10 +363,36 @@ SPRIG: dict[str, Function] = {
     "atoi": lambda limits, v: _number(v),
     "required": _required,
     "fail": _fail,
-    # Kalypso's own (kalypso-scheduler scheduler/templater.go)
-    "stringify": stringify,
+    # Kalypso's own (kalypso-scheduler scheduler/templater.go); toYaml and stringify in YAML_FUNCTIONS
     "hash": hash_of,
     "unquote": unquote,
+}
+
+
+def _yaml_functions(version: YamlVersion) -> dict[str, Function]:
+    return {
+        "toYaml": lambda limits, v: _bounded(limits, go_to_yaml(v, version)),
+        "stringify": lambda limits, v: _bounded(limits, go_stringify(v, version)),
+    }
+
+
+YAML_FUNCTIONS: dict[YamlVersion, dict[str, Function]] = {v: _yaml_functions(v) for v in ("v2", "v3")}
+
+SIGNATURES: dict[str, str] = {
+    **dict.fromkeys(
+        ("upper", "lower", "title", "trim", "nospace", "b64enc", "b64dec", "sha256sum", "sha1sum", "atoi"),
+        "s",
+    ),
+    **dict.fromkeys(
+        ("trimAll", "trimPrefix", "trimSuffix", "contains", "hasPrefix", "hasSuffix", "splitList"), "ss"
+    ),
+    "replace": "sss",
+    "trunc": "is",
+    "substr": "iis",
+    "repeat": "is",
+    "indent": "is",
+    "nindent": "is",
+    "join": "sa",
 }
 
 

@@ -8,12 +8,12 @@ Flux follows them) and their commits are kept in ``Render.workload_commits``."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from promoter.controlplane.repo import ControlPlane
 from promoter.errors import ConfigError, UsageError
+from promoter.kalypso.generation import Generation, generation_from
 from promoter.kalypso.gitops import GitOpsState, next_tree, read_gitops, tree_changes
 from promoter.kalypso.loading import (
     FetchedWorkloads,
@@ -26,23 +26,9 @@ from promoter.kalypso.loading import (
 )
 from promoter.kalypso.objects import GitOpsRepo, KEnvironment
 from promoter.kalypso.render import TRACKING, Renderer, render_tree
-from promoter.kalypso.schedule import NAMINGS, Naming, Placement, deployment_targets, flux_labels, schedule
+from promoter.kalypso.schedule import Placement, deployment_targets, flux_labels, schedule
 from promoter.model import Workload
 from promoter.rendering.memo import cache_root
-
-NAMING_VARIABLE = "PROMOTER_KALYPSO_NAMING"
-
-
-def naming_from(environ: Mapping[str, str], given: str | None = None) -> Naming:
-    """``current`` (the default: the scheduler Kalypso's users run today) or ``2023`` (the
-    scheduler that rendered Kalypso's sample); ``given`` (``--kalypso-naming``) wins over the
-    environment variable."""
-    value = given or environ.get(NAMING_VARIABLE, "current") or "current"
-    for naming in NAMINGS:
-        if value == naming:
-            return naming
-    where = "--kalypso-naming" if given else NAMING_VARIABLE
-    raise UsageError(f"{where}={value}: must be one of {', '.join(NAMINGS)}")
 
 
 @dataclass(frozen=True)
@@ -75,9 +61,9 @@ class Planned:
 
 
 class KalypsoControlPlane:
-    def __init__(self, cp: ControlPlane, naming: Naming = "current", cache: Path | None = None) -> None:
+    def __init__(self, cp: ControlPlane, naming: Generation = "head", cache: Path | None = None) -> None:
         self.cp = cp
-        self.naming = naming
+        self.naming = naming  # the generation of Kalypso's scheduler rendered as
         self.cache = cache or cache_root() / "kalypso-workloads"
         self._fetched: dict[str, FetchedWorkloads] = {}
 
@@ -192,13 +178,14 @@ class KalypsoControlPlane:
 
 
 def open_kalypso(
-    cp: ControlPlane, commit: str | None, naming: str | None = None
+    cp: ControlPlane, commit: str | None, generation: str | None = None, naming: str | None = None
 ) -> KalypsoControlPlane | None:
     """The Kalypso view of ``cp`` if main (at ``commit``, default its head) is a Kalypso control
-    plane with no promoter Pipeline; else None. ``naming`` is ``--kalypso-naming``."""
+    plane with no promoter Pipeline; else None. ``generation`` is ``--kalypso-generation``,
+    ``naming`` the old ``--kalypso-naming``."""
     head = cp.resolve(commit)
     if cp.git.read_file(head, "promoter.yaml") is not None:
         return None
     if not KalypsoControlPlane.detect(cp, head):
         return None
-    return KalypsoControlPlane(cp, naming_from(os.environ, naming))
+    return KalypsoControlPlane(cp, generation_from(os.environ, generation, naming))

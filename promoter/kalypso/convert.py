@@ -26,10 +26,11 @@ from promoter.controlplane.yamlfile import plain
 from promoter.errors import ConfigError
 from promoter.k8s.names import bounded
 from promoter.kalypso.control import KalypsoControlPlane
+from promoter.kalypso.generation import Generation
 from promoter.kalypso.loading import KalypsoBranch
 from promoter.kalypso.promotion import KalypsoPromotion, Order
-from promoter.kalypso.render import ENV_CONTENT
-from promoter.kalypso.schedule import Naming, Placement, flux_labels, platform_config
+from promoter.kalypso.render import SH_CONTENT
+from promoter.kalypso.schedule import Placement, flux_labels, platform_config
 from promoter.kalypso.translate import NAMESPACES, translate
 from promoter.model import (
     ClusterType,
@@ -72,7 +73,7 @@ def convert(kcp: KalypsoControlPlane, order: Order, commit: str) -> Converted:
                 f"{w.name}-{t.name} ({t.environment})" for t in w.targets if t.environment not in names
             ]
             note = f"from {f.registration.workload.repo}@{f.commit}"
-            flux = f.registration.name if kcp.naming == "current" else None
+            flux = f.registration.name if kcp.naming != "2023" else None
             files[f"workloads/{w.name}.yaml"] = _dump([_workload(w, kept, flux)], note)
     for name in sorted(kmain.templates):
         files[f"templates/{name}.yaml"] = _dump([_template(kmain.templates[name], kcp.naming)])
@@ -80,7 +81,7 @@ def convert(kcp: KalypsoControlPlane, order: Order, commit: str) -> Converted:
     branches = {"main": files}
     for env in main.pipeline.environments:
         kenv = kmain.environments[env.name]
-        if kcp.naming == "current":
+        if kcp.naming != "2023":
             rendered = kcp.render(env.name, commit)
             branches[env.branch] = _current_branch(rendered.branch, rendered.placements, kmain.templates)
         else:
@@ -88,18 +89,18 @@ def convert(kcp: KalypsoControlPlane, order: Order, commit: str) -> Converted:
     return Converted(branches, {f.registration.name: f.commit for f in fetched}, tuple(left_out))
 
 
-def _template(template: Template, naming: Naming) -> dict[str, Any]:
+def _template(template: Template, naming: Generation) -> dict[str, Any]:
     """A Kalypso Template as promoter's: under the current naming, one whose manifests are all
     strings is kept as it is, in Go text/template (``spec.language: gotemplate``); any other is
     translated to jinja2 (``translate``). What promoter cannot write is exit 2 naming the field."""
-    if naming == "current" and template.content_type == ENV_CONTENT:
+    if naming != "2023" and template.content_type == SH_CONTENT:
         raise ConfigError(
             f"spec.contentType: template {template.name} writes its config to platform-config.sh "
-            "(contentType env), which a promoter control plane cannot: its config file is platform-config.yaml",
+            "(contentType sh), which a promoter control plane cannot: its config file is platform-config.yaml",
             file=template.source.file,
             line=template.source.line,
         )
-    if naming == "current" and all(isinstance(m.body, str) for m in template.manifests):
+    if naming != "2023" and all(isinstance(m.body, str) for m in template.manifests):
         return {
             "apiVersion": API,
             "kind": "Template",
@@ -151,7 +152,7 @@ def _placement_config(p: Placement) -> dict[str, Any]:
     }
 
 
-def config_template(naming: Naming) -> bytes:
+def config_template(naming: Generation) -> bytes:
     """Kalypso's config file: ConfigMap platform-config in Kalypso's namespace, keys sorted."""
     return f"""\
 # Kalypso's config file: ConfigMap platform-config in Kalypso's namespace, keys sorted as Kalypso writes them.
