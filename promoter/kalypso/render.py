@@ -231,7 +231,10 @@ def _compile_strings(
         here = line_of(value, key, line) or line
         if isinstance(item, str) and "{{" in item:
             try:
-                out[(*path, key)] = (GoTemplate(item, file, escape_html=True, rerender=False, yaml="v2"), here)
+                out[(*path, key)] = (
+                    GoTemplate(item, file, escape_html=True, rerender=False, yaml="v2"),
+                    here,
+                )
             except TemplateError as err:
                 field = ".".join((*path, key))
                 raise TemplateError(f"{where}, {field}: {err.message}", file=file, line=here) from err

@@ -39,7 +39,7 @@ def run(source: str, data: Any = DATA, **kwargs: Any) -> str:
     [
         ("name: {{ .Name }}", "name: web"),
         # a missing key by field syntax is no value, for map[string]string too; index gives ""
-        ("{{ .Labels.tier }}/{{ .Labels.missing }}/{{ index .Labels \"missing\" }}/", "gold/<no value>//"),
+        ('{{ .Labels.tier }}/{{ .Labels.missing }}/{{ index .Labels "missing" }}/', "gold/<no value>//"),
         ("{{ .Config.missing.deeper }}|{{ .Config.NULL }}", "<no value>|<no value>"),  # nil prints so
         ("{{ .Config.missing }}", "<no value>"),  # map[string]interface{}: no value
         (
@@ -124,7 +124,7 @@ def test_go_template_language(source: str, expected: str) -> None:
         ('{{ "a\\nb" | indent 2 }}|{{ "a" | nindent 4 }}', "  a\n  b|\n    a"),
         (
             "{{ toYaml .Config }}",
-            "LIST:\n    - a\n    - b\nNESTED:\n    k: v\n\"NULL\": null\nRATIO: 0.5\nREGION: West US\nREPLICAS: 3",
+            'LIST:\n    - a\n    - b\nNESTED:\n    k: v\n"NULL": null\nRATIO: 0.5\nREGION: West US\nREPLICAS: 3',
         ),
         ('{{ toYaml (dict "a" "true" "b" "1" "c" "*.yaml") }}', 'a: "true"\nb: "1"\nc: \'*.yaml\''),
         # yaml.v3 writes a string of several lines as a literal block, indented 4

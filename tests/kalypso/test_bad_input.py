@@ -192,7 +192,7 @@ CASES = [
         "string-template-unknown-field",
         "templates/flux.yaml",
         10,
-        "template flux, manifest 1, for dev/big/app-web: template: template:3:11: executing \"template\" at <.Nope>: "
+        'template flux, manifest 1, for dev/big/app-web: template: template:3:11: executing "template" at <.Nope>: '
         "can't evaluate field Nope in type scheduler.dataType",
         main={"templates/flux.yaml": BAD_TEMPLATE},
     ),
