@@ -16,7 +16,7 @@ What renders the same tree under promoter's rules:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from typing import Any
 
 import yaml
@@ -24,9 +24,12 @@ import yaml
 from promoter.controlplane.sources import with_extra
 from promoter.controlplane.yamlfile import plain
 from promoter.errors import ConfigError
+from promoter.gotemplate.functions import NAMES
+from promoter.gotemplate.nodes import Ident
+from promoter.gotemplate.parser import parse
 from promoter.k8s.names import bounded
 from promoter.kalypso.control import KalypsoControlPlane
-from promoter.kalypso.generation import Generation
+from promoter.kalypso.generation import RULES, Generation
 from promoter.kalypso.loading import KalypsoBranch
 from promoter.kalypso.promotion import KalypsoPromotion, Order
 from promoter.kalypso.render import SH_CONTENT
@@ -101,6 +104,7 @@ def _template(template: Template, naming: Generation) -> dict[str, Any]:
             line=template.source.line,
         )
     if naming != "2023" and all(isinstance(m.body, str) for m in template.manifests):
+        _check_yaml_functions(template, naming)
         return {
             "apiVersion": API,
             "kind": "Template",
@@ -112,6 +116,41 @@ def _template(template: Template, naming: Generation) -> dict[str, Any]:
             },
         }
     return translate(template, naming)
+
+
+def _check_yaml_functions(template: Template, generation: Generation) -> None:
+    """A promoter ``gotemplate`` Template writes ``toYaml`` and ``stringify`` as Kalypso's HEAD
+    does (yaml.v3); the 2024 scheduler wrote yaml.v2, so a Template that calls them would not
+    render the same: exit 2 naming it."""
+    if RULES[generation].yaml == "v3":
+        return
+    for i, manifest in enumerate(template.manifests):
+        assert isinstance(manifest.body, str)
+        used = sorted(
+            _called(parse(manifest.body, template.source.file, NAMES).body) & {"toYaml", "stringify"}
+        )
+        if used:
+            raise ConfigError(
+                f"spec.manifests[{i}]: template {template.name} calls {' and '.join(used)}, which Kalypso's "
+                f"{generation} scheduler writes in yaml.v2 and a promoter gotemplate Template in yaml.v3 "
+                "(Kalypso's since 2025-04): convert with --kalypso-generation head once your scheduler runs it",
+                file=template.source.file,
+                line=manifest.line or template.source.line,
+            )
+
+
+def _called(nodes: Any) -> set[str]:
+    """The names of the functions a parse tree calls."""
+    found: set[str] = set()
+    for node in nodes if isinstance(nodes, tuple | list) else (nodes,):
+        if isinstance(node, Ident):
+            found.add(node.name)
+        elif is_dataclass(node):
+            for f in fields(node):
+                value = getattr(node, f.name)
+                if isinstance(value, tuple | list) or is_dataclass(value):
+                    found |= _called(value)
+    return found
 
 
 def _current_branch(

@@ -28,6 +28,7 @@ DEFAULT: Generation = "head"
 VARIABLE = "PROMOTER_KALYPSO_GENERATION"
 OPTION = "--kalypso-generation"
 OLD_VARIABLE = "PROMOTER_KALYPSO_NAMING"
+LENIENT_VARIABLE = "PROMOTER_KALYPSO_LENIENT"
 OLD_OPTION = "--kalypso-naming"
 #: the old naming's values, as generations
 OLD_NAMES: dict[str, Generation] = {"2023": "2023", "current": "head"}
@@ -77,3 +78,14 @@ def _parse(where: str, value: str, old: bool) -> Generation:
         if value == generation:
             return generation
     raise UsageError(f"{where}={value}: must be one of {', '.join(GENERATIONS)}")
+
+
+def lenient_from(environ: Mapping[str, str]) -> bool:
+    """``PROMOTER_KALYPSO_LENIENT``: ``1``/``true`` renders what Kalypso's scheduler fails on
+    promoter's way; ``0``/``false``/unset refuses it; anything else is a usage error."""
+    value = environ.get(LENIENT_VARIABLE, "").strip().lower()
+    if value in ("", "0", "false", "no"):
+        return False
+    if value in ("1", "true", "yes"):
+        return True
+    raise UsageError(f"{LENIENT_VARIABLE}={value}: must be 1 or 0 (true or false)")

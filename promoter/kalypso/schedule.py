@@ -190,6 +190,21 @@ def _config_for(labels: dict[str, str], ct: ClusterType, target: Target) -> bool
     return True
 
 
+def _twice(first: SchedulingPolicy, second: SchedulingPolicy, ct: ClusterType, t: Target) -> ConfigError:
+    """Two policies placing one pair name the same Assignment, ``<workload>-<target>-<cluster
+    type>`` (``scheduler/scheduler.go`` ``Schedule``): the second create fails, that policy is
+    never Ready, and the environment's PR is never opened."""
+    return ConfigError(
+        f"SchedulingPolicy {second.name!r} places deployment target {t.name!r} on cluster type "
+        f"{ct.name!r}, as {first.name!r} ({first.source}) does: Kalypso's scheduler names both "
+        f"Assignments '{t.workload.name}-{t.name}-{ct.name}', the second fails to be created and the "
+        "environment's GitOps PR is never opened; select the pair in one policy (or pass "
+        "--kalypso-lenient to render it once, promoter's way)",
+        file=second.source.file,
+        line=second.source.line,
+    )
+
+
 def namespace(environment: str, ct: ClusterType, target: Target, naming: Generation) -> str:
     middle = target.workspace if naming == "2023" else ct.name
     return bounded(f"{environment}-{middle}-{target.name}")
@@ -202,17 +217,25 @@ def schedule(
     configmaps: dict[str, ConfigMap],
     environment: str,
     naming: Generation,
+    strict: bool = False,
 ) -> dict[str, list[Placement]]:
     """The placements per cluster type, every cluster type present (an empty list when nothing
-    is placed there), each (cluster type, target) once, in name order."""
+    is placed there), each (cluster type, target) once, in name order. ``strict``: a pair two
+    policies place is an error, as it is in Kalypso's scheduler (see ``_twice``)."""
     chosen: dict[str, dict[str, Target]] = {name: {} for name in sorted(cluster_types)}
+    placed_by: dict[tuple[str, str], SchedulingPolicy] = {}
     for policy in policies.values():
         selected = [t for t in targets if policy.targets.matches(t.labels, t.workspace)]
         if not selected:
             continue
         for ct in cluster_types.values():
-            if policy.cluster_types.matches(ct.labels):
-                chosen[ct.name].update({t.name: t for t in selected})
+            if not policy.cluster_types.matches(ct.labels):
+                continue
+            for t in selected:
+                first = placed_by.setdefault((ct.name, t.name), policy)
+                if strict and first is not policy:
+                    raise _twice(first, policy, ct, t)
+            chosen[ct.name].update({t.name: t for t in selected})
     out: dict[str, list[Placement]] = {}
     for ct_name, placed in chosen.items():
         ct = cluster_types[ct_name]

@@ -146,9 +146,27 @@ _NAMING = click.option(
 )
 
 
+def _keep_lenient(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value:
+        ctx.meta["kalypso_lenient"] = True
+
+
+_LENIENT = click.option(
+    "--kalypso-lenient",
+    is_flag=True,
+    default=False,
+    expose_value=False,
+    callback=_keep_lenient,
+    help="On a Kalypso control plane: render what Kalypso's scheduler fails on (two policies placing one "
+    "pair, an environment name with '-') promoter's way instead of refusing it (also "
+    "PROMOTER_KALYPSO_LENIENT=1).",
+)
+
+
 def KALYPSO_NAMING(command: Any) -> Any:
-    """``--kalypso-generation`` and the old ``--kalypso-naming`` on a command."""
-    return _GENERATION(_NAMING(command))
+    """``--kalypso-generation``, the old ``--kalypso-naming`` and ``--kalypso-lenient`` on a
+    command."""
+    return _GENERATION(_NAMING(_LENIENT(command)))
 
 
 def command_generation() -> Generation:
@@ -163,7 +181,13 @@ def open_kalypso(cp: ControlPlane, commit: str | None) -> KalypsoControlPlane | 
     generation."""
     ctx = click.get_current_context(silent=True)
     meta = ctx.meta if ctx is not None else {}
-    return open_at(cp, commit, meta.get("kalypso_generation"), meta.get("kalypso_naming"))
+    return open_at(
+        cp,
+        commit,
+        meta.get("kalypso_generation"),
+        meta.get("kalypso_naming"),
+        meta.get("kalypso_lenient", False),
+    )
 
 
 @click.group("kalypso")
