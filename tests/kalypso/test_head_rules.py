@@ -157,3 +157,47 @@ def test_the_gitops_repos_path_is_not_used() -> None:
     branch = KalypsoBranch("dev", "c0ffee", None, gitops, {}, {}, {})
     moved = at_root(branch).gitops
     assert moved is not None and moved.ref.path == "" and moved.ref.repo == gitops.ref.repo
+
+
+@pytest.mark.parametrize(
+    ("generation", "want"),
+    [
+        ("head", "- name: a\n  v: 1\n  w: 2\n- name: b"),  # merged by name; yaml.v3
+        ("2024", "- name: a\n  v: 1\n- name: a\n  w: 2\n- name: b"),  # appended; yaml.v2
+    ],
+)
+def test_the_generation_decides_how_config_lists_merge(tmp_path: Path, generation: str, want: str) -> None:
+    lists = {
+        "configs/l1.yaml": config("l1", '{platform-config: "true"}', r'{L: "- name: a\n  v: 1\n"}'),
+        "configs/l2.yaml": config("l2", '{platform-config: "true"}', r'{L: "- {name: a, w: 2}\n- name: b\n"}'),
+    }
+    cp = world(tmp_path, reconciler="current", dev=lists)
+    code, output = run(cp, tmp_path / "out", "--kalypso-generation", generation)
+    assert code == 0, output
+    assert values(tree_of(tmp_path / "out"), "big/svc-api/reconciler.yaml")["L"] == want
+
+
+def test_convert_carries_the_generation(tmp_path: Path) -> None:
+    """Under 2024 a Template calling toYaml would write yaml.v3 as a promoter Template: refused."""
+    cp = world(tmp_path, reconciler="current", main={"templates/flux.yaml": None})
+    result = CliRunner().invoke(
+        cli,
+        [
+            "convert",
+            "--from",
+            "kalypso",
+            "--control-plane",
+            str(cp),
+            "--environments",
+            "dev",
+            "--out",
+            str(tmp_path / "out"),
+            "--kalypso-generation",
+            "2024",
+        ],
+    )
+    assert result.exit_code == 2
+    assert (
+        "template current calls stringify, which Kalypso's 2024 scheduler writes in yaml.v2" in result.output
+    )
+    assert not (tmp_path / "out").exists()
