@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml.emitter
 
-from promoter.gotemplate.goyaml import _digit_run, _kind, _reads_back_as_other
+from promoter.gotemplate.goyaml import compare_v3, reads_back_as_other
 from promoter.gotemplate.values import go_float
 
 _BEST = 4
@@ -92,7 +92,7 @@ def _start(out: list[str], indent: int, first: bool, in_item: bool) -> None:
 
 
 def _mapping(value: dict[Any, Any], indent: int, out: list[str], in_item: bool) -> None:
-    items = sorted(value.items(), key=functools.cmp_to_key(_compare))
+    items = sorted(value.items(), key=functools.cmp_to_key(compare_v3))
     for i, (key, item) in enumerate(items):
         _start(out, indent, i == 0, in_item)
         out.append(_scalar(key, indent, key=True) + ":")
@@ -144,7 +144,7 @@ def _string(text: str, indent: int, *, key: bool) -> str:
         if key or not analysis.allow_block:
             return _double(text)
         return _literal(text, indent)
-    if _reads_back_as_other(text):
+    if reads_back_as_other(text):
         return _double(text)
     analysis = _analysis(text)
     if analysis.allow_block_plain and not analysis.empty:
@@ -201,49 +201,3 @@ def _literal(text: str, indent: int) -> str:
     if not text.endswith("\n"):
         body = body[:-1]
     return "|" + hints + "\n" + body
-
-
-def _string_less(a: str, b: str) -> bool:
-    """yaml.v3 ``sorter.go`` ``keyList.Less`` for two strings: v2's, but a letter against a
-    non-letter right after a run of digits sorts the letter first."""
-    digits = False
-    for i in range(min(len(a), len(b))):
-        if a[i] == b[i]:
-            digits = a[i].isdecimal()
-            continue
-        al, bl = a[i].isalpha(), b[i].isalpha()
-        if al and bl:
-            return a[i] < b[i]
-        if al or bl:
-            return al if digits else bl
-        an = bn = 0
-        if a[i] == "0" or b[i] == "0":
-            j = i - 1
-            while j >= 0 and a[j].isdecimal():
-                if a[j] != "0":
-                    an = bn = 1
-                    break
-                j -= 1
-        an, ai = _digit_run(a, i, an)
-        bn, bi = _digit_run(b, i, bn)
-        if an != bn:
-            return an < bn
-        if ai != bi:
-            return ai < bi
-        return a[i] < b[i]
-    return len(a) < len(b)
-
-
-def _key_less(a: Any, b: Any) -> bool:
-    ak, bk = _kind(a), _kind(b)
-    if ak in (1, 2, 11, 14) and bk in (1, 2, 11, 14):
-        if float(a) != float(b):
-            return float(a) < float(b)
-        return ak < bk if ak != bk else bool(a < b)
-    if ak != 24 or bk != 24:
-        return ak < bk
-    return _string_less(a, b)
-
-
-def _compare(a: tuple[Any, Any], b: tuple[Any, Any]) -> int:
-    return -1 if _key_less(a[0], b[0]) else 1 if _key_less(b[0], a[0]) else 0

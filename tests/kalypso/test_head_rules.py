@@ -169,7 +169,9 @@ def test_the_gitops_repos_path_is_not_used() -> None:
 def test_the_generation_decides_how_config_lists_merge(tmp_path: Path, generation: str, want: str) -> None:
     lists = {
         "configs/l1.yaml": config("l1", '{platform-config: "true"}', r'{L: "- name: a\n  v: 1\n"}'),
-        "configs/l2.yaml": config("l2", '{platform-config: "true"}', r'{L: "- {name: a, w: 2}\n- name: b\n"}'),
+        "configs/l2.yaml": config(
+            "l2", '{platform-config: "true"}', r'{L: "- {name: a, w: 2}\n- name: b\n"}'
+        ),
     }
     cp = world(tmp_path, reconciler="current", dev=lists)
     code, output = run(cp, tmp_path / "out", "--kalypso-generation", generation)
