@@ -204,7 +204,8 @@ def kalypso() -> None:
     type=click.Path(dir_okay=False),
     help="DATA.json: the data the template sees (Kalypso's dataType, config values as ConfigMap strings).",
 )
-@KALYPSO_NAMING
+@_GENERATION
+@_NAMING
 def template_command(file: str, data_file: str) -> None:
     """Render one Template manifest (FILE's text, one entry of spec.manifests) with DATA.json,
     exactly as Kalypso's scheduler renders it, and print the result (nothing added).
