@@ -17,8 +17,9 @@ from typing import Any
 from promoter.errors import TemplateError
 from promoter.gotemplate.execute import Executor
 from promoter.gotemplate.functions import NAMES, TABLES, html_escape
+from promoter.gotemplate.kalypso import YamlVersion
 from promoter.gotemplate.parser import parse
-from promoter.gotemplate.sprig import YamlVersion, to_yaml
+from promoter.gotemplate.sprig import to_yaml
 from promoter.gotemplate.values import NO_VALUE, AnyMap, Limits, StringMap, Struct
 
 #: Kalypso's loop has no bound; promoter stops an output that keeps holding ``{{`` here

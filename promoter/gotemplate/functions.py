@@ -15,7 +15,8 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote_plus
 
-from promoter.gotemplate.sprig import SPRIG, YAML_FUNCTIONS, YamlVersion, go_quote
+from promoter.gotemplate.kalypso import KALYPSO, YAML_FUNCTIONS, YamlVersion
+from promoter.gotemplate.sprig import SPRIG, go_quote
 from promoter.gotemplate.values import ExecError, Limits, StringMap, go_float, go_type, sprint, truth
 
 Function = Callable[..., Any]
@@ -257,9 +258,9 @@ def html_escape(text: str) -> str:
     return escaped.replace("+", "&#43;").replace("\x00", "\ufffd")
 
 
-FUNCTIONS: dict[str, Function] = {**SPRIG, **YAML_FUNCTIONS["v3"], **BUILTINS}
+FUNCTIONS: dict[str, Function] = {**SPRIG, **KALYPSO, **YAML_FUNCTIONS["v3"], **BUILTINS}
 #: the functions with Kalypso's toYaml and stringify of yaml.v3 (HEAD) or yaml.v2 (before 97c555b)
 TABLES: dict[YamlVersion, dict[str, Function]] = {
-    version: {**SPRIG, **table, **BUILTINS} for version, table in YAML_FUNCTIONS.items()
+    version: {**SPRIG, **KALYPSO, **table, **BUILTINS} for version, table in YAML_FUNCTIONS.items()
 }
 NAMES = frozenset(FUNCTIONS) | frozenset(LAZY)

@@ -1,7 +1,6 @@
 """The sprig functions Kalypso's templates and docs use, as sprig **v2.22.0** (Kalypso's pin)
 defines them (no ``get``, ``dig``, ``mustXxx`` or other v3 names; ``trunc`` with a negative
-count fails), and Kalypso's own ``toYaml``, ``stringify``, ``hash`` and ``unquote``
-(kalypso-scheduler ``scheduler/templater.go``).
+count fails). Kalypso's own functions are in ``kalypso``.
 
 ``SIGNATURES`` gives the Go parameter types of the functions whose parameters are not all
 ``interface{}`` (``s`` string, ``i`` int, ``a`` interface{}): the executor refuses a missing
@@ -19,15 +18,11 @@ import binascii
 import hashlib
 import json
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
 
 import yaml
 
-from promoter.gotemplate import goyaml, goyaml3
-from promoter.gotemplate.hashing import go_hash
-from promoter.gotemplate.values import NO_VALUE, ExecError, Limits, go_type, plain, plain_arg, sprint, truth
-
-YamlVersion = Literal["v2", "v3"]
+from promoter.gotemplate.values import ExecError, Limits, go_type, plain, sprint, truth
 
 Function = Callable[..., Any]
 
@@ -92,55 +87,6 @@ def to_json(value: Any) -> str:
     """``json.Marshal``: keys sorted, ``< > &`` escaped as Go escapes them."""
     dumped = json.dumps(plain(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return dumped.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-
-
-def go_value(value: Any) -> Any:
-    """A value as the YAML writers take it: plain dicts (keys keep their types) and lists."""
-    if value is NO_VALUE:
-        return None
-    if isinstance(value, dict):
-        return {k: go_value(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [go_value(v) for v in value]
-    return value
-
-
-MARSHAL: dict[YamlVersion, Callable[[Any], str]] = {"v2": goyaml.marshal, "v3": goyaml3.marshal}
-
-
-def go_to_yaml(value: Any, version: YamlVersion = "v3") -> str:
-    """Kalypso's ``toYaml`` (``toYAML``): ``yaml.Marshal``, one final newline trimmed; yaml.v3
-    since 97c555b, yaml.v2 before."""
-    return MARSHAL[version](go_value(value)).removesuffix("\n")
-
-
-def go_stringify(value: Any, version: YamlVersion = "v3") -> str:
-    """Kalypso's ``stringify``: a ``map[string]interface{}`` (a sprig ``dict``, ``.ConfigData``)
-    is copied with each value that is a ``map[string]interface{}`` or a ``[]interface{}``
-    replaced by its YAML (final newline kept), then written as ``toYaml``; anything else is
-    ``toYaml`` of it. A config map (yaml.v2's ``map[interface{}]interface{}``) is neither, so it
-    stays nested YAML."""
-    if type(value) is dict:
-        value = {
-            k: MARSHAL[version](go_value(v)) if type(v) is dict or isinstance(v, list | tuple) else v
-            for k, v in value.items()
-        }
-    return go_to_yaml(value, version)
-
-
-def hash_of(limits: Limits, value: Any) -> str:
-    """Kalypso's ``hash``: ``hashstructure.Hash(value, nil)`` of v1.1.0 (see ``hashing``), in
-    decimal."""
-    return str(go_hash(plain_arg(value), limits.steps))
-
-
-def unquote(limits: Limits, value: Any) -> str:
-    """Kalypso's ``unquote``: a string with surrounding white space trimmed, then every leading
-    and trailing ``"``, then every leading and trailing ``'``; ``""`` for a value that is not a
-    string."""
-    if not isinstance(value, str):
-        return ""
-    return value.strip().strip('"').strip("'")
 
 
 def strval(value: Any) -> str:
@@ -363,20 +309,8 @@ SPRIG: dict[str, Function] = {
     "atoi": lambda limits, v: _number(v),
     "required": _required,
     "fail": _fail,
-    # Kalypso's own (kalypso-scheduler scheduler/templater.go); toYaml and stringify in YAML_FUNCTIONS
-    "hash": hash_of,
-    "unquote": unquote,
 }
 
-
-def _yaml_functions(version: YamlVersion) -> dict[str, Function]:
-    return {
-        "toYaml": lambda limits, v: _bounded(limits, go_to_yaml(v, version)),
-        "stringify": lambda limits, v: _bounded(limits, go_stringify(v, version)),
-    }
-
-
-YAML_FUNCTIONS: dict[YamlVersion, dict[str, Function]] = {v: _yaml_functions(v) for v in ("v2", "v3")}
 
 SIGNATURES: dict[str, str] = {
     **dict.fromkeys(
