@@ -192,7 +192,12 @@ def open_kalypso(cp: ControlPlane, commit: str | None) -> KalypsoControlPlane | 
 
 @click.group("kalypso")
 def kalypso() -> None:
-    """Kalypso's scheduler, piece by piece (docs/kalypso.md)."""
+    """Kalypso's scheduler, piece by piece (docs/kalypso.md).
+
+    \b
+    Examples:
+      promoter kalypso template reconciler.tmpl --data data.json
+    """
 
 
 @kalypso.command("template")
