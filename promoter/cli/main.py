@@ -32,6 +32,7 @@ from promoter.cli.commands import (
     validate,
 )
 from promoter.cli.commands.hub import hub
+from promoter.cli.commands.kalypso import kalypso
 from promoter.cli.commands.report_status import report_status
 from promoter.console import colour_enabled, paint
 from promoter.errors import PromoterError, one_line
@@ -158,6 +159,7 @@ for command in (
     convert.convert_command,
     report_status,
     hub,
+    kalypso,
     completion.completion,
 ):
     cli.add_command(command)

@@ -12,7 +12,8 @@ from functools import partial
 from typing import Any
 
 from promoter.errors import TemplateError
-from promoter.gotemplate.functions import FUNCTIONS, LAZY
+from promoter.gotemplate.functions import FUNCTIONS, LAZY, Function
+from promoter.gotemplate.lexer import GO_NAME
 from promoter.gotemplate.nodes import (
     Action,
     Branch,
@@ -29,6 +30,7 @@ from promoter.gotemplate.nodes import (
     Tree,
     Variable,
 )
+from promoter.gotemplate.sprig import SIGNATURES
 from promoter.gotemplate.values import NO_VALUE, ExecError, Limits, field, go_type, plain_arg, sprint, truth
 
 MAX_CALL_DEPTH = 100
@@ -70,31 +72,56 @@ class _Vars:
         raise ExecError(f"undefined variable: {name}")
 
 
+def go_location(source: str, pos: int) -> tuple[int, int]:
+    """Go's ``Tree.ErrorContext``: the line of ``pos`` and its byte offset in that line."""
+    head = source[:pos].encode("utf-8")
+    newline = head.rfind(b"\n")
+    return head.count(b"\n") + 1, len(head) if newline < 0 else len(head) - newline - 1
+
+
 class Executor:
     """One run of one template over one value of data."""
 
-    def __init__(self, tree: Tree, limits: Limits, escape: Callable[[str], str] | None = None) -> None:
+    def __init__(
+        self,
+        tree: Tree,
+        limits: Limits,
+        escape: Callable[[str], str] | None = None,
+        functions: dict[str, Function] | None = None,
+    ) -> None:
         self.tree = tree
         self.limits = limits
         self.escape = escape
+        self.functions = functions or FUNCTIONS
         self.out: list[str] = []
         self.size = 0
         self.steps = 0
         self.depth = 0
         self.deadline = time.monotonic() + limits.seconds
         self.line = 1
+        self.at: Any = None  # the node evaluated last, which Go's errors name
 
     def run(self, data: Any) -> str:
         variables = _Vars([("$", data)])
         try:
             self.walk(self.tree.body, data, variables)
         except ExecError as err:
-            raise TemplateError(
-                f"template: executing {self.tree.name!r}: {err}", file=self.tree.name, line=self.line
-            ) from err
+            raise self.error(str(err)) from err
         except RecursionError as err:
-            raise TemplateError("template: nested too deeply", file=self.tree.name, line=self.line) from err
+            raise self.error("nested too deeply") from err
         return "".join(self.out)
+
+    def error(self, message: str) -> TemplateError:
+        """Go's ``template: NAME:LINE:COL: executing "NAME" at <NODE>: MESSAGE``."""
+        if self.at is None:
+            return TemplateError(
+                f'template: {GO_NAME}:{self.line}: executing "{GO_NAME}": {message}',
+                file=self.tree.name,
+                line=self.line,
+            )
+        line, column = go_location(self.tree.source, self.at.pos)
+        text = f'template: {GO_NAME}:{line}:{column}: executing "{GO_NAME}" at <{self.at.text}>: {message}'
+        return TemplateError(text, file=self.tree.name, line=line)
 
     # ---- statements
 
@@ -122,7 +149,7 @@ class Executor:
                 value = self.pipe(node.pipe, dot, variables)
                 if not node.pipe.decl:
                     variables.pop(mark)
-                    text = sprint(value)
+                    text = "<no value>" if value is None else sprint(value)  # Go prints nil so
                     self.write(self.escape(text) if self.escape else text)
             elif isinstance(node, Branch):
                 self.branch(node, dot, variables)
@@ -199,7 +226,8 @@ class Executor:
         self.step()
         first = cmd.args[0]
         if isinstance(first, Ident):
-            return self.function(first.name, cmd.args[1:], dot, variables, final)
+            return self.function(first, cmd, dot, variables, final)
+        self.at = first
         if len(cmd.args) > 1 or final:
             what = (
                 "a field"
@@ -209,25 +237,54 @@ class Executor:
             raise ExecError(f"can't give argument to non-function {what}")
         return self.arg(first, dot, variables)
 
-    def function(
-        self, name: str, args: tuple[Any, ...], dot: Any, variables: _Vars, final: tuple[Any, ...]
-    ) -> Any:
+    def function(self, ident: Ident, cmd: Command, dot: Any, variables: _Vars, final: tuple[Any, ...]) -> Any:
+        name, args = ident.name, cmd.args[1:] if cmd.args and cmd.args[0] is ident else ()
+        self.at = ident
         if name in LAZY:
             thunks: list[Callable[[], Any]] = [partial(self.arg, a, dot, variables) for a in args]
             thunks += [partial(_same, v) for v in final]
             return LAZY[name](thunks)
-        values = [plain_arg(self.arg(a, dot, variables)) for a in args] + [plain_arg(v) for v in final]
+        signature = SIGNATURES.get(name)
+        if signature is not None and len(args) + len(final) != len(signature):
+            raise ExecError(
+                f"wrong number of args for {name}: want {len(signature)} got {len(args) + len(final)}"
+            )
+        raw = [
+            self.typed_arg(a, dot, variables, signature[i] if signature else "a") for i, a in enumerate(args)
+        ]
+        raw += [_validate(v, signature[-1] if signature else "a") for v in final]
+        values = [plain_arg(v) for v in raw]
         try:
-            result = FUNCTIONS[name](self.limits, *values)
-        except ExecError as err:
-            raise ExecError(f"error calling {name}: {err}") from err
-        except (TypeError, ValueError, KeyError, IndexError, ZeroDivisionError, OverflowError) as err:
+            result = self.functions[name](self.limits, *values)
+        except (
+            ExecError,
+            TypeError,
+            ValueError,
+            KeyError,
+            IndexError,
+            ZeroDivisionError,
+            OverflowError,
+        ) as err:
+            self.at = cmd
             raise ExecError(f"error calling {name}: {err}") from err
         if isinstance(result, str) and len(result) > self.limits.output:
             raise ExecError(f"{name} made a string over the limit of {self.limits.output} characters")
         return result
 
+    def typed_arg(self, node: Any, dot: Any, variables: _Vars, kind: str) -> Any:
+        """An argument for a parameter of Go type ``kind`` (``s`` string, ``i`` int, ``a``
+        interface{}), refused as Go's ``evalArg`` refuses it."""
+        self.at = node
+        if isinstance(node, Literal) and kind != "a":
+            wanted = str if kind == "s" else int
+            if not isinstance(node.value, wanted) or isinstance(node.value, bool):
+                raise ExecError(f"expected {'string' if kind == 's' else 'integer'}; found {node.text}")
+            return node.value
+        return _validate(self.arg(node, dot, variables), kind)
+
     def arg(self, node: Any, dot: Any, variables: _Vars) -> Any:
+        if not isinstance(node, Literal):
+            self.at = node
         if isinstance(node, Dot):
             return dot
         if isinstance(node, Literal):
@@ -242,11 +299,29 @@ class Executor:
             variables.pop(mark)
             return _fields(value, node.names)
         if isinstance(node, Ident):
-            return self.function(node.name, (), dot, variables, ())
+            return self.function(node, Command((node,), node.pos, node.text), dot, variables, ())
         raise ExecError(f"can't evaluate {node!r}")
 
 
 def _same(value: Any) -> Any:
+    return value
+
+
+def _validate(value: Any, kind: str) -> Any:
+    """Go's ``validateType`` for a ``string`` or ``int`` parameter: no value, nil and other types
+    are errors."""
+    if kind == "a":
+        return value
+    wanted, name = (str, "string") if kind == "s" else (int, "int")
+    if value is NO_VALUE:
+        raise ExecError(f"invalid value; expected {name}")
+    if (
+        not isinstance(value, wanted)
+        or isinstance(value, bool)
+        or (isinstance(value, int) and value >= 1 << 63)
+    ):
+        got = "interface {}" if value is None else go_type(value)
+        raise ExecError(f"wrong type for value; expected {name}; got {got}")
     return value
 
 

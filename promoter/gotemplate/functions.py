@@ -15,8 +15,9 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote_plus
 
+from promoter.gotemplate.kalypso import KALYPSO, YAML_FUNCTIONS, YamlVersion
 from promoter.gotemplate.sprig import SPRIG, go_quote
-from promoter.gotemplate.values import ExecError, Limits, go_float, go_type, sprint, truth
+from promoter.gotemplate.values import ExecError, Limits, StringMap, go_float, go_type, sprint, truth
 
 Function = Callable[..., Any]
 
@@ -68,8 +69,8 @@ def _len(limits: Limits, *args: Any) -> int:
 
 def _index(limits: Limits, item: Any, *keys: Any) -> Any:
     for key in keys:
-        if isinstance(item, dict):
-            item = item.get(key, "" if _all_strings(item) else None)
+        if isinstance(item, dict):  # a missing key: the element type's zero value
+            item = item.get(key, "" if isinstance(item, StringMap) else None)
         elif isinstance(item, list | tuple | str):
             if not isinstance(key, int) or isinstance(key, bool):
                 raise ExecError(f"cannot index slice/array with type {go_type(key)}")
@@ -80,10 +81,6 @@ def _index(limits: Limits, item: Any, *keys: Any) -> Any:
         else:
             raise ExecError(f"can't index item of type {go_type(item)}")
     return item
-
-
-def _all_strings(item: dict[Any, Any]) -> bool:
-    return bool(item) and all(isinstance(v, str) for v in item.values())
 
 
 def _slice(limits: Limits, item: Any, *idx: Any) -> Any:
@@ -151,6 +148,8 @@ def _verb_text(verb: str, value: Any, precision: str | None) -> str | None:
         return text[: int(precision)] if precision is not None and verb == "s" else text
     if verb == "q":
         return repr(chr(value)) if _is_int(value) else go_quote(sprint(value))
+    if verb == "T":
+        return "<nil>" if value is None else go_type(value)
     if verb == "t" and isinstance(value, bool):
         return "true" if value else "false"
     if verb == "c" and _is_int(value):
@@ -206,10 +205,7 @@ def _compare(name: str, a: Any, b: Any) -> int:
         if name == "eq" and (a is None or b is None):
             return 0 if a is b else 1
         raise ExecError(f"non-comparable type {go_type(a if not isinstance(a, basic) else b)}")
-    numeric = isinstance(a, int | float) and isinstance(b, int | float)
-    if numeric and (isinstance(a, bool) == isinstance(b, bool)):
-        return _order(a, b)
-    if type(a) is not type(b):
+    if type(a) is not type(b):  # Go compares int with uint, never an integer with a float
         raise ExecError("incompatible types for comparison")
     if isinstance(a, bool) and name not in ("eq", "ne"):
         raise ExecError(f"invalid type for comparison: {go_type(a)}")
@@ -262,5 +258,9 @@ def html_escape(text: str) -> str:
     return escaped.replace("+", "&#43;").replace("\x00", "\ufffd")
 
 
-FUNCTIONS: dict[str, Function] = {**SPRIG, **BUILTINS}
+FUNCTIONS: dict[str, Function] = {**SPRIG, **KALYPSO, **YAML_FUNCTIONS["v3"], **BUILTINS}
+#: the functions with Kalypso's toYaml and stringify of yaml.v3 (HEAD) or yaml.v2 (before 97c555b)
+TABLES: dict[YamlVersion, dict[str, Function]] = {
+    version: {**SPRIG, **KALYPSO, **table, **BUILTINS} for version, table in YAML_FUNCTIONS.items()
+}
 NAMES = frozenset(FUNCTIONS) | frozenset(LAZY)

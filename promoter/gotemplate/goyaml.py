@@ -140,7 +140,7 @@ def _is_timestamp(text: str) -> bool:
     return not clock or (clock[0] < 24 and clock[1] < 60 and clock[2] < 60)
 
 
-def _reads_back_as_other(text: str) -> bool:
+def reads_back_as_other(text: str) -> bool:
     """go-yaml v2's ``stringv``: plain only if ``resolve`` gives a string (not a bool, number,
     null, timestamp or merge key) and it is not a YAML 1.1 base-60 float."""
     if text == "<<" or _is_timestamp(text) or _BASE60.fullmatch(text):
@@ -158,16 +158,19 @@ def _digit_run(text: str, start: int, number: int) -> tuple[int, int]:
     return number, end
 
 
-def _string_less(a: str, b: str) -> bool:
-    """``keyList.Less`` for two strings (go-yaml v2.4.0 ``sorter.go``)."""
+def _string_less(a: str, b: str, v3: bool = False) -> bool:
+    """``keyList.Less`` for two strings (go-yaml v2.4.0 ``sorter.go``; ``v3``: yaml.v3's, where
+    a letter against a non-letter right after a run of digits sorts the letter first)."""
+    digits = False
     for i in range(min(len(a), len(b))):
         if a[i] == b[i]:
+            digits = a[i].isdecimal()
             continue
         al, bl = a[i].isalpha(), b[i].isalpha()
         if al and bl:
             return a[i] < b[i]
         if al or bl:
-            return bl
+            return al if v3 and digits else bl
         an = bn = 0
         if a[i] == "0" or b[i] == "0":
             j = i - 1
@@ -198,7 +201,7 @@ def _kind(value: Any) -> int:
     return 24 if isinstance(value, str) else 20
 
 
-def _key_less(a: Any, b: Any) -> bool:
+def _key_less(a: Any, b: Any, v3: bool = False) -> bool:
     """``keyList.Less``: numbers and bools by value, then kind; other kinds by kind."""
     ak, bk = _kind(a), _kind(b)
     if ak in (1, 2, 11, 14) and bk in (1, 2, 11, 14):
@@ -207,11 +210,16 @@ def _key_less(a: Any, b: Any) -> bool:
         return ak < bk if ak != bk else bool(a < b)
     if ak != 24 or bk != 24:
         return ak < bk
-    return _string_less(a, b)
+    return _string_less(a, b, v3)
 
 
 def _compare(a: tuple[Any, Any], b: tuple[Any, Any]) -> int:
     return -1 if _key_less(a[0], b[0]) else 1 if _key_less(b[0], a[0]) else 0
+
+
+def compare_v3(a: tuple[Any, Any], b: tuple[Any, Any]) -> int:
+    """yaml.v3's order of two map items (``sorter.go``)."""
+    return -1 if _key_less(a[0], b[0], True) else 1 if _key_less(b[0], a[0], True) else 0
 
 
 _TAGS = {bool: "bool", int: "int", float: "float", str: "str", type(None): "null"}
@@ -235,7 +243,7 @@ class _V2Dumper(yaml.SafeDumper):
         return super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
 
     def represent_str(self, data: str) -> yaml.ScalarNode:
-        style = '"' if _reads_back_as_other(data) else "|" if "\n" in data else None
+        style = '"' if reads_back_as_other(data) else "|" if "\n" in data else None
         return self.represent_scalar("tag:yaml.org,2002:str", data, style=style)
 
     def represent_float(self, data: float) -> yaml.ScalarNode:

@@ -1,6 +1,7 @@
-"""Kalypso's ``hash``: ``hashstructure.Hash(v, hashstructure.FormatV2, nil)`` of
-github.com/mitchellh/hashstructure/v2 (``hashstructure.go``), over the Go value a template
-value stands for.
+"""Kalypso's ``hash``: ``hashstructure.Hash(v, nil)`` of github.com/mitchellh/hashstructure
+**v1.1.0** (the v1 module: no ``/v2`` path, no format argument; ``hashstructure.go`` ``Hash``,
+``(*walker).visit``, ``hashUpdateOrdered``, ``hashUpdateUnordered``), over the Go value a template
+value stands for (kalypso-scheduler ``scheduler/templater.go`` since d6154e8, 2024-01-12).
 
 The hasher is Go's ``fnv.New64()``: FNV-1, 64 bits (multiply, then XOR; not FNV-1a). By kind:
 
@@ -13,11 +14,13 @@ The hasher is Go's ``fnv.New64()``: FNV-1, 64 bits (multiply, then XOR; not FNV-
 - nil (a missing map key of ``map[string]interface{}``, a YAML ``null``): the zero ``int``;
 - a slice: ``h = ordered(h, element)`` from ``h = 0``, where ``ordered(a, b)`` is the hash of
   the two as 8 bytes each;
-- a map: the XOR of ``ordered(key, value)`` over its entries, then that XOR hashed as 8 bytes
-  (so the order of entries does not count);
-- a struct (``.`` itself, Kalypso's ``dataType``): its type name's hash, then for each field
-  in declaration order ``h = finish(h XOR ordered(name, value))`` (FormatV2 hashes after every
-  field, not once after all).
+- a map: the XOR of ``ordered(key, value)`` over its entries, and nothing after it (so the
+  order of entries does not count, and an empty map is 0);
+- a struct (``.`` itself, Kalypso's ``dataType``): its type name's hash, XORed with
+  ``ordered(name, value)`` of each field.
+
+v2's ``FormatV2`` hashes the XOR once more after every map and every struct field; v1 does not,
+so the two differ on any value holding a map.
 
 Python's values stand for Go's as ``values.go_type`` says: ``bool`` a bool, ``int`` an integer,
 ``float`` a ``float64``, ``str`` a string, ``None`` nil, a list a slice, a dict a map, a
@@ -54,10 +57,6 @@ def _ordered(a: int, b: int) -> int:
     return fnv1_64(_u64(a) + _u64(b))
 
 
-def _finish(a: int) -> int:
-    return fnv1_64(_u64(a))
-
-
 class _Walker:
     """One ``Hash`` call: counts the values visited, so YAML aliases that fan out (a few
     lines standing for millions of values) stop at the step limit instead of running on."""
@@ -86,12 +85,12 @@ class _Walker:
         current = 0
         for key, item in value.items():
             current ^= _ordered(self.visit(key, depth + 1), self.visit(item, depth + 1))
-        return _finish(current)
+        return current
 
     def _struct(self, value: Struct, depth: int) -> int:
         current = fnv1_64(value.type_name.rsplit(".", 1)[-1].encode())
         for name, item in value.items():
-            current = _finish(current ^ _ordered(fnv1_64(name.encode()), self.visit(item, depth + 1)))
+            current ^= _ordered(fnv1_64(name.encode()), self.visit(item, depth + 1))
         return current
 
 
@@ -116,5 +115,5 @@ def _scalar(value: Any) -> int:
 
 
 def go_hash(value: Any, budget: int = 1_000_000) -> int:
-    """``hashstructure.Hash(value, FormatV2, nil)``: an unsigned 64-bit number."""
+    """``hashstructure.Hash(value, nil)`` of v1.1.0: an unsigned 64-bit number."""
     return _Walker(budget).visit(value, 0)

@@ -43,6 +43,7 @@ class Token:
     kind: str
     value: str
     spaced: bool  # white space (or the action's start) came right before it
+    pos: int = 0  # its offset in the source
 
 
 @dataclass(frozen=True)
@@ -54,8 +55,13 @@ class Item:
     line: int
 
 
+GO_NAME = "template"  # the name Kalypso's scheduler gives every template (template.New)
+
+
 def fail(name: str, line: int, message: str) -> TemplateError:
-    return TemplateError(f"template: {message}", file=name, line=line)
+    """A parse error as Go words it (``template: template:1: unclosed action``); ``name`` is the
+    file the error names."""
+    return TemplateError(f"template: {GO_NAME}:{line}: {message}", file=name, line=line)
 
 
 def lex(source: str, name: str) -> list[Item]:
@@ -110,7 +116,7 @@ def _action(source: str, pos: int, name: str, line: int) -> tuple[tuple[Token, .
         if kind == "space":
             spaced = True
         else:
-            tokens.append(Token(kind, match.group(), spaced))
+            tokens.append(Token(kind, match.group(), spaced, pos))
             spaced = False
         pos = match.end()
 

@@ -6,16 +6,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 # ---- operands
+#
+# Each operand and command knows where it is (``pos``: its offset in the source, where Go's
+# parser puts it) and how Go writes it back (``text``: ``Node.String()``), for Go's error
+# context ``template:1:18: executing "template" at <upper>``.
 
 
 @dataclass(frozen=True)
 class Dot:
-    pass
+    pos: int = field(default=0, compare=False)
+    text: str = field(default=".", compare=False)
 
 
 @dataclass(frozen=True)
 class Literal:
     value: Any
+    pos: int = field(default=0, compare=False)
+    text: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)
@@ -23,6 +30,8 @@ class Field:
     """``.A.B``: fields of dot."""
 
     names: tuple[str, ...]
+    pos: int = field(default=0, compare=False)
+    text: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)
@@ -31,6 +40,8 @@ class Variable:
 
     name: str
     names: tuple[str, ...] = ()
+    pos: int = field(default=0, compare=False)
+    text: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)
@@ -38,6 +49,8 @@ class Ident:
     """A function name."""
 
     name: str
+    pos: int = field(default=0, compare=False)
+    text: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)
@@ -46,11 +59,15 @@ class Chain:
 
     node: Pipe
     names: tuple[str, ...]
+    pos: int = field(default=0, compare=False)
+    text: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)
 class Command:
     args: tuple[Any, ...]
+    pos: int = field(default=0, compare=False)
+    text: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)
@@ -110,3 +127,4 @@ class Tree:
     name: str
     body: tuple[Any, ...]
     defines: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    source: str = ""

@@ -33,7 +33,7 @@ MAX_NESTING = 100
 def parse(source: str, name: str, functions: frozenset[str]) -> Tree:
     """The tree of ``source``; an unknown function is an error here, as in Go."""
     parser = _Parser(lex(source, name), name, functions)
-    tree = Tree(name, ())
+    tree = Tree(name, (), source=source)
     parser.tree = tree
     body, stop = parser.block(set())
     if stop is not None:
@@ -157,12 +157,12 @@ class _Parser:
             if token.kind == "pipe":
                 if not current:
                     raise self.error(line, "missing command before '|'")
-                cmds.append(Command(tuple(current)))
+                cmds.append(_command(current))
                 current = []
                 continue
             current.append(self.operand(token, stream, line))
         if current:
-            cmds.append(Command(tuple(current)))
+            cmds.append(_command(current))
         elif cmds:
             raise self.error(line, "missing command after '|'")
         if not cmds:
@@ -179,16 +179,18 @@ class _Parser:
             node = self.pipe(inner, line, "parenthesized pipeline")
             self.depth -= 1
             names = stream.chain()
-            return Chain(node, names) if names else Chain(node, ())
+            text = "(" + _pipe_text(node) + ")" + "".join("." + n for n in names)
+            return Chain(node, names, token.pos, text)
         if kind == "field":
-            return Field(tuple(token.value[1:].split(".")))
+            names = tuple(token.value[1:].split("."))
+            return Field(names, _chained_pos(token, names), token.value)
         if kind == "variable":
             name, *rest = token.value.split(".")
-            return Variable(name, tuple(rest))
+            return Variable(name, tuple(rest), _chained_pos(token, (name[1:], *rest)), token.value)
         if kind == "dot":
-            return Dot()
+            return Dot(token.pos)
         if kind in ("string", "raw", "char", "number"):
-            return Literal(self.literal(token, line))
+            return Literal(self.literal(token, line), token.pos, token.value)
         if kind == "ident":
             return self.ident(token, line)
         raise self.error(line, f"unexpected {token.value!r} in operand")
@@ -196,14 +198,14 @@ class _Parser:
     def ident(self, token: Token, line: int) -> Any:
         value = token.value
         if value in ("true", "false"):
-            return Literal(value == "true")
+            return Literal(value == "true", token.pos, value)
         if value == "nil":
-            return Literal(None)
+            return Literal(None, token.pos, value)
         if value in KEYWORDS:
             raise self.error(line, f"unexpected {value!r} in operand")
         if value not in self.functions:
             raise self.error(line, f'function "{value}" not defined')
-        return Ident(value)
+        return Ident(value, token.pos, value)
 
     def literal(self, token: Token, line: int) -> Any:
         try:
@@ -246,6 +248,24 @@ class _Stream:
         if not self.done() and self.tokens[self.pos].kind == "field" and not self.tokens[self.pos].spaced:
             return tuple(self.next().value[1:].split("."))
         return ()
+
+
+def _command(args: list[Any]) -> Command:
+    return Command(tuple(args), args[0].pos, " ".join(a.text for a in args))
+
+
+def _pipe_text(pipe: Pipe) -> str:
+    """Go's ``PipeNode.String()``."""
+    decl = ", ".join(pipe.decl) + (" = " if pipe.assign else " := ") if pipe.decl else ""
+    return decl + " | ".join(c.text for c in pipe.cmds)
+
+
+def _chained_pos(token: Token, names: tuple[str, ...]) -> int:
+    """Go's lexer cuts ``.A.B`` (or ``$x.A``) into one item per part, and its parser places the
+    whole at the second part: the position errors name."""
+    if len(names) < 2:
+        return token.pos
+    return token.pos + len(names[0]) + 1
 
 
 def _declaration(tokens: list[Token]) -> tuple[tuple[str, ...], bool, list[Token]]:

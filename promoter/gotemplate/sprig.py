@@ -1,5 +1,11 @@
-"""The sprig functions Kalypso's templates and docs use (masterminds.github.io/sprig), and
-Kalypso's own ``toYaml``, ``stringify``, ``hash`` and ``unquote``.
+"""The sprig functions Kalypso's templates and docs use, as sprig **v2.22.0** (Kalypso's pin)
+defines them (no ``get``, ``dig``, ``mustXxx`` or other v3 names; ``trunc`` with a negative
+count fails). Kalypso's own functions are in ``kalypso``.
+
+``SIGNATURES`` gives the Go parameter types of the functions whose parameters are not all
+``interface{}`` (``s`` string, ``i`` int, ``a`` interface{}): the executor refuses a missing
+key, nil or another type there as Go's ``text/template`` does (``upper .Labels.nope`` is
+"invalid value; expected string").
 
 Left out on purpose: everything that reads the environment, files, the network or the clock
 (``env``, ``expandenv``, ``getHostByName``, ``now``, ``date``...), random values, and regular
@@ -16,9 +22,7 @@ from typing import Any
 
 import yaml
 
-from promoter.gotemplate.goyaml import marshal
-from promoter.gotemplate.hashing import go_hash
-from promoter.gotemplate.values import ExecError, Limits, go_type, plain, plain_arg, sprint, truth
+from promoter.gotemplate.values import ExecError, Limits, go_type, plain, sprint, truth
 
 Function = Callable[..., Any]
 
@@ -85,32 +89,10 @@ def to_json(value: Any) -> str:
     return dumped.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def go_to_yaml(value: Any) -> str:
-    """Kalypso's ``toYaml`` (``scheduler/templater.go`` ``toYAML``): go-yaml v2's ``Marshal``,
-    the final newline trimmed."""
-    return marshal(plain(value)).removesuffix("\n")
-
-
-def stringify(limits: Limits, value: Any) -> str:
-    """Kalypso's ``stringify``: a string as it is, a map or a list as YAML (as ``toYaml``), nil
-    as empty, another value as Go prints it."""
-    if isinstance(value, dict | list | tuple):
-        return go_to_yaml(value)
-    return text(plain_arg(value))
-
-
-def hash_of(limits: Limits, value: Any) -> str:
-    """Kalypso's ``hash``: ``hashstructure.Hash(value, FormatV2, nil)`` (see ``hashing``), in
-    decimal."""
-    return str(go_hash(plain_arg(value), limits.steps))
-
-
-def unquote(limits: Limits, value: Any) -> str:
-    """Kalypso's ``unquote``: a string with surrounding spaces, then every leading and trailing
-    double or single quote, trimmed; ``""`` for a value that is not a string."""
-    if not isinstance(value, str):
-        return ""
-    return value.strip().strip("\"'")
+def strval(value: Any) -> str:
+    """sprig's ``strval`` (``toString``): a string as it is, anything else as ``%v`` prints it
+    (nil is ``<nil>``)."""
+    return value if isinstance(value, str) else sprint(value)
 
 
 def indent(limits: Limits, spaces: Any, value: Any) -> str:
@@ -213,9 +195,14 @@ def _fail(limits: Limits, message: Any) -> str:
     raise ExecError(text(message))
 
 
-def _trunc(limits: Limits, n: Any, value: Any) -> str:
-    s, count = text(value), _number(n)
-    return s[:count] if count >= 0 else s[max(len(s) + count, 0) :]
+def _trunc(limits: Limits, count: int, value: str) -> str:
+    """v2.22.0's ``trunc``: the first ``count`` bytes; a negative count is Go's slice panic."""
+    data = value.encode("utf-8")
+    if len(data) <= count:
+        return value
+    if count < 0:
+        raise ExecError(f"runtime error: slice bounds out of range [:{count}]")
+    return data[:count].decode("utf-8", "replace")
 
 
 def _substr(limits: Limits, start: Any, end: Any, value: Any) -> str:
@@ -287,9 +274,8 @@ SPRIG: dict[str, Function] = {
     "repeat": repeat,
     "indent": indent,
     "nindent": lambda limits, n, v: "\n" + indent(limits, n, v),
-    "toString": lambda limits, v: text(v),
+    "toString": lambda limits, v: strval(v),
     "toStrings": lambda limits, v: [text(x) for x in _list_of(v, "toStrings")],
-    "toYaml": lambda limits, v: _bounded(limits, go_to_yaml(v)),
     "toJson": lambda limits, v: _bounded(limits, to_json(v)),
     "toPrettyJson": lambda limits, v: _bounded(limits, json.dumps(plain(v), sort_keys=True, indent=2)),
     "list": lambda limits, *v: list(v),
@@ -297,7 +283,6 @@ SPRIG: dict[str, Function] = {
     "keys": lambda limits, *ds: sorted(k for d in ds for k in d),
     "values": lambda limits, d: [d[k] for k in sorted(d)],
     "hasKey": lambda limits, d, k: isinstance(d, dict) and text(k) in d,
-    "get": lambda limits, d, k: d.get(text(k), ""),
     "has": lambda limits, needle, items: needle in _list_of(items, "has"),
     "first": lambda limits, items: (_list_of(items, "first") or [None])[0],
     "last": lambda limits, items: (_list_of(items, "last") or [None])[-1],
@@ -324,10 +309,24 @@ SPRIG: dict[str, Function] = {
     "atoi": lambda limits, v: _number(v),
     "required": _required,
     "fail": _fail,
-    # Kalypso's own (kalypso-scheduler scheduler/templater.go)
-    "stringify": stringify,
-    "hash": hash_of,
-    "unquote": unquote,
+}
+
+
+SIGNATURES: dict[str, str] = {
+    **dict.fromkeys(
+        ("upper", "lower", "title", "trim", "nospace", "b64enc", "b64dec", "sha256sum", "sha1sum", "atoi"),
+        "s",
+    ),
+    **dict.fromkeys(
+        ("trimAll", "trimPrefix", "trimSuffix", "contains", "hasPrefix", "hasSuffix", "splitList"), "ss"
+    ),
+    "replace": "sss",
+    "trunc": "is",
+    "substr": "iis",
+    "repeat": "is",
+    "indent": "is",
+    "nindent": "is",
+    "join": "sa",
 }
 
 

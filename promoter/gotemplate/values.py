@@ -1,9 +1,12 @@
 """Go's view of template data: what prints how (``fmt.Sprint``), what is true, what a field is.
 
 Data is plain Python: ``str``, ``bool``, ``int``, ``float``, ``None``, lists and dicts. Two marked
-kinds say what Go would know from types: ``Struct`` (a Go struct: a missing field is an error)
-and ``StringMap`` (a ``map[string]string``: a missing key is ``""``). A plain ``dict`` is a
-``map[string]interface{}``: a missing key is "no value", printed ``<no value>``.
+kinds say what Go would know from types: ``Struct`` (a Go struct: a missing field is an error),
+``StringMap`` (a ``map[string]string``) and ``AnyMap`` (a ``map[interface{}]interface{}``, what
+yaml.v2 reads a YAML mapping into). A plain ``dict`` is a ``map[string]interface{}``. A missing
+key reached by field syntax (``.Labels.nope``) is "no value", printed ``<no value>``, whatever
+the map's type; ``index`` gives the element type's zero value instead. An integer beyond int64's
+range stands for a ``uint64``.
 """
 
 from __future__ import annotations
@@ -20,7 +23,12 @@ class Struct(dict[str, Any]):
 
 
 class StringMap(dict[str, str]):
-    """A Go ``map[string]string``: a missing key is the empty string."""
+    """A Go ``map[string]string``: ``index`` of a missing key is the empty string."""
+
+
+class AnyMap(dict[Any, Any]):
+    """A Go ``map[interface{}]interface{}``: a YAML mapping as yaml.v2 reads it into an
+    ``interface{}`` (its keys keep their YAML types: ``y`` is the bool true, ``2`` an int)."""
 
 
 class _NoValue:
@@ -50,6 +58,8 @@ def go_type(value: Any) -> str:
         return value.type_name
     if isinstance(value, StringMap):
         return "map[string]string"
+    if isinstance(value, AnyMap):
+        return "map[interface {}]interface {}"
     if isinstance(value, dict):
         return "map[string]interface {}"
     if isinstance(value, list | tuple):
@@ -57,7 +67,7 @@ def go_type(value: Any) -> str:
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, int):
-        return "int"
+        return "int" if value < 1 << 63 else "uint64"
     if isinstance(value, float):
         return "float64"
     if isinstance(value, str):
@@ -128,11 +138,11 @@ def field(value: Any, name: str) -> Any:
         if name not in value:
             raise ExecError(f"can't evaluate field {name} in type {value.type_name}")
         return value[name]
-    if isinstance(value, StringMap):
-        return value.get(name, "")
     if isinstance(value, dict):
         return value.get(name, NO_VALUE)
-    if value is None or value is NO_VALUE:
+    if value is NO_VALUE:  # Go: the field of no value is no value
+        return NO_VALUE
+    if value is None:
         raise ExecError(f"nil pointer evaluating interface {{}}.{name}")
     raise ExecError(f"can't evaluate field {name} in type {go_type(value)}")
 

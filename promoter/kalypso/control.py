@@ -8,13 +8,13 @@ Flux follows them) and their commits are kept in ``Render.workload_commits``."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from promoter.controlplane.repo import ControlPlane
 from promoter.errors import ConfigError, UsageError
-from promoter.kalypso.gitops import GitOpsState, next_tree, read_gitops, tree_changes
+from promoter.kalypso.generation import Generation, generation_from, lenient_from
+from promoter.kalypso.gitops import GitOpsState, next_tree, read_gitops, scheduler_tree, tree_changes
 from promoter.kalypso.loading import (
     FetchedWorkloads,
     KalypsoBranch,
@@ -26,23 +26,9 @@ from promoter.kalypso.loading import (
 )
 from promoter.kalypso.objects import GitOpsRepo, KEnvironment
 from promoter.kalypso.render import TRACKING, Renderer, render_tree
-from promoter.kalypso.schedule import NAMINGS, Naming, Placement, deployment_targets, flux_labels, schedule
+from promoter.kalypso.schedule import Placement, deployment_targets, flux_labels, schedule
 from promoter.model import Workload
 from promoter.rendering.memo import cache_root
-
-NAMING_VARIABLE = "PROMOTER_KALYPSO_NAMING"
-
-
-def naming_from(environ: Mapping[str, str], given: str | None = None) -> Naming:
-    """``current`` (the default: the scheduler Kalypso's users run today) or ``2023`` (the
-    scheduler that rendered Kalypso's sample); ``given`` (``--kalypso-naming``) wins over the
-    environment variable."""
-    value = given or environ.get(NAMING_VARIABLE, "current") or "current"
-    for naming in NAMINGS:
-        if value == naming:
-            return naming
-    where = "--kalypso-naming" if given else NAMING_VARIABLE
-    raise UsageError(f"{where}={value}: must be one of {', '.join(NAMINGS)}")
 
 
 @dataclass(frozen=True)
@@ -75,9 +61,14 @@ class Planned:
 
 
 class KalypsoControlPlane:
-    def __init__(self, cp: ControlPlane, naming: Naming = "current", cache: Path | None = None) -> None:
+    def __init__(
+        self, cp: ControlPlane, naming: Generation = "head", cache: Path | None = None, lenient: bool = False
+    ) -> None:
         self.cp = cp
-        self.naming = naming
+        self.naming = naming  # the generation of Kalypso's scheduler rendered as
+        # render what Kalypso's scheduler fails on (two policies on one pair, an environment
+        # name with "-") promoter's way instead of refusing it
+        self.strict = naming != "2023" and not lenient
         self.cache = cache or cache_root() / "kalypso-workloads"
         self._fetched: dict[str, FetchedWorkloads] = {}
 
@@ -105,7 +96,8 @@ class KalypsoControlPlane:
                 file=env.source.file,
                 line=ref.line,
             )
-        return load_branch(self.cp.git, ref.branch, head, ref.path)
+        branch = load_branch(self.cp.git, ref.branch, head, ref.path)
+        return at_root(branch) if self.naming != "2023" else branch
 
     def render(self, env_name: str, commit: str | None = None, env_commit: str | None = None) -> Render:
         """Render ``env_name``: main's Environments at ``commit`` (default: the main branch
@@ -119,9 +111,17 @@ class KalypsoControlPlane:
         fetched = [
             self.fetch(r.name, main) for r in sorted(main.registrations.values(), key=lambda r: r.name)
         ]
+        if self.strict and "-" in env.name and fetched:
+            raise _dashed(env, fetched[0].registration.name)
         targets = deployment_targets(self.workloads(fetched, env.name), env.name)
         placements = schedule(
-            targets, branch.cluster_types, branch.policies, branch.configmaps, env.name, self.naming
+            targets,
+            branch.cluster_types,
+            branch.policies,
+            branch.configmaps,
+            env.name,
+            self.naming,
+            self.strict,
         )
         renderer = Renderer(main.templates, self.naming)
         renderer.compile_all()
@@ -157,7 +157,9 @@ class KalypsoControlPlane:
         tracked = state.files.get(TRACKING, b"").decode("utf-8", "replace").strip()
         if deployed and tracked and tracked != first.main.commit:
             rendered = self.render(env_name, tracked, env_commit)
-        return Planned(rendered, gitops, state, next_tree(state.files, rendered.files))
+        if self.naming == "2023":
+            return Planned(rendered, gitops, state, next_tree(state.files, rendered.files))
+        return Planned(rendered, gitops, state, scheduler_tree(state.files, rendered.files, layout(rendered)))
 
     def check_base(self, rendered: Render) -> None:
         """The environment's BaseRepo, when it has one, pins a commit the repo has."""
@@ -191,14 +193,51 @@ class KalypsoControlPlane:
         return self._fetched[key]
 
 
+def _dashed(env: KEnvironment, registration: str) -> ConfigError:
+    """Kalypso's Workload controller finds a Workload's workspace by cutting its Flux label
+    ``<environment>-<registration>`` at the first ``-`` (``getWorkspaceLabel``)."""
+    rest = f"{env.name}-{registration}".split("-", 1)[1]
+    return ConfigError(
+        f"environment {env.name!r}: Kalypso's scheduler cuts a Workload's Flux label "
+        f"'{env.name}-{registration}' at the first '-' and looks for the WorkloadRegistration {rest!r}, "
+        "which does not exist, so the Workload's reconcile fails and nothing of this environment is "
+        "scheduled (controllers/workload_controller.go getWorkspaceLabel); name the environment without "
+        "'-' (or pass --kalypso-lenient to render it promoter's way)",
+        file=env.source.file,
+        line=env.source.line,
+    )
+
+
+def at_root(branch: KalypsoBranch) -> KalypsoBranch:
+    """The branch with its GitOpsRepo's ``spec.path`` cleared: since 2024 the scheduler writes
+    at the repo's root (``scheduler/githubrepo.go`` ``getTree`` and ``NewGithubRepo`` never read
+    the path)."""
+    gitops = branch.gitops
+    if gitops is None or not gitops.ref.path:
+        return branch
+    return replace(branch, gitops=replace(gitops, ref=replace(gitops.ref, path="")))
+
+
+def layout(rendered: Render) -> dict[str, set[str]]:
+    """Each cluster type of the environment and its deployment targets."""
+    return {ct: {p.target.name for p in placed} for ct, placed in rendered.placements.items()}
+
+
 def open_kalypso(
-    cp: ControlPlane, commit: str | None, naming: str | None = None
+    cp: ControlPlane,
+    commit: str | None,
+    generation: str | None = None,
+    naming: str | None = None,
+    lenient: bool = False,
 ) -> KalypsoControlPlane | None:
     """The Kalypso view of ``cp`` if main (at ``commit``, default its head) is a Kalypso control
-    plane with no promoter Pipeline; else None. ``naming`` is ``--kalypso-naming``."""
+    plane with no promoter Pipeline; else None. ``generation`` is ``--kalypso-generation``,
+    ``naming`` the old ``--kalypso-naming``, ``lenient`` ``--kalypso-lenient``."""
     head = cp.resolve(commit)
     if cp.git.read_file(head, "promoter.yaml") is not None:
         return None
     if not KalypsoControlPlane.detect(cp, head):
         return None
-    return KalypsoControlPlane(cp, naming_from(os.environ, naming))
+    return KalypsoControlPlane(
+        cp, generation_from(os.environ, generation, naming), lenient=lenient or lenient_from(os.environ)
+    )

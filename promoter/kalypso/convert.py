@@ -16,7 +16,7 @@ What renders the same tree under promoter's rules:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from typing import Any
 
 import yaml
@@ -24,12 +24,16 @@ import yaml
 from promoter.controlplane.sources import with_extra
 from promoter.controlplane.yamlfile import plain
 from promoter.errors import ConfigError
+from promoter.gotemplate.functions import NAMES
+from promoter.gotemplate.nodes import Ident
+from promoter.gotemplate.parser import parse
 from promoter.k8s.names import bounded
 from promoter.kalypso.control import KalypsoControlPlane
+from promoter.kalypso.generation import RULES, Generation
 from promoter.kalypso.loading import KalypsoBranch
 from promoter.kalypso.promotion import KalypsoPromotion, Order
-from promoter.kalypso.render import ENV_CONTENT
-from promoter.kalypso.schedule import Naming, Placement, flux_labels, platform_config
+from promoter.kalypso.render import SH_CONTENT
+from promoter.kalypso.schedule import Placement, flux_labels, platform_config
 from promoter.kalypso.translate import NAMESPACES, translate
 from promoter.model import (
     ClusterType,
@@ -72,7 +76,7 @@ def convert(kcp: KalypsoControlPlane, order: Order, commit: str) -> Converted:
                 f"{w.name}-{t.name} ({t.environment})" for t in w.targets if t.environment not in names
             ]
             note = f"from {f.registration.workload.repo}@{f.commit}"
-            flux = f.registration.name if kcp.naming == "current" else None
+            flux = f.registration.name if kcp.naming != "2023" else None
             files[f"workloads/{w.name}.yaml"] = _dump([_workload(w, kept, flux)], note)
     for name in sorted(kmain.templates):
         files[f"templates/{name}.yaml"] = _dump([_template(kmain.templates[name], kcp.naming)])
@@ -80,7 +84,7 @@ def convert(kcp: KalypsoControlPlane, order: Order, commit: str) -> Converted:
     branches = {"main": files}
     for env in main.pipeline.environments:
         kenv = kmain.environments[env.name]
-        if kcp.naming == "current":
+        if kcp.naming != "2023":
             rendered = kcp.render(env.name, commit)
             branches[env.branch] = _current_branch(rendered.branch, rendered.placements, kmain.templates)
         else:
@@ -88,18 +92,19 @@ def convert(kcp: KalypsoControlPlane, order: Order, commit: str) -> Converted:
     return Converted(branches, {f.registration.name: f.commit for f in fetched}, tuple(left_out))
 
 
-def _template(template: Template, naming: Naming) -> dict[str, Any]:
+def _template(template: Template, naming: Generation) -> dict[str, Any]:
     """A Kalypso Template as promoter's: under the current naming, one whose manifests are all
     strings is kept as it is, in Go text/template (``spec.language: gotemplate``); any other is
     translated to jinja2 (``translate``). What promoter cannot write is exit 2 naming the field."""
-    if naming == "current" and template.content_type == ENV_CONTENT:
+    if naming != "2023" and template.content_type == SH_CONTENT:
         raise ConfigError(
             f"spec.contentType: template {template.name} writes its config to platform-config.sh "
-            "(contentType env), which a promoter control plane cannot: its config file is platform-config.yaml",
+            "(contentType sh), which a promoter control plane cannot: its config file is platform-config.yaml",
             file=template.source.file,
             line=template.source.line,
         )
-    if naming == "current" and all(isinstance(m.body, str) for m in template.manifests):
+    if naming != "2023" and all(isinstance(m.body, str) for m in template.manifests):
+        _check_yaml_functions(template, naming)
         return {
             "apiVersion": API,
             "kind": "Template",
@@ -111,6 +116,41 @@ def _template(template: Template, naming: Naming) -> dict[str, Any]:
             },
         }
     return translate(template, naming)
+
+
+def _check_yaml_functions(template: Template, generation: Generation) -> None:
+    """A promoter ``gotemplate`` Template writes ``toYaml`` and ``stringify`` as Kalypso's HEAD
+    does (yaml.v3); the 2024 scheduler wrote yaml.v2, so a Template that calls them would not
+    render the same: exit 2 naming it."""
+    if RULES[generation].yaml == "v3":
+        return
+    for i, manifest in enumerate(template.manifests):
+        assert isinstance(manifest.body, str)
+        used = sorted(
+            _called(parse(manifest.body, template.source.file, NAMES).body) & {"toYaml", "stringify"}
+        )
+        if used:
+            raise ConfigError(
+                f"spec.manifests[{i}]: template {template.name} calls {' and '.join(used)}, which Kalypso's "
+                f"{generation} scheduler writes in yaml.v2 and a promoter gotemplate Template in yaml.v3 "
+                "(Kalypso's since 2025-04): convert with --kalypso-generation head once your scheduler runs it",
+                file=template.source.file,
+                line=manifest.line or template.source.line,
+            )
+
+
+def _called(nodes: Any) -> set[str]:
+    """The names of the functions a parse tree calls."""
+    found: set[str] = set()
+    for node in nodes if isinstance(nodes, tuple | list) else (nodes,):
+        if isinstance(node, Ident):
+            found.add(node.name)
+        elif is_dataclass(node):
+            for f in fields(node):
+                value = getattr(node, f.name)
+                if isinstance(value, tuple | list) or is_dataclass(value):
+                    found |= _called(value)
+    return found
 
 
 def _current_branch(
@@ -151,7 +191,7 @@ def _placement_config(p: Placement) -> dict[str, Any]:
     }
 
 
-def config_template(naming: Naming) -> bytes:
+def config_template(naming: Generation) -> bytes:
     """Kalypso's config file: ConfigMap platform-config in Kalypso's namespace, keys sorted."""
     return f"""\
 # Kalypso's config file: ConfigMap platform-config in Kalypso's namespace, keys sorted as Kalypso writes them.

@@ -1,7 +1,8 @@
-"""An environment's GitOps branch (its GitOpsRepo) as Kalypso's scheduler leaves it: the rendered
-cluster-type folders replace every folder that was there (stale ones are removed), and the
-files at the root and in dot-folders (``.github/``) are kept, ``.github/tracking/Promoted_Commit_Id``
-rewritten."""
+"""An environment's GitOps branch (its GitOpsRepo) as Kalypso's scheduler leaves it: the files at
+the root and in dot-folders (``.github/``) are kept, ``.github/tracking/Promoted_Commit_Id``
+rewritten when the main commit changed; the rendered files are written; stale cluster-type and
+deployment-target folders are removed (the 2023 scheduler replaced every folder whole; since
+2024 a file in a target folder that is not rewritten stays)."""
 
 from __future__ import annotations
 
@@ -41,9 +42,29 @@ def read_gitops(gitops: GitOpsRepo, cache: Path) -> GitOpsState:
 
 
 def next_tree(old: dict[str, bytes], rendered: dict[str, bytes]) -> dict[str, bytes]:
-    """What the branch holds after the scheduler's commit."""
+    """What the branch holds after the 2023 scheduler's commit: the rendered folders replace
+    every folder."""
     kept = {p: data for p, data in old.items() if "/" not in p or p.startswith(".")}
     return dict(sorted({**kept, **rendered}.items()))
+
+
+def scheduler_tree(
+    old: dict[str, bytes], rendered: dict[str, bytes], layout: dict[str, set[str]]
+) -> dict[str, bytes]:
+    """What the branch holds after the scheduler's commit since 2024 (``scheduler/githubrepo.go``
+    ``getTree``, built on the branch head): a file one folder deep or more, outside a dot-folder,
+    is deleted when its top folder is no current cluster type, or its second part is neither
+    ``README.md`` nor a current deployment target of that cluster type; everything else is
+    kept (files at the root, in dot-folders, and in a target folder that is not rewritten), and
+    the rendered files are written over it. ``layout``: each cluster type's targets."""
+
+    def kept(path: str) -> bool:
+        if "/" not in path or path.startswith("."):
+            return True
+        top, second = path.split("/", 2)[:2]
+        return top in layout and (second == "README.md" or second in layout[top])
+
+    return dict(sorted({**{p: d for p, d in old.items() if kept(p)}, **rendered}.items()))
 
 
 def tree_changes(old: dict[str, bytes], new: dict[str, bytes]) -> dict[str, tuple[int, int, int]]:

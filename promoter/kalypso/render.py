@@ -5,19 +5,22 @@ Per environment (relative to the GitOpsRepo's path)::
     <cluster-type>/README.md                                  every cluster type, placed on or not
     <cluster-type>/<workload>-<target>/reconciler.yaml        the cluster type's reconciler Template
     <cluster-type>/<workload>-<target>/namespace.yaml         its namespaceService Template
-    <cluster-type>/<workload>-<target>/config.yaml            ConfigMap platform-config (2023 naming)
-    <cluster-type>/<workload>-<target>/platform-config.yaml   the configType Template (current; .sh for env)
+    <cluster-type>/<workload>-<target>/config.yaml            ConfigMap platform-config (2023)
+    <cluster-type>/<workload>-<target>/platform-config.yaml   the configType Template (2024, head; .sh for sh)
     .github/tracking/Promoted_Commit_Id                       the main commit rendered
 
 Templates are Go templates in either of Kalypso's forms: a manifest that is a mapping has each
 string value templated (nested mappings too, list items not), and runs as ``html/template`` ran
 it in 2023 (values HTML-escaped); a manifest that is a string is one ``text/template``.
 
-2023 naming: each rendered manifest is written back as YAML with sorted keys, the way Kubernetes'
-marshaller writes it, documents joined by ``---``. Current naming: each string manifest's output
-is written as the template wrote it (``scheduler/githubrepo.go`` ``getManifestsYamlString``: the
-outputs that are not empty, joined by ``---\n``, nothing added); it is still parsed, and must be
-YAML mappings, before it is written (but for a config Template whose ``contentType`` is ``env``).
+2023 generation: each rendered manifest is written back as YAML with sorted keys, the way
+Kubernetes' marshaller writes it, documents joined by ``---``. 2024 and head: each string
+manifest's output is written as the template wrote it (``scheduler/githubrepo.go``
+``getManifestsYamlString``: the outputs that are not empty, joined by ``---\n``, nothing added),
+rendered as ``replaceTemplateVariables`` renders it (the re-render loop, the generation's YAML
+library); it is still parsed, and must be YAML mappings, before it is written (but for a config
+Template whose ``contentType`` is ``sh``). A Template is found by name, its ``spec.type`` not
+checked (``controllers/assignment_controller.go``).
 """
 
 from __future__ import annotations
@@ -32,13 +35,14 @@ from promoter.errors import ConfigError, TemplateError
 from promoter.gotemplate import GoTemplate, StringMap, Struct, to_yaml
 from promoter.gotemplate.scheduler import scheduler_data
 from promoter.gotemplate.values import sprint
-from promoter.kalypso.schedule import Naming, Placement
+from promoter.kalypso.generation import RULES, Generation
+from promoter.kalypso.schedule import Placement
 from promoter.model import Template
 
 README = "README.md"
 README_TEXT = b"This folder contains deployment targets scheduled on the cluster type"
 TRACKING = ".github/tracking/Promoted_Commit_Id"
-ENV_CONTENT = "env"  # a config Template's contentType written to platform-config.sh
+SH_CONTENT = "sh"  # a config Template's contentType written to platform-config.sh (EnvContentType)
 BUILTIN_CONFIG = "configmap"  # a ClusterType with no configType: promoter's built-in ConfigMap
 
 
@@ -48,9 +52,9 @@ class TemplateData(Struct):
     type_name = "scheduler.dataType"
 
 
-def data_of(p: Placement, naming: Naming = "2023") -> TemplateData:
+def data_of(p: Placement, naming: Generation = "2023") -> TemplateData:
     manifests = StringMap({str(k): sprint(v) for k, v in p.target.target.manifests.items()})
-    if naming == "current":
+    if naming != "2023":
         # scheduler/templater.go newData: no Repo, Branch or Path fields, ConfigData of any values
         return TemplateData(
             scheduler_data(
@@ -93,7 +97,7 @@ class _Compiled:
 class Renderer:
     """Compiles each Template once; renders placements."""
 
-    def __init__(self, templates: dict[str, Template], naming: Naming = "2023") -> None:
+    def __init__(self, templates: dict[str, Template], naming: Generation = "2023") -> None:
         self.templates = templates
         self.naming = naming
         self._compiled: dict[str, list[_Compiled]] = {}
@@ -105,10 +109,16 @@ class Renderer:
     def compiled(self, name: str) -> list[_Compiled]:
         if name not in self._compiled:
             template = self.templates[name]
-            self._compiled[name] = [_compile(template, i) for i in range(len(template.manifests))]
+            self._compiled[name] = [
+                _compile(template, i, self.naming) for i in range(len(template.manifests))
+            ]
         return self._compiled[name]
 
     def template(self, name: str, kind: str, p: Placement, field: str) -> Template:
+        """The Template the cluster type names; since 2024 by name alone, as the scheduler
+        fetches it (its ``spec.type`` is not checked)."""
+        if self.naming != "2023" and name in self.templates:
+            return self.templates[name]
         return referenced_template(
             self.templates,
             p.cluster_type,
@@ -122,7 +132,7 @@ class Renderer:
     def render(self, name: str, kind: str, p: Placement, field: str) -> bytes:
         template = self.template(name, kind, p, field)
         data = data_of(p, self.naming)
-        if self.naming == "current":
+        if self.naming != "2023":
             try:
                 return self._as_written(template, data, p)
             except TemplateError as err:
@@ -161,31 +171,35 @@ class Renderer:
 
 
 def _with_hint(err: TemplateError) -> TemplateError:
-    """The 2023 scheduler's ``.Repo``, ``.Branch`` and ``.Path`` are gone from the current one's
-    data: say which naming renders a template that still uses them."""
+    """The 2023 scheduler's ``.Repo``, ``.Branch`` and ``.Path`` are gone from the later ones'
+    data: say which generation renders a template that still uses them."""
     if not any(f"can't evaluate field {f} in type" in err.message for f in ("Repo", "Branch", "Path")):
         return err
-    hint = " (the current scheduler has .Manifests.repo, .branch and .path; PROMOTER_KALYPSO_NAMING=2023 renders as the 2023 one did)"
+    hint = (
+        " (Kalypso's scheduler since 2023-10 has .Manifests.repo, .branch and .path; "
+        "PROMOTER_KALYPSO_GENERATION=2023 renders as the 2023 one did)"
+    )
     return TemplateError(err.message + hint, file=err.file, line=err.line)
 
 
 def config_file_name(template: Template) -> str:
-    """``getFullManifestsFileName``: ``.sh`` for the env content type, ``.yaml`` for any other."""
-    return "platform-config.sh" if template.content_type == ENV_CONTENT else "platform-config.yaml"
+    """``getFullManifestsFileName``: ``.sh`` for the content type ``sh``, ``.yaml`` for any
+    other (``env`` included)."""
+    return "platform-config.sh" if template.content_type == SH_CONTENT else "platform-config.yaml"
 
 
-def _compile(template: Template, index: int) -> _Compiled:
+def _compile(template: Template, index: int, generation: Generation) -> _Compiled:
     manifest = template.manifests[index]
     file, line = template.source.file, manifest.line or template.source.line or 1
     where = f"template {template.name}, manifest {index + 1}"
     if isinstance(manifest.body, str):
         try:
-            text = GoTemplate(manifest.body, file, escape_html=False)
+            text = _go_template(manifest.body, file, generation)
         except TemplateError as err:
             raise TemplateError(
                 f"{where}: {err.message}", file=file, line=line + (err.line or 1) - 1
             ) from err
-        check = template.content_type != ENV_CONTENT
+        check = template.content_type != SH_CONTENT
         return _Compiled(
             lambda data, placement: _run_text(text, data, placement, where, line),
             lambda data, placement: _output(text, data, placement, (where, line, check)),
@@ -194,6 +208,14 @@ def _compile(template: Template, index: int) -> _Compiled:
     _compile_strings(manifest.body, (), compiled, (file, line, where))
     body = plain(manifest.body)
     return _Compiled(lambda data, placement: [_run_mapping(body, compiled, data, placement, where)])
+
+
+def _go_template(text: str, file: str, generation: Generation) -> GoTemplate:
+    """A string manifest as the generation's scheduler runs it: once, with yaml.v2 (2023, as
+    promoter rendered it before), or ``replaceTemplateVariables`` with its loop and YAML library."""
+    if generation == "2023":
+        return GoTemplate(text, file, rerender=False, yaml="v2")
+    return GoTemplate(text, file, yaml=RULES[generation].yaml)
 
 
 def _compile_strings(
@@ -209,7 +231,10 @@ def _compile_strings(
         here = line_of(value, key, line) or line
         if isinstance(item, str) and "{{" in item:
             try:
-                out[(*path, key)] = (GoTemplate(item, file, escape_html=True), here)
+                out[(*path, key)] = (
+                    GoTemplate(item, file, escape_html=True, rerender=False, yaml="v2"),
+                    here,
+                )
             except TemplateError as err:
                 field = ".".join((*path, key))
                 raise TemplateError(f"{where}, {field}: {err.message}", file=file, line=here) from err
@@ -293,7 +318,7 @@ def config_map(p: Placement) -> bytes:
 
 
 def render_tree(
-    placements: dict[str, list[Placement]], renderer: Renderer, main_commit: str, naming: Naming
+    placements: dict[str, list[Placement]], renderer: Renderer, main_commit: str, naming: Generation
 ) -> dict[str, bytes]:
     """The files of one environment, sorted by path."""
     files: dict[str, bytes] = {TRACKING: main_commit.encode()}

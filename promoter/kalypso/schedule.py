@@ -24,18 +24,16 @@ their namespaces and their platform config, as Kalypso's scheduler computes them
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
-
-import yaml
+from typing import Any
 
 from promoter.errors import ConfigError
-from promoter.gotemplate.goyaml import load_first
 from promoter.k8s.names import bounded
+from promoter.kalypso.configvalues import config_value, merge_objects
+from promoter.kalypso.generation import RULES, Generation
 from promoter.model import ClusterType, ConfigMap, DeploymentTarget, SchedulingPolicy, Workload
 
-Naming = Literal["2023", "current"]
-NAMINGS: tuple[Naming, ...] = ("2023", "current")
 PLATFORM_CONFIG = "platform-config"
+AZURE_APP_CONFIG = "azure-app-config"
 FLUX_NAME = "kustomize.toolkit.fluxcd.io/name"
 FLUX_NAMESPACE = "kustomize.toolkit.fluxcd.io/namespace"
 FLUX_SYSTEM = "flux-system"
@@ -126,20 +124,51 @@ def flux_labels(environment: str, registration: str) -> dict[str, str]:
 
 
 def current_config(
-    ct: ClusterType, target: Target, configmaps: dict[str, ConfigMap]
+    ct: ClusterType, target: Target, configmaps: dict[str, ConfigMap], generation: Generation = "head"
 ) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """The current scheduler's config of one placement and the ConfigMaps it came from."""
+    """``getConfigData``: the config of one placement and the ConfigMaps it came from. First the
+    ``platform-config: "true"`` ConfigMaps whose labels match, by name; then (HEAD) every
+    ConfigMap named ``azure-app-config*``, label or not, by name, each key a label path
+    (``getLabelsFromKey``) whose labels must match, its keys shortest first."""
+    rules = RULES[generation]
     merged: dict[str, Any] = {}
     names: list[str] = []
+
+    def add(key: str, text: str) -> None:
+        new = config_value(text)
+        merged[key] = (
+            merge_objects(merged[key], new, by_name=rules.merge_lists_by_name) if key in merged else new
+        )
+
     for name in sorted(configmaps):
         cm = configmaps[name]
         if cm.labels.get(PLATFORM_CONFIG) != "true" or not _config_for(cm.labels, ct, target):
             continue
         names.append(name)
         for key, value in cm.data.items():
-            new = config_value(str(value))
-            merged[key] = merge_objects(merged[key], new) if key in merged else new
+            add(key, str(value))
+    for name in sorted(configmaps) if rules.azure_app_config else ():
+        if not name.startswith(AZURE_APP_CONFIG):
+            continue
+        data = configmaps[name].data
+        used = False
+        for path in sorted(data, key=lambda k: (len(k), k)):  # Go's sort.Slice by length
+            labels, key = labels_from_key(path)
+            if _config_for(labels, ct, target):
+                add(key, str(data[path]))
+                used = True
+        if used:
+            names.append(name)
     return dict(sorted(merged.items())), tuple(names)
+
+
+def labels_from_key(path: str) -> tuple[dict[str, str], str]:
+    """``getLabelsFromKey``: ``cluster-type.large.region.west.DB`` is the labels
+    ``{cluster-type: large, region: west}`` and the key ``DB``; with an even number of parts the
+    second-to-last is dropped."""
+    parts = path.split(".")
+    pairs = parts[:-1]
+    return {pairs[i]: pairs[i + 1] for i in range(0, len(pairs) - 1, 2)}, parts[-1]
 
 
 def _config_for(labels: dict[str, str], ct: ClusterType, target: Target) -> bool:
@@ -161,46 +190,22 @@ def _config_for(labels: dict[str, str], ct: ClusterType, target: Target) -> bool
     return True
 
 
-def config_value(value: str) -> Any:
-    """``getObjectFromConfigValue``: text in single quotes (after trimming spaces) is that text
-    with every leading and trailing ``'`` trimmed; text that parses as a YAML map or list is that
-    map or list; anything else is the value as written (not trimmed)."""
-    trimmed = value.strip()
-    if len(trimmed) >= 1 and trimmed.startswith("'") and trimmed.endswith("'"):
-        return trimmed.strip("'")
-    try:  # go-yaml v2's Unmarshal reads the first document, with its own scalar types
-        parsed = load_first(value)
-    except yaml.YAMLError:
-        return value
-    return parsed if isinstance(parsed, dict | list) else value
+def _twice(first: SchedulingPolicy, second: SchedulingPolicy, ct: ClusterType, t: Target) -> ConfigError:
+    """Two policies placing one pair name the same Assignment, ``<workload>-<target>-<cluster
+    type>`` (``scheduler/scheduler.go`` ``Schedule``): the second create fails, that policy is
+    never Ready, and the environment's PR is never opened."""
+    return ConfigError(
+        f"SchedulingPolicy {second.name!r} places deployment target {t.name!r} on cluster type "
+        f"{ct.name!r}, as {first.name!r} ({first.source}) does: Kalypso's scheduler names both "
+        f"Assignments '{t.workload.name}-{t.name}-{ct.name}', the second fails to be created and the "
+        "environment's GitOps PR is never opened; select the pair in one policy (or pass "
+        "--kalypso-lenient to render it once, promoter's way)",
+        file=second.source.file,
+        line=second.source.line,
+    )
 
 
-def merge_objects(existing: Any, new: Any) -> Any:
-    """``mergeObjects``: two lists give the first with each map of the second merged into every
-    map of the first whose ``name`` equals its own (two maps without a ``name`` are equal, as Go
-    compares two missing keys), and every other item of the second appended; two maps merge key
-    by key, deeply; anything else is the new value."""
-    if isinstance(existing, list) and isinstance(new, list):
-        out = list(existing)
-        for value in new:
-            matched = False
-            if isinstance(value, dict):
-                for j, current in enumerate(out):
-                    if isinstance(current, dict) and current.get("name") == value.get("name"):
-                        out[j] = merge_objects(current, value)
-                        matched = True
-            if not matched:
-                out.append(value)
-        return out
-    if isinstance(existing, dict) and isinstance(new, dict):
-        out_map = dict(existing)
-        for key, value in new.items():
-            out_map[key] = merge_objects(out_map[key], value) if key in out_map else value
-        return out_map
-    return new
-
-
-def namespace(environment: str, ct: ClusterType, target: Target, naming: Naming) -> str:
+def namespace(environment: str, ct: ClusterType, target: Target, naming: Generation) -> str:
     middle = target.workspace if naming == "2023" else ct.name
     return bounded(f"{environment}-{middle}-{target.name}")
 
@@ -211,18 +216,26 @@ def schedule(
     policies: dict[str, SchedulingPolicy],
     configmaps: dict[str, ConfigMap],
     environment: str,
-    naming: Naming,
+    naming: Generation,
+    strict: bool = False,
 ) -> dict[str, list[Placement]]:
     """The placements per cluster type, every cluster type present (an empty list when nothing
-    is placed there), each (cluster type, target) once, in name order."""
+    is placed there), each (cluster type, target) once, in name order. ``strict``: a pair two
+    policies place is an error, as it is in Kalypso's scheduler (see ``_twice``)."""
     chosen: dict[str, dict[str, Target]] = {name: {} for name in sorted(cluster_types)}
+    placed_by: dict[tuple[str, str], SchedulingPolicy] = {}
     for policy in policies.values():
         selected = [t for t in targets if policy.targets.matches(t.labels, t.workspace)]
         if not selected:
             continue
         for ct in cluster_types.values():
-            if policy.cluster_types.matches(ct.labels):
-                chosen[ct.name].update({t.name: t for t in selected})
+            if not policy.cluster_types.matches(ct.labels):
+                continue
+            for t in selected:
+                first = placed_by.setdefault((ct.name, t.name), policy)
+                if strict and first is not policy:
+                    raise _twice(first, policy, ct, t)
+            chosen[ct.name].update({t.name: t for t in selected})
     out: dict[str, list[Placement]] = {}
     for ct_name, placed in chosen.items():
         ct = cluster_types[ct_name]
@@ -231,7 +244,7 @@ def schedule(
         )
         out[ct_name] = []
         for _, t in sorted(placed.items()):
-            config, sources = shared if naming == "2023" else current_config(ct, t, configmaps)
+            config, sources = shared if naming == "2023" else current_config(ct, t, configmaps, naming)
             ns = namespace(environment, ct, t, naming)
             out[ct_name].append(Placement(environment, ct, t, ns, config, sources))
     return out

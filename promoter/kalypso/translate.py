@@ -17,7 +17,7 @@ from promoter.errors import ConfigError, TemplateError
 from promoter.gotemplate.functions import NAMES
 from promoter.gotemplate.nodes import Action, Field, Text
 from promoter.gotemplate.parser import parse
-from promoter.kalypso.schedule import Naming
+from promoter.kalypso.generation import Generation
 from promoter.model import Template
 
 #: Kalypso's plain fields and the jinja2 expression of each (docs/kalypso.md#convert).
@@ -31,14 +31,15 @@ FIELDS: dict[str, str] = {
     "Branch": 'manifests.get("branch", "")',
     "Path": 'manifests.get("path", "")',
 }
-NAMESPACES: dict[Naming, str] = {
+NAMESPACES: dict[Generation, str] = {
     "2023": '(environment ~ "-" ~ workspace ~ "-" ~ name) | bounded',
-    "current": "namespace",
+    "2024": "namespace",
+    "head": "namespace",
 }
 _JINJA = ("{{", "{%", "{#")
 
 
-def translate(template: Template, naming: Naming) -> dict[str, Any]:
+def translate(template: Template, naming: Generation) -> dict[str, Any]:
     """The promoter Template document for ``template``; ConfigError where it cannot be."""
     manifests = []
     for index, manifest in enumerate(template.manifests):
@@ -61,7 +62,7 @@ def translate(template: Template, naming: Naming) -> dict[str, Any]:
 
 
 def _mapping(
-    value: dict[str, Any], path: tuple[str, ...], at: tuple[str, int, str], naming: Naming
+    value: dict[str, Any], path: tuple[str, ...], at: tuple[str, int, str], naming: Generation
 ) -> dict[str, Any]:
     """A mapping manifest, keys sorted (as Kalypso writes them), every string value translated."""
     file, line, where = at
@@ -99,7 +100,7 @@ def _raw(text: str) -> str:
     return "endraw".join("{% raw %}" + p + "{% endraw %}" if p else "" for p in parts)
 
 
-def _string(text: str, path: tuple[str, ...], at: tuple[str, int, str], naming: Naming) -> str:
+def _string(text: str, path: tuple[str, ...], at: tuple[str, int, str], naming: Generation) -> str:
     file, line, where = at
     field = ".".join(path)
     if "{{" not in text:
@@ -127,7 +128,7 @@ def _string(text: str, path: tuple[str, ...], at: tuple[str, int, str], naming: 
     return "".join(out)
 
 
-def _plain_field(node: Action, naming: Naming) -> str | None:
+def _plain_field(node: Action, naming: Generation) -> str | None:
     pipe = node.pipe
     if pipe.decl or len(pipe.cmds) != 1 or len(pipe.cmds[0].args) != 1:
         return None

@@ -1,6 +1,7 @@
 """The Go text/template evaluator (promoter/gotemplate): Go's language, its printing, the sprig
 subset and Kalypso's functions, errors with lines, and the sandbox's limits. Expected outputs are
-what Go 1.22's text/template (with sprig v3) prints for the same template and data."""
+what Go's text/template with sprig v2.22.0 (Kalypso's) prints for the same template and data;
+the oracle's own cases are ``tests/kalypso/test_vectors.py``."""
 
 from __future__ import annotations
 
@@ -15,7 +16,14 @@ DATA = Struct(
     Name="web",
     Namespace="dev-team-web",
     Labels=StringMap({"tier": "gold", "edge": "true"}),
-    Config={"REGION": "West US", "REPLICAS": 3, "RATIO": 0.5, "LIST": ["a", "b"], "NESTED": {"k": "v"}},
+    Config={
+        "REGION": "West US",
+        "REPLICAS": 3,
+        "RATIO": 0.5,
+        "LIST": ["a", "b"],
+        "NESTED": {"k": "v"},
+        "NULL": None,
+    },
     Items=["x", "y", "z"],
     Empty=[],
     Zero=0,
@@ -30,7 +38,9 @@ def run(source: str, data: Any = DATA, **kwargs: Any) -> str:
     ("source", "expected"),
     [
         ("name: {{ .Name }}", "name: web"),
-        ("{{ .Labels.tier }}/{{ .Labels.missing }}/", "gold//"),  # map[string]string: zero value
+        # a missing key by field syntax is no value, for map[string]string too; index gives ""
+        ('{{ .Labels.tier }}/{{ .Labels.missing }}/{{ index .Labels "missing" }}/', "gold/<no value>//"),
+        ("{{ .Config.missing.deeper }}|{{ .Config.NULL }}", "<no value>|<no value>"),  # nil prints so
         ("{{ .Config.missing }}", "<no value>"),  # map[string]interface{}: no value
         (
             "{{ .Config.REPLICAS }} {{ .Config.RATIO }} {{ .Config.LIST }} {{ .Config.NESTED }}",
@@ -114,18 +124,20 @@ def test_go_template_language(source: str, expected: str) -> None:
         ('{{ "a\\nb" | indent 2 }}|{{ "a" | nindent 4 }}', "  a\n  b|\n    a"),
         (
             "{{ toYaml .Config }}",
-            "LIST:\n- a\n- b\nNESTED:\n  k: v\nRATIO: 0.5\nREGION: West US\nREPLICAS: 3",
+            'LIST:\n    - a\n    - b\nNESTED:\n    k: v\n"NULL": null\nRATIO: 0.5\nREGION: West US\nREPLICAS: 3',
         ),
         ('{{ toYaml (dict "a" "true" "b" "1" "c" "*.yaml") }}', 'a: "true"\nb: "1"\nc: \'*.yaml\''),
-        # go-yaml v2 writes a string of several lines as a literal block
-        ('{{ toYaml (dict "a" "x\\ny" "b" "x\\n") }}', "a: |-\n  x\n  y\nb: |\n  x"),
+        # yaml.v3 writes a string of several lines as a literal block, indented 4
+        ('{{ toYaml (dict "a" "x\\ny" "b" "x\\n") }}', "a: |-\n    x\n    y\nb: |\n    x"),
         ('{{ toJson .Labels }} {{ toJson (list 1 "<") }}', '{"edge":"true","tier":"gold"} [1,"\\u003c"]'),
-        # Kalypso's stringify: a map or list as YAML, a string as it is, other values as Go prints them
+        # Kalypso's stringify: toYaml of anything but a map[string]interface{}, whose maps and
+        # lists become YAML text first
         ("{{ stringify .Config.NESTED }}|{{ stringify .Config.LIST }}", "k: v|- a\n- b"),
         (
             "{{ stringify .Config.REGION }}|{{ stringify .Config.RATIO }}|{{ stringify .Config.NOPE }}",
-            "West US|0.5|",
+            "West US|0.5|null",
         ),
+        ('{{ stringify (dict "l" (list 1) "s" "yes") }}', 'l: |\n    - 1\ns: "yes"'),
         # Kalypso's unquote: spaces, then quotes, trimmed; "" for what is not a string
         (
             """{{ unquote " \\"a b\\" " }}|{{ unquote "'x'" }}|{{ unquote "plain" }}|{{ unquote 3 }}|""",
@@ -136,7 +148,7 @@ def test_go_template_language(source: str, expected: str) -> None:
             "edge,tier [dev team web] x z",
         ),
         (
-            '{{ hasKey .Labels "tier" }} {{ get .Labels "nope" }}| {{ has "y" .Items }} {{ uniq (list 1 1 2) }}',
+            '{{ hasKey .Labels "tier" }} {{ index .Labels "nope" }}| {{ has "y" .Items }} {{ uniq (list 1 1 2) }}',
             "true | true [1 2]",
         ),
         (
@@ -169,7 +181,12 @@ def test_html_escape_as_html_template_wrote_values() -> None:
         ("a\n\n{{ nofunc 1 }}", 3, 'function "nofunc" not defined'),
         ("{{ if .Name }}\nx", 1, "unexpected EOF"),
         ("x\n{{ end }}", 2, "unexpected {{end}}"),
-        ("{{ .Config.missing.deeper }}", 1, "nil pointer evaluating interface {}.deeper"),
+        ("{{ .Config.NULL.deeper }}", 1, "nil pointer evaluating interface {}.deeper"),
+        ('{{ get .Labels "tier" }}', 1, 'function "get" not defined'),  # sprig v3 only
+        ("{{ eq 1 1.0 }}", 1, "incompatible types for comparison"),
+        ("{{ upper .Config.REPLICAS }}", 1, "wrong type for value; expected string; got int"),
+        ('{{ replace "1" "2" 5432 }}', 1, "expected string; found 5432"),
+        ("{{ upper 1 2 }}", 1, "wrong number of args for upper: want 1 got 2"),
         ("{{ .Name 1 }}", 1, "can't give argument to non-function"),
         ("{{ break }}", 1, "{{break}} outside {{range}}"),
         ("{{ .Name", 1, "unclosed action"),

@@ -1,6 +1,7 @@
 """The tests of this folder written for Kalypso's 2023 scheduler run with
-``PROMOTER_KALYPSO_NAMING=2023``; a test of the current scheduler (the default) says
-``current`` (or removes the variable) itself."""
+``PROMOTER_KALYPSO_NAMING=2023`` (the old name of ``PROMOTER_KALYPSO_GENERATION``, which keeps
+working); a test of a later scheduler removes the variable (the default, ``head``) or names its
+generation itself."""
 
 from __future__ import annotations
 

@@ -185,14 +185,14 @@ CASES = [
         "mapping-template-unknown-function",
         "templates/flux.yaml",
         10,
-        'template flux, manifest 1, spec.repo: template: function "nofunc" not defined',
+        'template flux, manifest 1, spec.repo: template: template:1: function "nofunc" not defined',
         main={"templates/flux.yaml": sub(OLD_RECONCILER, "'{{ .Repo }}'", "'{{ nofunc .Repo }}'")},
     ),
     Case(
         "string-template-unknown-field",
         "templates/flux.yaml",
         10,
-        "template flux, manifest 1, for dev/big/app-web: template: executing 'templates/flux.yaml': "
+        'template flux, manifest 1, for dev/big/app-web: template: template:3:11: executing "template" at <.Nope>: '
         "can't evaluate field Nope in type scheduler.dataType",
         main={"templates/flux.yaml": BAD_TEMPLATE},
     ),
@@ -200,7 +200,7 @@ CASES = [
         "string-template-does-not-parse",
         "templates/flux.yaml",
         10,
-        "template flux, manifest 1: template: unclosed action",
+        "template flux, manifest 1: template: template:3: unclosed action",
         main={"templates/flux.yaml": sub(BAD_TEMPLATE, "{{ .Nope }}", "{{ .Nope")},
     ),
     Case(

@@ -62,7 +62,7 @@ def test_a_2023_template_under_the_current_naming_says_which_naming_renders_it(t
     )
     assert result.exit_code == 2
     assert "can't evaluate field Repo in type scheduler.dataType" in result.output
-    assert "PROMOTER_KALYPSO_NAMING=2023" in result.output
+    assert "PROMOTER_KALYPSO_GENERATION=2023" in result.output
     assert len(result.output.strip().splitlines()) == 1
 
 
@@ -86,7 +86,7 @@ def test_rendered_text_is_still_checked_before_it_is_written(
 
 
 def test_an_env_config_is_not_checked_as_yaml(tmp_path: Path) -> None:
-    """contentType env: a shell file, written as the template wrote it (as YAML it would be one
+    """contentType sh: a shell file, written as the template wrote it (as YAML it would be one
     string, not a mapping, and refused)."""
     cp, _ = build_current(tmp_path / "repos")
     got = render(cp, "dev", tmp_path / "out", "--kalypso-naming", "current")
@@ -190,7 +190,7 @@ def _le(*numbers: int) -> bytes:
 
 
 def test_hash_gives_kalypsos_numbers_in_a_rendered_name(tmp_path: Path) -> None:
-    """``hash`` is hashstructure v2's: here the INGRESS config of east-small's observability-dev
+    """``hash`` is hashstructure v1.1.0's: here the INGRESS config of east-small's observability-dev
     (a YAML map, go-yaml's ``map[interface{}]interface{}``: ``hosts`` a list of one string,
     ``tls`` a bool) and its REGION (a string), worked out by hand from ``hashstructure.go``."""
     template = NAMESPACE_HEAD + (
@@ -205,7 +205,7 @@ def test_hash_gives_kalypsos_numbers_in_a_rendered_name(tmp_path: Path) -> None:
     got = render(cp, "dev", tmp_path / "out", "--kalypso-naming", "current")
     hosts = _fnv1(_le(0, _fnv1(b"dev.example.com")))  # a slice: ordered from 0
     entries = _fnv1(_le(_fnv1(b"hosts"), hosts)) ^ _fnv1(_le(_fnv1(b"tls"), _fnv1(b"\x00")))
-    ingress = _fnv1(_le(entries))  # a map: XOR of its entries, then hashed
+    ingress = entries  # a map: XOR of its entries, nothing after (v2's FormatV2 would hash it)
     region = _fnv1(b"east-us")
     assert (
         got["east-small/observability-dev/namespace.yaml"]

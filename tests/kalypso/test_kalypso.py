@@ -133,7 +133,7 @@ def test_current_form_templates_with_sprig_and_current_naming(tmp_path: Path) ->
         "C": "c",
         "REGION": "west",
         "REGION_UPPER": "WEST",
-        "CLUSTER": "{{ .ClusterType }}",
+        "CLUSTER": "big",  # the output held {{ .ClusterType }}: rendered again, as Kalypso does
     }
     web = yaml.safe_load_all(got["big/app-web/reconciler.yaml"])
     assert "labels" not in next(iter(web))["metadata"]  # no .Manifests.type: the if is false

@@ -1,5 +1,5 @@
-"""Golden cases for Kalypso's scheduling rules, in both namings: the 2023 scheduler (7a5558a)
-and the current one (``controllers/assignment_controller.go``: ``getConfigData``,
+"""Golden cases for Kalypso's scheduling rules, in its generations: the 2023 scheduler (7a5558a)
+and the later ones (``controllers/assignment_controller.go``: ``getConfigData``,
 ``isConfigForClusterTypeAndTarget``, ``getObjectFromConfigValue``, ``mergeObjects``), each case
 worked out from that code."""
 
@@ -10,15 +10,9 @@ from typing import Any
 import pytest
 
 from promoter.gotemplate.hashing import go_hash
-from promoter.kalypso.schedule import (
-    Naming,
-    Target,
-    config_value,
-    deployment_targets,
-    flux_labels,
-    merge_objects,
-    schedule,
-)
+from promoter.kalypso.configvalues import config_value, merge_objects
+from promoter.kalypso.generation import Generation
+from promoter.kalypso.schedule import Target, deployment_targets, flux_labels, schedule
 from promoter.model import (
     ClusterType,
     ConfigMap,
@@ -54,7 +48,7 @@ def targets() -> list[Target]:
     return deployment_targets([app], "dev")
 
 
-def configs(naming: Naming, configmaps: list[ConfigMap]) -> dict[str, dict[str, Any]]:
+def configs(naming: Generation, configmaps: list[ConfigMap]) -> dict[str, dict[str, Any]]:
     """The config of each placement, by '<cluster type>/<target>'."""
     everywhere = SchedulingPolicy("all", Selector(), Selector(), SRC)
     cts = {c.name: c for c in (ct("big", region="west", size="large"), ct("edge", region="east"))}
@@ -113,7 +107,7 @@ CONFIGMAPS = [
 
 
 def test_current_config_is_selected_per_target_and_merged_deeply() -> None:
-    got = configs("current", CONFIGMAPS)
+    got = configs("head", CONFIGMAPS)
     base = {"F": "f", "W": "quoted", "Z": "empty matches absent"}
     assert got["big/app-web"] == {**base, "LOG": "debug", "HOSTS": ["a", "b"], "EDGE": "yes"}
     assert got["big/app-api"] == {**base, "LOG": "debug", "HOSTS": ["a", "b"], "ONLY": "api"}

@@ -1,9 +1,11 @@
-"""``validate`` and ``render`` on a Kalypso control plane (docs/kalypso.md): the commands hand
-over to these when main is Kalypso's (WorkloadRegistrations, ``.environments/``) and has no
-promoter Pipeline."""
+"""``validate``, ``render``, ``diff``, ``promote`` and ``convert`` on a Kalypso control plane
+(docs/kalypso.md): the commands hand over to these when main is Kalypso's (WorkloadRegistrations,
+``.environments/``) and has no promoter Pipeline. And ``promoter kalypso template``: one Template
+manifest rendered as Kalypso's scheduler renders it."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -15,8 +17,10 @@ from promoter.controlplane.repo import ControlPlane
 from promoter.errors import ConfigError, UsageError
 from promoter.kalypso.control import KalypsoControlPlane, Planned, Render
 from promoter.kalypso.control import open_kalypso as open_at
+from promoter.kalypso.generation import GENERATIONS, OLD_NAMES, OPTION, VARIABLE, Generation, generation_from
 from promoter.kalypso.promotion import KalypsoPromotion, Order, order_from_file, order_from_flag
 from promoter.kalypso.render import TRACKING
+from promoter.kalypso.templating import read_data, render_manifest
 from promoter.platform.objects import Change
 from promoter.runtime import forge_kind, local_platform_url
 
@@ -114,27 +118,117 @@ def _env_diff(
     )
 
 
-def _keep_naming(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
-    ctx.meta["kalypso_naming"] = value
+def _keep(key: str) -> Callable[[click.Context, click.Parameter, str | None], None]:
+    def keep(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+        if value is not None:
+            ctx.meta[key] = value
+
+    return keep
 
 
-KALYPSO_NAMING = click.option(
-    "--kalypso-naming",
-    type=click.Choice(["2023", "current"]),
+_GENERATION = click.option(
+    OPTION,
+    type=click.Choice(GENERATIONS),
     default=None,
     expose_value=False,
-    callback=_keep_naming,
-    help="On a Kalypso control plane: render as Kalypso's current scheduler (the default) or its "
-    "2023 one (also PROMOTER_KALYPSO_NAMING).",
+    callback=_keep("kalypso_generation"),
+    help=f"On a Kalypso control plane: render as Kalypso's scheduler of that generation: head (the "
+    f"default: its code today), 2024 (before yaml.v3, 2025-04) or 2023 (Kalypso's sample) (also {VARIABLE}).",
 )
+_NAMING = click.option(
+    "--kalypso-naming",
+    type=click.Choice(list(OLD_NAMES)),
+    default=None,
+    expose_value=False,
+    hidden=True,
+    callback=_keep("kalypso_naming"),
+    help=f"The old name of {OPTION}: current is head.",
+)
+
+
+def _keep_lenient(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value:
+        ctx.meta["kalypso_lenient"] = True
+
+
+_LENIENT = click.option(
+    "--kalypso-lenient",
+    is_flag=True,
+    default=False,
+    expose_value=False,
+    callback=_keep_lenient,
+    help="On a Kalypso control plane: render what Kalypso's scheduler fails on (two policies placing one "
+    "pair, an environment name with '-') promoter's way instead of refusing it (also "
+    "PROMOTER_KALYPSO_LENIENT=1).",
+)
+
+
+def KALYPSO_NAMING(command: Any) -> Any:
+    """``--kalypso-generation``, the old ``--kalypso-naming`` and ``--kalypso-lenient`` on a
+    command."""
+    return _GENERATION(_NAMING(_LENIENT(command)))
+
+
+def command_generation() -> Generation:
+    """The command's Kalypso generation: its options, else the environment."""
+    ctx = click.get_current_context(silent=True)
+    meta = ctx.meta if ctx is not None else {}
+    return generation_from(os.environ, meta.get("kalypso_generation"), meta.get("kalypso_naming"))
 
 
 def open_kalypso(cp: ControlPlane, commit: str | None) -> KalypsoControlPlane | None:
     """The Kalypso view of ``cp`` (None for a promoter control plane), with the command's
-    ``--kalypso-naming``."""
+    generation."""
     ctx = click.get_current_context(silent=True)
-    naming = ctx.meta.get("kalypso_naming") if ctx is not None else None
-    return open_at(cp, commit, naming)
+    meta = ctx.meta if ctx is not None else {}
+    return open_at(
+        cp,
+        commit,
+        meta.get("kalypso_generation"),
+        meta.get("kalypso_naming"),
+        meta.get("kalypso_lenient", False),
+    )
+
+
+@click.group("kalypso")
+def kalypso() -> None:
+    """Kalypso's scheduler, piece by piece (docs/kalypso.md).
+
+    \b
+    Examples:
+      promoter kalypso template reconciler.tmpl --data data.json
+    """
+
+
+@kalypso.command("template")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option(
+    "--data",
+    "data_file",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="DATA.json: the data the template sees (Kalypso's dataType, config values as ConfigMap strings).",
+)
+@_GENERATION
+@_NAMING
+def template_command(file: str, data_file: str) -> None:
+    """Render one Template manifest (FILE's text, one entry of spec.manifests) with DATA.json,
+    exactly as Kalypso's scheduler renders it, and print the result (nothing added).
+
+    \b
+    Examples:
+      promoter kalypso template reconciler.tmpl --data data.json
+      PROMOTER_KALYPSO_GENERATION=2024 promoter kalypso template config.tmpl --data data.json
+    """
+    generation = command_generation()
+    try:
+        text = Path(file).read_text(encoding="utf-8")
+    except OSError as err:
+        raise UsageError(f"{file}: cannot read it: {err.strerror}") from err
+    except UnicodeDecodeError as err:
+        raise UsageError(f"{file}: not UTF-8 text: {err}") from err
+    data = read_data(data_file, generation)
+    click.echo(render_manifest(text, file, data, generation), nl=False)
 
 
 def kalypso_promotion(
