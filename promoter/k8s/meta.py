@@ -18,6 +18,7 @@ from promoter.k8s.fields import (
     items,
     label_value,
     mapping,
+    memoised,
     one_of,
     path_segment,
     qualified_name,
@@ -59,28 +60,39 @@ def object_meta(kind: str, meta: dict[str, Any]) -> Findings:
     if isinstance(name, str) and name:
         yield from check("metadata.name", name, *NAME_RULES.get(kind, (dns_subdomain,)))
     namespace = meta.get("namespace")
-    if namespace:
-        yield from check("metadata.namespace", namespace, dns_label)
-    yield from labels(mapping(meta, "labels"), "metadata.labels")
-    yield from annotation_rules(mapping(meta, "annotations"), "metadata.annotations")
+    if namespace and dns_label(namespace):
+        yield Finding("metadata.namespace", namespace, str(dns_label(namespace)))
+    if meta.get("labels"):
+        yield from labels(mapping(meta, "labels"), "metadata.labels")
+    if meta.get("annotations"):
+        yield from annotation_rules(mapping(meta, "annotations"), "metadata.annotations")
 
 
 def labels(values: dict[str, Any], path: str) -> Findings:
     for key, value in values.items():
-        yield from check(f"{path}[{key}]", key, qualified_name)
-        yield from check(f"{path}[{key}]", value, label_value)
+        said = qualified_name(key)
+        if said:
+            yield Finding(f"{path}[{key}]", key, f"the key {said}")
+        said = label_value(value)
+        if said:
+            yield Finding(f"{path}[{key}]", value, said)
 
 
 def annotation_rules(values: dict[str, Any], path: str) -> Findings:
     size = 0
     for key, value in values.items():
-        said = qualified_name(key.lower()) if isinstance(key, str) else "must be a string"
+        said = _annotation_key(key)
         if said:
             yield Finding(f"{path}[{key}]", key, f"the key {said}")
             return
         size += len(key) + len(value if isinstance(value, str) else str(value))
     if size > ANNOTATIONS_MAX:
         yield Finding(path, f"{size} bytes", f"may hold at most {ANNOTATIONS_MAX} bytes of keys and values")
+
+
+@memoised
+def _annotation_key(key: Any) -> str | None:
+    return qualified_name(key.lower()) if isinstance(key, str) else "must be a string"
 
 
 OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")

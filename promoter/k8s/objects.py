@@ -12,7 +12,7 @@ from decimal import Decimal
 from typing import Any
 
 from promoter.k8s import meta
-from promoter.k8s.fields import Finding, Findings, check, items, mapping, one_of, qualified_name
+from promoter.k8s.fields import Finding, Findings, check, items, mapping, memoised, one_of, qualified_name
 from promoter.k8s.pods import container_resource_name
 from promoter.k8s.quantity import quantities
 from promoter.k8s.values import key_problem
@@ -32,6 +32,7 @@ def namespace(body: dict[str, Any]) -> Findings:
         yield from check(f"spec.finalizers[{i}]", name, qualified_name)
 
 
+@memoised
 def _key(value: Any) -> str | None:
     if value in (".", "..") or (isinstance(value, str) and value.startswith("..")):
         return "may not be '.' or '..' or start with '..'"
@@ -42,14 +43,17 @@ def _key(value: Any) -> str | None:
 def configmap(body: dict[str, Any]) -> Findings:
     data, binary = mapping(body, "data"), mapping(body, "binaryData")
     size = 0
-    for field, values in (("data", data), ("binaryData", binary)):
-        for key, value in values.items():
-            yield from check(f"{field}[{key}]", key, _key)
-            if field == "binaryData":
-                yield from check(f"binaryData[{key}]", value, _base64)
-                if key in data:
-                    yield Finding(f"binaryData[{key}]", key, "Duplicate value: the key is also in data")
-            size += len(str(value))
+    for key, value in data.items():
+        said = _key(key)
+        if said:
+            yield Finding(f"data[{key}]", key, f"the key {said}")
+        size += len(value) if isinstance(value, str) else len(str(value))
+    for key, value in binary.items():
+        yield from check(f"binaryData[{key}]", key, _key)
+        yield from check(f"binaryData[{key}]", value, _base64)
+        if key in data:
+            yield Finding(f"binaryData[{key}]", key, "Duplicate value: the key is also in data")
+        size += len(str(value)) * 3 // 4
     if size > DATA_MAX:
         yield Finding("data", f"{size} bytes", f"Too long: must have at most {DATA_MAX} bytes")
 
