@@ -5,11 +5,15 @@ valid object of each kind passes, and each mistake is named by its field path, v
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from promoter.cli.main import cli
 from promoter.k8s import core
+from tests.support.helpers import ControlPlaneFactory
 
 POD = {"containers": [{"name": "app", "image": "nginx:1.27"}]}
 TEMPLATE = {"metadata": {"labels": {"app": "web"}}, "spec": POD}
@@ -518,3 +522,23 @@ def test_a_selector_with_expressions_matches_as_the_api_server_matches() -> None
 def test_a_schema_error_still_comes_first() -> None:
     problem = core.check(changed("deployment", "spec.replicas", "two"))
     assert problem is not None and "the Kubernetes 1.33 schema of Deployment" in problem
+
+
+def test_check_platform_judges_a_merged_tree_as_the_api_server_would(factory: ControlPlaneFactory) -> None:
+    """The command gate finds in a hand-edited platform tree what the API server would refuse."""
+    factory.create()
+    quota = "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: default, namespace: team}\nspec: {hard: {pods: three}}\n"
+    sha = factory.commit_platform(
+        "dev",
+        {
+            ".promoter/promotion.yaml": "mainCommit: x\n",
+            "small/app/namespace.yaml": f"apiVersion: v1\nkind: Namespace\nmetadata: {{name: team}}\n---\n{quota}",
+        },
+    )
+    result = CliRunner().invoke(cli, ["check-platform", "--repo", str(factory.platform), "--ref", sha])
+    assert result.exit_code == 1, result.output
+    assert (
+        "small/app/namespace.yaml: ResourceQuota/team/default: spec.hard[pods]: 'three': is not a quantity"
+        in result.stderr
+    )
+    assert re.search(r"^1 problem in 2 manifests at ", result.stderr, re.M), result.stderr
