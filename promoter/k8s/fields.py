@@ -107,7 +107,9 @@ def qualified_name(value: Any) -> str | None:
         return "must be a string"
     prefix, slash, name = value.rpartition("/")
     if slash and (not prefix or dns_subdomain(prefix)):
-        return f"must be a qualified name: its prefix before '/' {dns_subdomain(prefix) or 'must not be empty'}"
+        return (
+            f"must be a qualified name: its prefix before '/' {dns_subdomain(prefix) or 'must not be empty'}"
+        )
     if not name or len(name) > LABEL_MAX or not QUALIFIED_PART.fullmatch(name):
         return (
             f"must be a qualified name: [a DNS subdomain and '/'] then at most {LABEL_MAX} letters, digits, "

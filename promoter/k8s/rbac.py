@@ -84,7 +84,8 @@ def binding(body: dict[str, Any], namespaced: bool) -> Findings:
 def _subject(subject: dict[str, Any], where: str, namespaced: bool) -> Findings:
     kind = subject.get("kind")
     yield from check(f"{where}.kind", kind, lambda v: one_of(v, ("ServiceAccount", "User", "Group")))
-    group = subject.get("apiGroup", "")
+    # rbac/v1 defaults a User's and a Group's apiGroup to rbac.authorization.k8s.io
+    group = subject.get("apiGroup") or ("" if kind == "ServiceAccount" else RBAC_GROUP)
     if kind == "ServiceAccount":
         yield from check(f"{where}.name", subject.get("name"), dns_subdomain)
         if group:

@@ -179,16 +179,21 @@ def claim_spec(spec: dict[str, Any], path: str) -> Findings:
 
 
 def job_spec(spec: dict[str, Any], path: str) -> Findings:
-    yield from _counts(spec, path, "parallelism", "completions", "backoffLimit", "ttlSecondsAfterFinished")
-    deadline = spec.get("activeDeadlineSeconds")
-    if isinstance(deadline, int) and deadline <= 0:
-        yield Finding(f"{path}.activeDeadlineSeconds", deadline, "must be greater than 0")
+    yield from _counts(
+        spec,
+        path,
+        "parallelism",
+        "completions",
+        "backoffLimit",
+        "ttlSecondsAfterFinished",
+        "activeDeadlineSeconds",
+    )
     yield from optional(spec, "completionMode", path, lambda v: one_of(v, ("NonIndexed", "Indexed")))
-    if spec.get("selector") is not None and spec.get("manualSelector") is not True:
+    if not meta.is_empty(spec.get("selector")) and spec.get("manualSelector") is not True:
         yield Finding(
             f"{path}.selector",
             spec["selector"],
-            "`selector` will be auto-generated (set manualSelector: true to give one)",
+            "`selector` not auto-generated: the API server adds its own controller-uid to a Job's selector unless manualSelector is true",
         )
     if spec.get("manualSelector") is True:
         yield from _selected(spec, path)

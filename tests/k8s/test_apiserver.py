@@ -60,6 +60,7 @@ VALID = {
         subjects=[
             {"kind": "ServiceAccount", "name": "web"},
             {"kind": "Group", "name": "devs", "apiGroup": "rbac.authorization.k8s.io"},
+            {"kind": "User", "name": "me"},  # apiGroup defaulted
         ],
     ),
     "resourcequota": obj(
@@ -296,7 +297,7 @@ BAD = [
     ),
     ("statefulset", "spec.podManagementPolicy", "Random", 'supported values: "OrderedReady", "Parallel"'),
     ("job", "spec.template.spec.restartPolicy", "Always", 'supported values: "OnFailure", "Never"'),
-    ("job", "spec.selector", SELECTOR, "`selector` will be auto-generated"),
+    ("job", "spec.selector", SELECTOR, "`selector` not auto-generated"),
     (
         "job",
         "metadata.name",
@@ -405,8 +406,14 @@ BAD = [
     (
         "rolebinding",
         "subjects",
-        [{"kind": "User", "name": "me"}],
-        "subjects[0].apiGroup: '': supported values",
+        [{"kind": "User", "name": "me", "apiGroup": "rbac"}],
+        "subjects[0].apiGroup: 'rbac': supported values",
+    ),
+    (
+        "rolebinding",
+        "subjects",
+        [{"kind": "ServiceAccount", "name": "web", "apiGroup": "v1"}],
+        "subjects[0].apiGroup: 'v1': a ServiceAccount subject has apiGroup \"\"",
     ),
     (
         "networkpolicy",
