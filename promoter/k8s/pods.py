@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from promoter.k8s import meta
+from promoter.k8s import meta, placement
 from promoter.k8s.fields import (
     ENV_VAR_NAME,
     Finding,
@@ -136,6 +136,10 @@ def container(body: dict[str, Any], path: str, volumes: set[Any]) -> Findings:
     for kind in ("livenessProbe", "readinessProbe", "startupProbe"):
         if isinstance(body.get(kind), dict):
             yield from probe(body[kind], f"{path}.{kind}")
+            success = body[kind].get("successThreshold")
+            if kind != "readinessProbe" and success not in (None, 1):
+                yield Finding(f"{path}.{kind}.successThreshold", success, "must be 1")
+    yield from placement.container_security(body, path)
     paths: set[Any] = set()
     for i, mount in items(body, "volumeMounts"):
         if mount.get("name") not in volumes:
@@ -204,20 +208,10 @@ def pod_spec(spec: dict[str, Any], path: str, restart: tuple[str, ...]) -> Findi
                 )
             seen.add(body.get("name"))
             yield from container(body, f"{path}.{key}[{i}]", names)
-    yield from tolerations(spec, path)
-
-
-def tolerations(spec: dict[str, Any], path: str) -> Findings:
-    for i, toleration in items(spec, "tolerations"):
-        where = f"{path}.tolerations[{i}]"
-        yield from optional(toleration, "operator", where, lambda v: one_of(v, ("Equal", "Exists")))
-        yield from optional(
-            toleration, "effect", where, lambda v: one_of(v, ("NoSchedule", "PreferNoSchedule", "NoExecute"))
-        )
-        if toleration.get("key"):
-            yield from check(f"{where}.key", toleration["key"], qualified_name)
-        if toleration.get("operator") == "Exists" and toleration.get("value"):
-            yield Finding(f"{where}.operator", "Exists", "value must be empty when `operator` is 'Exists'")
+    yield from placement.tolerations(spec, path)
+    yield from placement.affinity(spec, path)
+    yield from placement.spread(spec, path)
+    yield from placement.pod_security(spec, path)
 
 
 def template(body: dict[str, Any], path: str, restart: tuple[str, ...]) -> Findings:

@@ -295,6 +295,86 @@ BAD = [
         [{"key": "k", "operator": "Maybe"}],
         "tolerations[0].operator: 'Maybe'",
     ),
+    (
+        "deployment",
+        "spec.template.spec.affinity",
+        {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": "zone", "operator": "Gt", "values": ["a"]}]}
+                    ]
+                }
+            }
+        },
+        "must be one integer when `operator` is 'Gt' or 'Lt'",
+    ),
+    (
+        "deployment",
+        "spec.template.spec.affinity",
+        {
+            "podAntiAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": 0, "podAffinityTerm": {"topologyKey": "zone"}}
+                ]
+            }
+        },
+        "weight: 0: must be in the range 1-100",
+    ),
+    (
+        "deployment",
+        "spec.template.spec.affinity",
+        {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{"labelSelector": SELECTOR, "topologyKey": ""}]}},
+        "topologyKey: '': Required value",
+    ),
+    (
+        "deployment",
+        "spec.template.spec.topologySpreadConstraints",
+        [{"maxSkew": 0, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}],
+        "maxSkew: 0: must be greater than zero",
+    ),
+    (
+        "deployment",
+        "spec.template.spec.topologySpreadConstraints",
+        [{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "Never"}],
+        "whenUnsatisfiable: 'Never': supported values",
+    ),
+    (
+        "deployment",
+        "spec.template.spec.securityContext",
+        {"runAsUser": -1},
+        "securityContext.runAsUser: -1: must be between 0 and 2147483647",
+    ),
+    (
+        "deployment",
+        "spec.template.spec.securityContext",
+        {"seccompProfile": {"type": "Localhost"}},
+        "localhostProfile: None: Required value",
+    ),
+    (
+        "deployment",
+        "spec.template.spec.securityContext",
+        {"fsGroupChangePolicy": "Sometimes"},
+        "fsGroupChangePolicy: 'Sometimes': supported values",
+    ),
+    (
+        "deployment",
+        f"{C0}.securityContext",
+        {"privileged": True, "allowPrivilegeEscalation": False},
+        "cannot set `allowPrivilegeEscalation` to false and `privileged` to true",
+    ),
+    (
+        "deployment",
+        f"{C0}.livenessProbe",
+        {"tcpSocket": {"port": 80}, "successThreshold": 2},
+        "livenessProbe.successThreshold: 2: must be 1",
+    ),
+    (
+        "deployment",
+        f"{C0}.readinessProbe",
+        {"tcpSocket": {"port": 80}, "exec": {"command": ["true"]}},
+        "must specify exactly one handler",
+    ),
     ("statefulset", "spec.podManagementPolicy", "Random", 'supported values: "OrderedReady", "Parallel"'),
     ("job", "spec.template.spec.restartPolicy", "Always", 'supported values: "OnFailure", "Never"'),
     ("job", "spec.selector", SELECTOR, "`selector` not auto-generated"),
