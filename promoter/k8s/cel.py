@@ -59,19 +59,20 @@ class _Parser:
         self.at += 1
         return self.tokens[self.at - 1]
 
-    def binary(self, operator: str, operand: Callable[[], Expr], combine: Callable[[Any, Any], Any]) -> Expr:
+    def binary(self, operator: str, operand: Callable[[], Expr], decided: bool) -> Expr:
+        """``a || b`` (``decided`` True) or ``a && b`` (False): the right side is read only when
+        the left does not decide, and an error on one side gives way to a decision on the other."""
         left = operand()
         while self.peek() == operator:
             self.take()
-            right = operand()
-            left = (lambda a, b: lambda s: combine(a(s), b(s)))(left, right)
+            left = _logical(left, operand(), decided)
         return left
 
     def disjunction(self) -> Expr:
-        return self.binary("||", self.conjunction, _or)
+        return self.binary("||", self.conjunction, True)
 
     def conjunction(self) -> Expr:
-        return self.binary("&&", self.comparison, _and)
+        return self.binary("&&", self.comparison, False)
 
     def comparison(self) -> Expr:
         left = self.unary()
@@ -144,16 +145,17 @@ def _has(value: Any, path: tuple[str, ...]) -> Any:
     return isinstance(parent, dict) and path[-1] in parent
 
 
-def _or(a: Any, b: Any) -> Any:
-    if a is True or b is True:
-        return True
-    return MISSING if MISSING in (a, b) else False
+def _logical(left: Expr, right: Expr, decided: bool) -> Expr:
+    def evaluate(s: Any) -> Any:
+        a = left(s)
+        if a is decided:
+            return decided
+        b = right(s)
+        if b is decided:
+            return decided
+        return MISSING if a is MISSING or b is MISSING else not decided
 
-
-def _and(a: Any, b: Any) -> Any:
-    if a is False or b is False:
-        return False
-    return MISSING if MISSING in (a, b) else True
+    return evaluate
 
 
 def _not(a: Any) -> Any:
@@ -177,5 +179,6 @@ def compile_rule(rule: str) -> Expr:
 
 def holds(expr: Expr, value: dict[str, Any], defaults: dict[str, Any]) -> bool:
     """Whether a compiled rule holds for ``value`` once its fields have their defaults."""
-    given = {**defaults, **value} if defaults else value
-    return expr(given) is True
+    if defaults and not defaults.keys() <= value.keys():
+        value = {**defaults, **value}
+    return expr(value) is True

@@ -58,11 +58,24 @@ def skipped() -> tuple[str, ...]:
 def findings(group: str, kind: str, version: str, body: dict[str, Any]) -> Findings:
     yield from meta.object_meta(kind, mapping(body, "metadata"))
     for rule in _loaded()[0].get((group, kind, version), ()):
-        for where, value in _at(body, rule.path, ()):
-            if not cel.holds(rule.expr, value, rule.defaults):
+        if "[]" not in rule.path:  # the usual case: one object, found without a generator
+            value = _get(body, rule.path)
+            if value is not None and not cel.holds(rule.expr, value, rule.defaults):
                 yield Finding(
-                    ".".join(where) or "(document)", value, f"{rule.message} (the rule {rule.text})"
+                    ".".join(rule.path) or "(document)", value, f"{rule.message} (the rule {rule.text})"
                 )
+            continue
+        for where, found in _at(body, rule.path, ()):
+            if not cel.holds(rule.expr, found, rule.defaults):
+                yield Finding(".".join(where), found, f"{rule.message} (the rule {rule.text})")
+
+
+def _get(value: Any, path: tuple[str, ...]) -> dict[str, Any] | None:
+    for name in path:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(name)
+    return value if isinstance(value, dict) else None
 
 
 def _at(

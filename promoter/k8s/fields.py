@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator
-from functools import lru_cache, wraps
-from typing import Any, NamedTuple
+from functools import wraps
+from typing import Any, NamedTuple, TypeVar
 
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 DNS1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
@@ -25,6 +25,7 @@ ENV_VAR_NAME = re.compile(
 )  # printable ASCII but '=' (1.33: RelaxedEnvironmentVariableValidation)
 
 LABEL_MAX = 63
+MEMO_MAX = 1 << 16
 SUBDOMAIN_MAX = 253
 
 
@@ -46,17 +47,23 @@ class Finding(NamedTuple):
 
 Findings = Iterator[Finding]
 Predicate = Callable[[Any], "str | None"]
+T = TypeVar("T")
 
 
-def memoised(rule: Predicate) -> Predicate:
+def memoised(rule: Callable[[Any], T]) -> Callable[[Any], T]:
     """``rule`` remembering its verdicts: the same keys and names recur in every document, and a
     dictionary look-up is cheaper than a regular expression (compile once, judge each text once)."""
-    cached = lru_cache(maxsize=1 << 16)(rule)
+    seen: dict[Any, T] = {}
 
     @wraps(rule)
-    def judged(value: Any) -> str | None:
+    def judged(value: Any) -> T:
         try:
-            return cached(value)
+            return seen[value]
+        except KeyError:
+            if len(seen) >= MEMO_MAX:  # bounded: a run with more distinct texts starts afresh
+                seen.clear()
+            said = seen[value] = rule(value)
+            return said
         except TypeError:  # a list or mapping where a text belongs
             return rule(value)
 

@@ -9,7 +9,7 @@ import re
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from promoter.k8s.fields import Finding, Findings, qualified_name
+from promoter.k8s.fields import Finding, Findings, memoised, qualified_name
 
 QUANTITY = re.compile(
     r"([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?"
@@ -51,6 +51,11 @@ def parse(value: Any) -> Decimal | None:
     """The quantity's value, or None when it is not one (a YAML number is read as its text)."""
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         return None
+    return _parse(value)
+
+
+@memoised
+def _parse(value: str | int | float) -> Decimal | None:
     match = QUANTITY.fullmatch(str(value)) if isinstance(value, str) else QUANTITY.fullmatch(_number(value))
     if match is None:
         return None
@@ -87,19 +92,29 @@ def quantities(
     if not isinstance(values, dict):
         return parsed, []
     for name, raw in values.items():
-        where = f"{path}[{name}]"
-        said = name_rule(name)
+        number, said, value = _judged((name, raw, name_rule, integer))
         if said:
-            return parsed, [Finding(where, name, f"the resource name {said}")]
-        number = parse(raw)
-        if number is None:
-            return parsed, [Finding(where, raw, NOT_A_QUANTITY)]
-        if number < 0:
-            return parsed, [Finding(where, raw, "must be greater than or equal to 0")]
-        if integer(name) and number != number.to_integral_value():
-            return parsed, [Finding(where, raw, "must be an integer")]
+            return parsed, [Finding(f"{path}[{name}]", value, said)]
         parsed[name] = number
     return parsed, []
+
+
+@memoised
+def _judged(entry: tuple[Any, Any, Any, Any]) -> tuple[Decimal, str | None, Any]:
+    """One ``resource: quantity`` judged (the same pairs recur in every document): its value, or
+    the rule it breaks and the value to show."""
+    name, raw, name_rule, integer = entry
+    said = name_rule(name)
+    if said:
+        return Decimal(0), f"the resource name {said}", name
+    number = parse(raw)
+    if number is None:
+        return Decimal(0), NOT_A_QUANTITY, raw
+    if number < 0:
+        return number, "must be greater than or equal to 0", raw
+    if integer(name) and number != number.to_integral_value():
+        return number, "must be an integer", raw
+    return number, None, raw
 
 
 def within(
