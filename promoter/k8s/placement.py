@@ -63,35 +63,34 @@ def _pod_term(term: dict[str, Any], where: str) -> Findings:
             yield from meta.selector(term[key], f"{where}.{key}")
 
 
+REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
+
+
+def _weighted(body: dict[str, Any], where: str, term_key: str, term_rule: Any) -> Findings:
+    """The preferred terms of an affinity: a weight of 1-100 and a valid term each."""
+    for i, preferred in items(body, PREFERRED):
+        at = f"{where}.{PREFERRED}[{i}]"
+        yield from check(f"{at}.weight", preferred.get("weight"), _weight)
+        yield from term_rule(mapping(preferred, term_key), f"{at}.{term_key}")
+
+
 def affinity(spec: dict[str, Any], path: str) -> Findings:
     body = mapping(spec, "affinity")
-    node = mapping(body, "nodeAffinity")
-    required = mapping(node, "requiredDuringSchedulingIgnoredDuringExecution")
-    where = f"{path}.affinity.nodeAffinity"
+    node, where = mapping(body, "nodeAffinity"), f"{path}.affinity.nodeAffinity"
+    required = mapping(node, REQUIRED)
     if required and not required.get("nodeSelectorTerms"):
         yield Finding(
-            f"{where}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms",
-            [],
-            "must have at least one node selector term",
+            f"{where}.{REQUIRED}.nodeSelectorTerms", [], "must have at least one node selector term"
         )
     for i, term in items(required, "nodeSelectorTerms"):
-        yield from _node_term(
-            term, f"{where}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[{i}]"
-        )
-    for i, preferred in items(node, "preferredDuringSchedulingIgnoredDuringExecution"):
-        at = f"{where}.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
-        yield from check(f"{at}.weight", preferred.get("weight"), _weight)
-        yield from _node_term(mapping(preferred, "preference"), f"{at}.preference")
+        yield from _node_term(term, f"{where}.{REQUIRED}.nodeSelectorTerms[{i}]")
+    yield from _weighted(node, where, "preference", _node_term)
     for kind in ("podAffinity", "podAntiAffinity"):
-        pod = mapping(body, kind)
-        for i, term in items(pod, "requiredDuringSchedulingIgnoredDuringExecution"):
-            yield from _pod_term(
-                term, f"{path}.affinity.{kind}.requiredDuringSchedulingIgnoredDuringExecution[{i}]"
-            )
-        for i, preferred in items(pod, "preferredDuringSchedulingIgnoredDuringExecution"):
-            at = f"{path}.affinity.{kind}.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
-            yield from check(f"{at}.weight", preferred.get("weight"), _weight)
-            yield from _pod_term(mapping(preferred, "podAffinityTerm"), f"{at}.podAffinityTerm")
+        pod, where = mapping(body, kind), f"{path}.affinity.{kind}"
+        for i, term in items(pod, REQUIRED):
+            yield from _pod_term(term, f"{where}.{REQUIRED}[{i}]")
+        yield from _weighted(pod, where, "podAffinityTerm", _pod_term)
 
 
 def spread(spec: dict[str, Any], path: str) -> Findings:
