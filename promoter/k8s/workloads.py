@@ -45,9 +45,20 @@ def _selected(spec: dict[str, Any], path: str = "spec") -> Findings:
         )
 
 
+INT32_MAX = 2147483647
+INT64_FIELDS = frozenset({"activeDeadlineSeconds", "startingDeadlineSeconds"})
+
+
+def _int32_count(value: Any) -> str | None:
+    if isinstance(value, int) and value > INT32_MAX:
+        return f"must be at most {INT32_MAX}: the field is an int32"
+    return non_negative(value)
+
+
 def _counts(spec: dict[str, Any], path: str, *keys: str) -> Findings:
+    """Counts and durations in seconds: never negative, int32 unless the API says int64."""
     for key in keys:
-        yield from optional(spec, key, path, non_negative)
+        yield from optional(spec, key, path, non_negative if key in INT64_FIELDS else _int32_count)
 
 
 def _percent_max(value: Any) -> str | None:

@@ -324,7 +324,13 @@ BAD = [
     (
         "deployment",
         "spec.template.spec.affinity",
-        {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{"labelSelector": SELECTOR, "topologyKey": ""}]}},
+        {
+            "podAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": SELECTOR, "topologyKey": ""}
+                ]
+            }
+        },
         "topologyKey: '': Required value",
     ),
     (
@@ -374,6 +380,18 @@ BAD = [
         f"{C0}.readinessProbe",
         {"tcpSocket": {"port": 80}, "exec": {"command": ["true"]}},
         "must specify exactly one handler",
+    ),
+    (
+        "deployment",
+        "spec.replicas",
+        2**40,
+        "spec.replicas: 1099511627776: must be at most 2147483647: the field is an int32",
+    ),
+    (
+        "deployment",
+        "spec.revisionHistoryLimit",
+        -1,
+        "spec.revisionHistoryLimit: -1: must be greater than or equal to 0",
     ),
     ("statefulset", "spec.podManagementPolicy", "Random", 'supported values: "OrderedReady", "Parallel"'),
     ("job", "spec.template.spec.restartPolicy", "Always", 'supported values: "OnFailure", "Never"'),
