@@ -22,6 +22,7 @@ from promoter.k8s.fields import (
     optional,
     port_number,
     port_or_name,
+    qualified_name,
 )
 from promoter.k8s.pods import PROTOCOLS
 
@@ -52,6 +53,34 @@ def service(body: dict[str, Any]) -> Findings:
         yield Finding("spec.ports", spec.get("ports"), "Required value: a Service needs at least one port")
     yield from service_ports(spec, kind)
     yield from meta.labels(mapping(spec, "selector"), "spec.selector")
+    yield from service_addresses(spec)
+
+
+def _ip(value: Any) -> str | None:
+    return (
+        None if isinstance(value, str) and _is_ip(value) else "must be a valid IP address (such as 10.0.0.10)"
+    )
+
+
+def _cidr(value: Any) -> str | None:
+    return None if _network(value) is not None else "must be a valid CIDR (such as 10.0.0.0/16)"
+
+
+def service_addresses(spec: dict[str, Any]) -> Findings:
+    """Cluster IPs, families, external IPs and source ranges."""
+    for i, ip in enumerate(spec.get("clusterIPs") or ([spec["clusterIP"]] if spec.get("clusterIP") else [])):
+        if ip != "None":
+            yield from check(f"spec.clusterIPs[{i}]" if spec.get("clusterIPs") else "spec.clusterIP", ip, _ip)
+    for i, ip in enumerate(spec.get("externalIPs") or ()):
+        yield from check(f"spec.externalIPs[{i}]", ip, _ip)
+    for i, cidr in enumerate(spec.get("loadBalancerSourceRanges") or ()):
+        yield from check(
+            f"spec.loadBalancerSourceRanges[{i}]", cidr.strip() if isinstance(cidr, str) else cidr, _cidr
+        )
+    policies = ("SingleStack", "PreferDualStack", "RequireDualStack")
+    yield from optional(spec, "ipFamilyPolicy", "spec", lambda v: one_of(v, policies))
+    for i, family in enumerate(spec.get("ipFamilies") or ()):
+        yield from check(f"spec.ipFamilies[{i}]", family, lambda v: one_of(v, ("IPv4", "IPv6")))
 
 
 def service_ports(spec: dict[str, Any], kind: str) -> Findings:
@@ -73,6 +102,7 @@ def service_ports(spec: dict[str, Any], kind: str) -> Findings:
         yield from check(f"{where}.port", port.get("port"), port_number)
         yield from optional(port, "protocol", where, _protocol)
         yield from optional(port, "targetPort", where, port_or_name)
+        yield from optional(port, "appProtocol", where, qualified_name)
         if port.get("nodePort") is not None:
             yield from check(f"{where}.nodePort", port["nodePort"], port_number)
             if kind not in ("NodePort", "LoadBalancer"):
