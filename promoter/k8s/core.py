@@ -18,6 +18,8 @@ from typing import Any
 import jsonschema
 import jsonschema_rs
 
+from promoter.k8s import apiserver
+
 _REF = re.compile(r'"#/\$defs/([^"]+)"')
 
 
@@ -72,8 +74,9 @@ def is_kubernetes_group(api_version: str) -> bool:
 
 
 def check(body: dict[str, Any]) -> str | None:
-    """The first problem of a Kubernetes kind's document against its schema, or None (also for
-    kinds of groups Kubernetes does not define)."""
+    """The first problem of a Kubernetes kind's document against its schema, then against the
+    API server's own field rules (``promoter.k8s.apiserver``), or None (also for kinds of groups
+    Kubernetes does not define)."""
     api_version, kind = str(body.get("apiVersion", "")), str(body.get("kind", ""))
     definition = _core()["kinds"].get(f"{api_version} {kind}")
     if definition is None:
@@ -81,7 +84,12 @@ def check(body: dict[str, Any]) -> str | None:
             return f"Kubernetes {kubernetes_version()} serves no {kind} in {api_version or '(no apiVersion)'}"
         return None
     if _fast(definition).is_valid(body):
-        return None
+        found = apiserver.first(body)
+        return (
+            f"{found} (the Kubernetes {kubernetes_version()} API server's validation of {kind})"
+            if found
+            else None
+        )
     error = jsonschema.exceptions.best_match(_slow(definition).iter_errors(body))
     if error is None:  # the two validators disagree: trust the strict verdict, say what we can
         return f"does not match the Kubernetes {kubernetes_version()} schema of {kind}"

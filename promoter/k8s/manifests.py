@@ -33,7 +33,7 @@ from typing import Any
 import jsonschema
 import jsonschema_rs
 
-from promoter.k8s import core
+from promoter.k8s import core, crds
 from promoter.k8s.names import DNS_LABEL_MAX, LABEL_VALUE_MAX, is_dns_label
 from promoter.k8s.served import Runs, verdict
 from promoter.k8s.values import FLUX_VARIABLE
@@ -143,6 +143,9 @@ def check_document(doc: Doc, runs: Runs | None = None, warnings: list[str] | Non
         rule = f"{group}/{version} is not served by the {kind} CRD (served: {served})"
         return [*problems, Problem(doc.path, str(doc), rule)]
     if _fast(group, kind, version).is_valid(doc.body):
+        found = crds.first(group, kind, version, doc.body)
+        if found is not None:
+            problems.append(Problem(doc.path, str(doc), f"{found} (the API server's validation of {kind})"))
         return problems
     error = jsonschema.exceptions.best_match(_validator(group, kind, version).iter_errors(doc.body))
     if error is not None:

@@ -48,3 +48,7 @@ def changed_scalar(text: str, value: Any) -> str | None:
     if stored == text:
         return None
     return f'{text!r} is read by YAML as {stored!r}; quote it ("{text}") to keep it as written'
+
+
+# A Go duration as Flux's CRDs write its pattern (``interval``, ``timeout``, ``retryInterval``).
+GO_DURATION = re.compile(r"([0-9]+(\.[0-9]+)?(ms|s|m|h))+")
