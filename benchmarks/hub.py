@@ -44,10 +44,10 @@ from typing import Any
 
 import requests
 
+from promoter.hub.commits import CommitRecord, record_commit
 from promoter.hub.db import Database
 from promoter.hub.keys import digest
 from promoter.hub.reads import read
-from promoter.hub.store import CommitRecord, record_commit
 from tests.support.hub_support import free_port, new_pg_database, pg_bin, postgres_server
 
 OLD, NEW = "a" * 40, "b" * 40

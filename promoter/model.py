@@ -257,9 +257,7 @@ class Pipeline:
         """The environments ``name`` follows: all must have succeeded for a commit first."""
         i = self.index(name)
         follows = self.environments[i].follows
-        if follows is not None:
-            return follows
-        return (self.environments[i - 1].name,) if i else ()
+        return follows if follows is not None else (self.environments[i - 1].name,) if i else ()
 
     def downstreams(self, name: str) -> tuple[str, ...]:
         """The environments that follow ``name`` directly, in the list's order."""
@@ -274,24 +272,21 @@ class Pipeline:
         return _closure(name, self.downstreams)
 
     def ordered(self) -> tuple[Environment, ...]:
-        """The environments in an order of promotion: each after all it follows, and otherwise
-        in the list's order (a list Pipeline: the list). The graph has no cycle (checked when
-        the Pipeline is read)."""
-        done: list[str] = []
-        left = [e.name for e in self.environments]
-        while left:
-            ready = next(n for n in left if all(u in done for u in self.upstreams(n)))
-            done.append(ready)
-            left.remove(ready)
-        return tuple(e for n in done for e in self.environments if e.name == n)
+        """The environments in an order of promotion: each after all it follows, else in the
+        list's order (a list: the list). The graph has no cycle (checked when read)."""
+        done: list[Environment] = []
+        while len(done) < len(self.environments):
+            names = {e.name for e in done}
+            done.append(
+                next(e for e in self.environments if e not in done and set(self.upstreams(e.name)) <= names)
+            )
+        return tuple(done)
 
     @property
     def is_chain(self) -> bool:
         """Whether each environment follows exactly the one listed before it (a list)."""
-        return all(
-            self.upstreams(e.name) == ((self.environments[i - 1].name,) if i else ())
-            for i, e in enumerate(self.environments)
-        )
+        names = [e.name for e in self.environments]
+        return all(self.upstreams(n) == tuple(names[max(i - 1, 0) : i]) for i, n in enumerate(names))
 
     def platform_of(self, env: Environment) -> str:
         """The platform repo ``env`` renders to: its ``gitops.repo``, else ``platformRepo.url``."""
@@ -305,8 +300,7 @@ def _closure(name: str, step: Callable[[str], tuple[str, ...]]) -> frozenset[str
     seen: set[str] = set()
     todo = list(step(name))
     while todo:
-        found = todo.pop()
-        if found not in seen:
+        if (found := todo.pop()) not in seen:
             seen.add(found)
             todo.extend(step(found))
     return frozenset(seen)

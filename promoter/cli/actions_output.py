@@ -20,12 +20,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
-from promoter.clock import format_duration
+from promoter.cli.summary import summary_markdown
 from promoter.console import Console
 from promoter.errors import InputError, PromoterError
 from promoter.masking import mask, secrets
-from promoter.promotion.report import EnvResult, Report, WaveResult
-from promoter.promotion.waiting import markdown_of, outputs_of
+from promoter.promotion.report import EnvResult, Report
+from promoter.promotion.waiting import outputs_of
 
 # GitHub's limit for one step's outputs is 1 MiB in all; a diff is cut well below it.
 MAX_OUTPUT_VALUE = 256 * 1024
@@ -164,140 +164,6 @@ def report_outputs(report: Report) -> dict[str, str]:
     }
 
 
-# ------------------------------------------------------------ step summary
-
-_ICON = {
-    "success": "✅",
-    "skipped": "⏭️",
-    "noop": "➖",
-    "dry-run": "📝",
-    "failure": "❌",
-    "held": "⛔",
-    "superseded": "↪️",
-    "waiting": "⏳",
-}
-
-
-def cell(text: str) -> str:
-    """Text that stays inside one markdown table cell."""
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", "").replace("\n", "<br>")
-
-
-def _pr_cell(url: str | None) -> str:
-    if not url:
-        return "-"
-    match = re.search(r"/pull/(\d+)$", url)
-    if url.startswith(("https://", "http://")):
-        return f"[#{match.group(1)}]({url})" if match else f"[PR]({url})"
-    return f"`{cell(url)}`"
-
-
-def _gates_cell(r: EnvResult) -> str:
-    return "<br>".join(cell(f"{g.gate}: {g.state}") for g in r.gates) or "-"
-
-
-def _wave_row(environment: str, w: WaveResult) -> str:
-    """A row under its environment's: ``↳ prod wave canary (edge)``."""
-    merge = f"`{w.merge_sha[:12]}`" if w.merge_sha else "-"
-    gates = "<br>".join(cell(f"{g.gate}: {g.state}") for g in w.gates) or "-"
-    name = cell(f"↳ {environment} wave {w.name} ({', '.join(w.cluster_types)})")
-    return (
-        f"| {name} | {_ICON.get(w.state, '')} {cell(w.state)} | {_pr_cell(w.pr_url)} "
-        f"| {merge} | {gates} | {format_duration(w.duration)} |"
-    )
-
-
-def mermaid_label(text: str) -> str:
-    return text.replace('"', "#quot;").replace("\n", " ")
-
-
-def mermaid(report: Report, environments: Sequence[str]) -> str:
-    """A left-to-right chart: the main commit, then each environment coloured by its result."""
-    results = {r.environment: r for r in report.results}
-    # the scheduling flow touches one environment: the others are not part of it
-    whole = report.flow == "promotion" and environments
-    names = list(environments) if whole else [r.environment for r in report.results]
-    lines = ["```mermaid", "flowchart LR", f'  commit["main {report.main_commit[:7]}"]']
-    previous = "commit"
-    for i, name in enumerate(names):
-        r = results.get(name)
-        state = r.state if r else "not run"
-        if r is not None and r.waves:
-            lines += _mermaid_waves(f"env{i}", r)
-            lines.append(f"  {previous} --> env{i}")
-        else:
-            lines.append(f'  env{i}["{mermaid_label(name)}<br>{mermaid_label(state)}"]')
-            lines.append(f"  {previous} --> env{i}")
-            lines.append(f"  class env{i} {_mermaid_class(state)}")
-        previous = f"env{i}"
-    lines += [
-        "  classDef ok fill:#dafbe1,stroke:#1a7f37,color:#1f2328",
-        "  classDef bad fill:#ffebe9,stroke:#cf222e,color:#1f2328",
-        "  classDef idle fill:#f6f8fa,stroke:#8c959f,color:#57606a",
-        "  classDef wait fill:#fff8c5,stroke:#9a6700,color:#1f2328",
-        "```",
-    ]
-    return "\n".join(lines)
-
-
-def _mermaid_waves(node: str, r: EnvResult) -> list[str]:
-    """An environment rolled out in waves: a box of its waves, in order, each coloured."""
-    lines = [
-        f'  subgraph {node}["{mermaid_label(r.environment)}: {mermaid_label(r.state)}"]',
-        "    direction LR",
-    ]
-    for j, w in enumerate(r.waves):
-        types = mermaid_label(", ".join(w.cluster_types))
-        lines.append(f'    {node}w{j}["{mermaid_label(w.name)}: {types}<br>{mermaid_label(w.state)}"]')
-        if j:
-            lines.append(f"    {node}w{j - 1} --> {node}w{j}")
-    lines.append("  end")
-    lines += [f"  class {node}w{j} {_mermaid_class(w.state)}" for j, w in enumerate(r.waves)]
-    return lines
-
-
-def _mermaid_class(state: str) -> str:
-    if state in ("success", "skipped", "noop", "dry-run"):
-        return "ok"
-    if state == "waiting":
-        return "wait"
-    return "idle" if state == "not run" else "bad"
-
-
-def summary_markdown(report: Report, environments: Sequence[str] = ()) -> str:
-    """The step summary of a promote run: a table of environments and a diagram."""
-    flow = "Promotion" if report.flow == "promotion" else "Scheduling"
-    verdict = {
-        "done": "done",
-        "waiting": "waiting",
-        "held": "held since an earlier run",
-        "failed": "did not go through",
-    }[report.state]
-    lines = [
-        f"## {flow} of `{report.main_commit[:12]}`: {verdict}",
-        "",
-        *markdown_of(report.wait),
-        "| environment | result | PR | merge commit | gates | duration |",
-        "| --- | --- | --- | --- | --- | ---: |",
-    ]
-    for r in report.results:
-        merge = f"`{r.merge_sha[:12]}`" if r.merge_sha else "-"
-        lines.append(
-            f"| {cell(r.environment)} | {_ICON.get(r.state, '')} {cell(r.state)} | {_pr_cell(r.pr_url)} "
-            f"| {merge} | {_gates_cell(r) if not r.waves else '-'} | {format_duration(r.duration)} |"
-        )
-        lines += [_wave_row(r.environment, w) for w in r.waves]
-    notes = [r for r in report.results if r.message and not r.ok]
-    if notes:
-        lines.append("")
-        lines += [
-            f"- **{cell(r.environment)}**: {cell(r.message.removeprefix(r.environment + ': '))}"
-            for r in notes
-        ]
-    lines += ["", mermaid(report, environments), ""]
-    return mask("\n".join(lines))
-
-
 # ------------------------------------------------------------ writers
 
 
@@ -362,14 +228,17 @@ def report_error(err: PromoterError) -> None:
         emit(error_annotation(err, os.environ))
 
 
-def publish_report(report: Report, environments: Sequence[str] = ()) -> None:
-    """Outputs, the step summary and an annotation per failed environment (when in Actions)."""
+def publish_report(
+    report: Report, environments: Sequence[str] = (), follows: Mapping[str, Sequence[str]] | None = None
+) -> None:
+    """Outputs, the step summary and an annotation per failed environment (when in Actions);
+    ``follows``: what each environment follows, for a Pipeline that is a graph."""
     if not active():
         return
     end_group()
     mask_new_secrets()
     set_outputs(report_outputs(report))
-    add_summary(summary_markdown(report, environments))
+    add_summary(summary_markdown(report, environments, follows))
     for r in report.results:
         if not r.ok:
             # a wait is the usual end of a run, and a held commit is news only in the run that

@@ -86,10 +86,9 @@ def heartbeat(
     repo = env.get("GITHUB_REPOSITORY", "")
     if not name or env.get("GITHUB_ACTIONS") != "true" or not repo:
         return Heartbeat(None, name, warn)
-    # heavy: PyGithub loads only when GitHub is used
-    from promoter.forges.github.api import GitHubHttp
-    from promoter.forges.github.auth import credentials_from_env
-    from promoter.forges.github.variables import RepoVariables
+    from promoter.forges.github.api import GitHubHttp  # heavy: PyGithub loads only when GitHub is used
+    from promoter.forges.github.auth import credentials_from_env  # heavy, as above
+    from promoter.forges.github.variables import RepoVariables  # heavy, as above
 
     http = GitHubHttp(api_url or env.get("GITHUB_API_URL") or DEFAULT_API, clock)
     try:

@@ -13,18 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from promoter.hub import keys
+from promoter.hub.commits import CommitRecord, record_commit
 from promoter.hub.db import Database
 from promoter.hub.payloads import IngestError, Report, argocd_notification, decode, flux_event, native_report
 from promoter.hub.sealing import Sealer
-from promoter.hub.store import (
-    CommitRecord,
-    Stored,
-    check_fresh,
-    check_identity,
-    record_commit,
-    report_digest,
-    stored_as,
-)
+from promoter.hub.store import Stored, check_fresh, check_identity, report_digest, stored_as
 from promoter.hub.store import store_report as _store
 
 PARSERS = {"flux": flux_event, "argocd": argocd_notification, "native": native_report}

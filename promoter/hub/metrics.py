@@ -107,7 +107,11 @@ def exposition(db: Database, now: float, stale_after: float, window: float, coun
     with db.transaction(write=False) as tx:
         counted = tx.rows("SELECT name, labels, value FROM counters ORDER BY name, labels")
         rollouts, delivery = _rollouts(tx, now, stale_after), _delivery(tx, now, window)
-    lines = [
+    return "\n".join([*_counted(counted), *_rollout_lines(rollouts, window), *_dora_lines(delivery)]) + "\n"
+
+
+def _counted(counted: list[Any]) -> list[str]:
+    return [
         *_family(
             RECEIVED,
             "counter",
@@ -120,6 +124,11 @@ def exposition(db: Database, now: float, stale_after: float, window: float, coun
             "Deliveries refused, by sender and HTTP status.",
             (f"{n}{{{lb}}} {v}" for n, lb, v in counted if n == REFUSED),
         ),
+    ]
+
+
+def _rollout_lines(rollouts: list[tuple[str, str, dict[str, Any]]], window: float) -> list[str]:
+    return [
         *_family(
             "promoter_hub_rollout_clusters",
             "gauge",
@@ -148,6 +157,10 @@ def exposition(db: Database, now: float, stale_after: float, window: float, coun
             [_sample("promoter_hub_dora_window_seconds", {}, window)],
         ),
     ]
+
+
+def _dora_lines(delivery: list[dict[str, Any]]) -> list[str]:
+    lines: list[str] = []
     for key, name, help_text in _DORA:
         samples = []
         for figures in delivery:
@@ -158,7 +171,7 @@ def exposition(db: Database, now: float, stale_after: float, window: float, coun
                 for t, f in figures["clusterTypes"].items()
             ]
         lines += _family(name, "gauge", help_text, samples)
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def _rollouts(tx: Tx, now: float, stale_after: float) -> list[tuple[str, str, dict[str, Any]]]:

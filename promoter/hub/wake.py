@@ -149,8 +149,8 @@ def github_sender(repo: str, api_url: str, clock: Clock) -> Callable[[dict[str, 
     the environment (``PROMOTER_GITHUB_TOKEN``, or ``PROMOTER_GITHUB_APP_ID`` and its key: the App
     installed on the control plane with Contents write)."""
     from promoter.forges.github.api import GitHubHttp  # heavy: PyGithub only when waking
-    from promoter.forges.github.auth import credentials_from_env
-    from promoter.forges.github.dispatches import dispatch
+    from promoter.forges.github.auth import credentials_from_env  # heavy, as above
+    from promoter.forges.github.dispatches import dispatch  # heavy, as above
 
     http = GitHubHttp(api_url, clock, say=log.info)
     credentials = credentials_from_env(http, repositories=(repo,))

@@ -23,6 +23,7 @@ from promoter.platform.provenance import Provenance
 from promoter.platform.repo import PlatformRepo
 from promoter.promotion.control import ChangeControl
 from promoter.promotion.gating import Gating
+from promoter.promotion.graph import upstream_states
 from promoter.promotion.landing import BaseMoved, Landing, MergePending
 from promoter.promotion.mixed import Held
 from promoter.promotion.options import Options
@@ -187,12 +188,8 @@ class Attempts(Stops, ABC):
         scene = Scene(
             main, env, objects, files, base, previous, frozenset(managed if only is None else only), step.name
         )
-        removals = judge(
-            find(self.cp, self.platform.reader, scene),
-            allow=self.opts.allow_removal,
-            dry_run=self.opts.dry_run,
-            say=self.out.say,
-        )
+        found = find(self.cp, self.platform.reader, scene)
+        removals = judge(found, allow=self.opts.allow_removal, dry_run=self.opts.dry_run, say=self.out.say)
         kinds = len(step.cluster_types)
         self.out.say(
             f"{step.prefix(env.name)}: rendered {_rendered_count(rendered, step)} files for {len(rendered.assignments)} assignments "
@@ -346,11 +343,9 @@ class Attempts(Stops, ABC):
     def _body(
         self, main: MainObjects, env: Environment, step: Step, planned: Planned, superseded: str | None
     ) -> str:
-        pipeline = main.pipeline
-        upstreams = [pipeline.environments[pipeline.index(n)] for n in pipeline.upstreams(env.name)]
-        previous = ", ".join(
-            f"{u.name}: {self.statuses.state_of(main.commit, self.statuses.context_of(u)) or 'not promoted'}"
-            for u in upstreams
+        state_of = self.statuses.state_of
+        previous = upstream_states(
+            main.pipeline, env.name, lambda u: state_of(main.commit, self.statuses.context_of(u))
         )
         waves = None
         if not step.whole:
@@ -363,7 +358,7 @@ class Attempts(Stops, ABC):
             main_subject=self._subject(main.commit),
             env_branch=env.branch,
             env_commit=planned.objects.commit,
-            previous=previous or None,
+            previous=previous,
             changes=planned.plan.changes,
             run_url=self.opts.run_url,
             superseded=superseded,

@@ -3,10 +3,10 @@ docs and pull requests, and the lines ``status`` prints (pure functions)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from promoter.model import Pipeline
+from promoter.model import Environment, Pipeline
 
 # A node's colours per state of its ``promoter/<env>`` status (GitHub renders mermaid in markdown).
 _CLASSES = {
@@ -65,3 +65,12 @@ def waits_on(pipeline: Pipeline, name: str, states: Mapping[str, str]) -> list[s
         for up in pipeline.upstreams(name)
         if states.get(up) != "success"
     ]
+
+
+def upstream_states(
+    pipeline: Pipeline, name: str, state_of: Callable[[Environment], str | None]
+) -> str | None:
+    """What the promotion PR says of the environments ``name`` follows: ``prod-eu: success,
+    prod-us: success`` (None for an environment that follows none)."""
+    upstreams = [pipeline.environments[pipeline.index(n)] for n in pipeline.upstreams(name)]
+    return ", ".join(f"{u.name}: {state_of(u) or 'not promoted'}" for u in upstreams) or None

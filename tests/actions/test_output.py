@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from promoter import masking
 from promoter.cli import actions_output as ao
+from promoter.cli import summary
 from promoter.cli.commands.diff import EnvDiff, diff_markdown, fence, file_patch
 from promoter.cli.main import cli
 from promoter.errors import ConfigError, PromotionFailed, UsageError
@@ -129,7 +130,7 @@ def test_summary_table_and_diagram(monkeypatch: pytest.MonkeyPatch) -> None:
         duration=75.2,
     )
     qa = EnvResult("qa", "failure", "gate said | no\nwith ghp_secretvalue", duration=2.0)
-    text = ao.summary_markdown(report(dev, qa), ["dev", "qa", "prod"])
+    text = summary.summary_markdown(report(dev, qa), ["dev", "qa", "prod"])
     lines = text.splitlines()
     assert lines[:5] == [
         f"## Promotion of `{SHA[:12]}`: did not go through",
@@ -141,7 +142,7 @@ def test_summary_table_and_diagram(monkeypatch: pytest.MonkeyPatch) -> None:
     ]
     assert lines[5] == "| qa | ❌ failure | - | - | - | 2.0s |"
     assert "- **qa**: gate said \\| no<br>with ***" in lines
-    prefixed = ao.summary_markdown(report(dev, replace(qa, message="qa: gate said no")), ["dev", "qa"])
+    prefixed = summary.summary_markdown(report(dev, replace(qa, message="qa: gate said no")), ["dev", "qa"])
     assert "- **qa**: gate said no" in prefixed.splitlines()  # the environment is named once
     start = lines.index("```mermaid")
     assert lines[start : start + 12] == [
@@ -162,7 +163,7 @@ def test_summary_table_and_diagram(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_mermaid_labels_cannot_break_out() -> None:
-    text = ao.mermaid(report(EnvResult('we"ird', "noop")), ['we"ird'])
+    text = summary.mermaid(report(EnvResult('we"ird', "noop")), ['we"ird'])
     assert '  env0["we#quot;ird<br>noop"]' in text.splitlines()
 
 
@@ -278,7 +279,7 @@ def test_a_run_that_stopped_where_the_promotion_waits_says_so() -> None:
     )
 
     out = ao.report_outputs(report)
-    summary = ao.summary_markdown(report, ["dev", "qa", "prod"])
+    text = summary.summary_markdown(report, ["dev", "qa", "prod"])
 
     assert (out["state"], out["waiting-for"], out["waiting-environment"], out["waiting-wave"]) == (
         "waiting",
@@ -288,13 +289,13 @@ def test_a_run_that_stopped_where_the_promotion_waits_says_so() -> None:
     )
     assert (out["waiting-since"], out["next-check"]) == ("2026-01-01T00:00:00Z", "2026-01-01T00:30:00Z")
     assert out["failed-environment"] == "" and out["environments"] == '["dev", "qa"]'
-    assert summary.startswith(
+    assert text.startswith(
         f"## Promotion of `{'a' * 12}`: waiting\n\n⏳ Waiting for **bake** in qa, wave canary"
     )
-    assert "a new check is useful from 2026-01-01T00:30:00Z" in summary
+    assert "a new check is useful from 2026-01-01T00:30:00Z" in text
     assert json.loads(out["report"])["waiting"]["for"] == "bake"
-    assert "  class env1 wait" in summary  # amber, not the failure's red
-    assert "  class env0 ok" in summary
+    assert "  class env1 wait" in text  # amber, not the failure's red
+    assert "  class env0 ok" in text
 
 
 def test_only_a_failure_is_an_error_a_wait_and_a_hold_are_notices(
@@ -325,3 +326,30 @@ def test_only_a_failure_is_an_error_a_wait_and_a_hold_are_notices(
     assert [line for line in err.splitlines() if line.startswith("::error")] == [
         "::error title=promoter%3A qa failure::qa: gates failed"
     ]
+
+
+def test_the_summary_draws_a_graph_of_environments() -> None:
+    """A Pipeline that fans out: each environment after those it follows, one not started grey."""
+    results = [
+        EnvResult("staging", "success"),
+        EnvResult("prod-eu", "failure"),
+        EnvResult("prod-us", "success"),
+    ]
+    follows = {
+        "staging": (),
+        "prod-eu": ("staging",),
+        "prod-us": ("staging",),
+        "edge": ("prod-eu", "prod-us"),
+    }
+
+    text = summary.mermaid(Report("promotion", "a" * 40, results), list(follows), follows)
+
+    assert [line for line in text.splitlines() if "-->" in line] == [
+        "  commit --> env0",
+        "  env0 --> env1",
+        "  env0 --> env2",
+        "  env1 --> env3",
+        "  env2 --> env3",
+    ]
+    assert '  env3["edge<br>not run"]' in text and "  class env3 idle" in text
+    assert "  class env1 bad" in text

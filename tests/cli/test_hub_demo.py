@@ -55,7 +55,7 @@ def test_make_demo_hub_keeps_its_clusters_reporting_and_follows_a_new_run(tmp_pa
 
     from promoter.cli.hub_demo import Heartbeats, SimulatedCluster, _post
     from promoter.hub import keys
-    from promoter.hub.store import CommitRecord, record_commit
+    from promoter.hub.commits import CommitRecord, record_commit
     from tests.support.hub_support import LiveHub
 
     path = tmp_path / "hub.sqlite3"

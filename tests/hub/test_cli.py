@@ -241,8 +241,8 @@ def test_serve_retain_is_checked(tmp_path: Path) -> None:
 def test_the_help_example_works_required_options_are_enforced_and_bad_values_are_400(tmp_path: Path) -> None:
     import requests
 
+    from promoter.hub.commits import CommitRecord, record_commit
     from promoter.hub.db import Database
-    from promoter.hub.store import CommitRecord, record_commit
     from tests.support.hub_support import register
 
     db = Database(str(tmp_path / "hub.sqlite3"))

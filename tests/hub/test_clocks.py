@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import itertools
 
+from promoter.hub.commits import CommitRecord, record_commit
 from promoter.hub.db import Database
 from promoter.hub.ingest import ingest
 from promoter.hub.reads import read
-from promoter.hub.store import CommitRecord, record_commit
 from tests.support.hub_support import flux_stream_event, register, rfc3339, sign
 
 OLD, M = "a" * 40, "b" * 40

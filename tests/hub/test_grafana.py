@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from promoter.hub.commits import CommitRecord, record_commit
 from promoter.hub.db import Database
-from promoter.hub.store import CommitRecord, record_commit
 from tests.support.hub_support import (
     LiveHub,
     drop_pg_database,

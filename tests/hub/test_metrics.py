@@ -14,10 +14,10 @@ from collections.abc import Iterator
 import pytest
 import requests
 
+from promoter.hub.commits import CommitRecord, record_commit
 from promoter.hub.db import Database
 from promoter.hub.ingest import ingest
 from promoter.hub.reads import read
-from promoter.hub.store import CommitRecord, record_commit
 from tests.support.hub_support import LiveHub, flux_stream_event, free_port, missing, register, rfc3339, sign
 
 T0 = 1_790_000_000.0

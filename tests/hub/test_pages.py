@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from promoter.hub.commits import CommitRecord, record_commit
 from promoter.hub.db import Database
 from promoter.hub.ingest import ingest
-from promoter.hub.store import CommitRecord, record_commit
 from tests.support.hub_support import (
     LiveHub,
     chromium_session,

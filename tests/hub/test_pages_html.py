@@ -13,8 +13,8 @@ from typing import Any
 
 import requests
 
+from promoter.hub.commits import CommitRecord, record_commit
 from promoter.hub.db import Database
-from promoter.hub.store import CommitRecord, record_commit
 from tests.support.hub_support import (
     LiveHub,
     argocd_app,

@@ -5,11 +5,12 @@ left out of the percentage, history kept."""
 from __future__ import annotations
 
 from promoter.hub import keys
+from promoter.hub.commits import CommitRecord, record_commit
 from promoter.hub.db import Database
 from promoter.hub.payloads import Report
 from promoter.hub.reads import read
 from promoter.hub.rollout import NotFound
-from promoter.hub.store import CommitRecord, record_commit, store_report
+from promoter.hub.store import store_report
 
 M0, M, M2, SIDE = "0" * 40, "1" * 40, "2" * 40, "3" * 40
 T = 1_000_000.0

@@ -9,9 +9,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from promoter.hub.commits import CommitRecord, record_commit
 from promoter.hub.db import Database
 from promoter.hub.reads import read
-from promoter.hub.store import CommitRecord, record_commit
 from tests.support.hub_support import (
     LiveHub,
     argocd_app,

@@ -21,9 +21,10 @@ from promoter.forges.github.dispatches import dispatch
 from promoter.gates import GateContext, build_gate
 from promoter.gates.runner import run_gates
 from promoter.hub import keys
+from promoter.hub.commits import CommitRecord, record_commit
 from promoter.hub.db import Database
 from promoter.hub.payloads import Report
-from promoter.hub.store import CommitRecord, record_commit, store_report
+from promoter.hub.store import store_report
 from promoter.hub.wake import Waker, start_waking, verdict_of
 from promoter.model import GateSpec, Source
 from promoter.platform.repo import PlatformRepo

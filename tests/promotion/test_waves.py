@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 import promoter.promotion.gating as gating_module
 from promoter.cli import actions_output as ao
+from promoter.cli import summary
 from promoter.cli.main import cli
 from promoter.clock import FakeClock
 from promoter.gates import build_gate
@@ -200,7 +201,7 @@ def test_the_step_summary_has_a_row_and_a_box_per_wave() -> None:
         ),
     ]
     qa = EnvResult("qa", "failure", "wave fleet (2/2): gate failed", waves=waves)
-    text = ao.summary_markdown(
+    text = summary.summary_markdown(
         Report("promotion", "f" * 40, [EnvResult("dev", "success"), qa]), ["dev", "qa", "prod"]
     )
     lines = text.splitlines()

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import click
 
-from promoter.cli.commands.promote import print_summary
 from promoter.cli.demo import demo_run
+from promoter.cli.table import print_summary
 from promoter.clock import parse_duration
 from promoter.console import terminal_width
 from promoter.errors import UsageError, shorten

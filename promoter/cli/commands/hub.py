@@ -19,11 +19,11 @@ from promoter.errors import ForgeError, UsageError
 from promoter.gates.http import HttpProblem
 from promoter.gates.hubapi import TOKEN_ENV, HubClient, secret_from_env
 from promoter.hub import keys as hub_keys
+from promoter.hub.commits import record_commit
 from promoter.hub.db import Database, existing
 from promoter.hub.ingest import DEFAULT_MAX_AGE, Limits, commit_from_json
 from promoter.hub.payloads import STATES, IngestError
 from promoter.hub.sealing import NEW_SECRET_ENV, SECRET_ENV, Sealer
-from promoter.hub.store import record_commit
 from promoter.hub.sync import DEFAULT_MAX_COMMITS, describe_commit
 from promoter.hub.sync import sync as sync_history
 
@@ -98,7 +98,7 @@ def serve(
     limits = Limits(max_body=max_body, max_age=max_age)
     db = Database.from_option(database)
     if demo_clusters:
-        from promoter.cli.hub_demo import Heartbeats
+        from promoter.cli.hub_demo import Heartbeats  # only when serving the demo's database
 
         db.migrate()
         Heartbeats(Path(db.path), f"http://{listen}").start()

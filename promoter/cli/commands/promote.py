@@ -21,12 +21,12 @@ from promoter.cli.commands.completion import complete_environment_list, complete
 from promoter.cli.commands.kalypso import KALYPSO_NAMING, kalypso_promotion
 from promoter.cli.heartbeat import Heartbeat, heartbeat
 from promoter.cli.output import OUTPUT, emit
+from promoter.cli.table import print_summary
 from promoter.clock import parse_duration
 from promoter.errors import UsageError
 from promoter.promotion.flows import Orchestrator
 from promoter.promotion.options import Options, RenderHook
-from promoter.promotion.report import Report, change_summary
-from promoter.promotion.waiting import Wait
+from promoter.promotion.report import Report
 from promoter.runtime import GitHubOptions, build_runtime
 
 
@@ -234,16 +234,11 @@ def promote(
     github: Any,
 ) -> None:
     """Promote a main commit dev -> qa -> prod, or (--schedule) re-render one environment."""
-
     env_name = env_name or old_env
     _check_flows(to, env_name, waves)
     cp = control_plane_at(control_plane, main_branch)
     refuse_dirty(cp, allowed=allow_dirty, dry_run=dry_run)
-    kalypso = kalypso_promotion(cp, commit, env_name, environments, environments_file)
-    render = None
-    if kalypso is not None:  # docs/kalypso.md#promote: the commit is the BaseRepo's unless given
-        cp, commit = kalypso
-        render = cp.render
+    cp, commit, render = _kalypso_or(cp, commit, env_name, environments, environments_file)
     sha = cp.resolve(commit)
     pipeline = cp.main(cp.resolve(None) if env_name and not commit else sha).pipeline
     names = [e.name for e in pipeline.environments]
@@ -251,25 +246,43 @@ def promote(
     clock = clocks.RealClock()
     runtime = build_runtime(cp, pipeline, console, clock=clock, github=github)
     options = _options(dry_run, force, poll_interval, progress_interval, waves, render)
-    options = replace(
-        _waiting(options, wait, approvals, approved, names),
-        reason=_reason(reason, force),
-        allow_removal=allow_removal,
-    )
-    orchestrator = _orchestrator(cp, runtime, clock, console, options)
+    options = replace(_waiting(options, wait, approvals, approved, names), allow_removal=allow_removal)
+    options = replace(options, reason=_reason(reason, force))
+    flows = _orchestrator(cp, runtime, clock, console, options)
     beat = _heartbeat(options, heartbeat_variable, github, clock)
     beat.arm()  # before anything changes: a run killed mid-way leaves it armed
     with runtime.locked(console.say):
-        report = (
-            orchestrator.schedule(env_name, commit and sha) if env_name else orchestrator.promote(sha, to)
-        )
+        report = flows.schedule(env_name, commit and sha) if env_name else flows.promote(sha, to)
     beat.settle(report)
-    if not dry_run:  # once per event, never failing the run (docs/change-control.md#notifications)
-        change.notifier(cp, runtime.forge, pipeline, console.say).send(change.events_of(report, clock.wall()))
-    actions_output.publish_report(report, names)  # outputs and step summary, in GitHub Actions only
+    _tell(report, cp, runtime, pipeline, clock, console.say, notify=not dry_run)
     _show(report, output)
     if report.state == "failed" or (report.state == "held" and options.waits):
         sys.exit(1)  # held: a wake-up (--wait none) that finds the commit still held is no news
+
+
+def _tell(
+    report: Report, cp: Any, runtime: Any, pipeline: Any, clock: clocks.Clock, say: Any, *, notify: bool
+) -> None:
+    """Who hears of the run: the Pipeline's notification receivers, once per event and never
+    failing the run (docs/change-control.md#notifications), and, in GitHub Actions only, the
+    step's outputs and summary (of the graph the environments form, if they do)."""
+    if notify:
+        change.notifier(cp, runtime.forge, pipeline, say).send(change.events_of(report, clock.wall()))
+    environments = pipeline.environments
+    follows = None if pipeline.is_chain else {e.name: pipeline.upstreams(e.name) for e in environments}
+    actions_output.publish_report(report, [e.name for e in environments], follows)
+
+
+def _kalypso_or(
+    cp: Any, commit: str | None, env_name: str | None, environments: str | None, environments_file: str | None
+) -> tuple[Any, str | None, Any]:
+    """The control plane to promote, its commit and its render: a Kalypso control plane's own
+    (docs/kalypso.md#promote: the commit is the BaseRepo's unless given), else promoter's."""
+    kalypso = kalypso_promotion(cp, commit, env_name, environments, environments_file)
+    if kalypso is None:
+        return cp, commit, None
+    kcp, kcommit = kalypso
+    return kcp, kcommit, kcp.render
 
 
 def _heartbeat(options: Options, variable: str, github: GitHubOptions, clock: clocks.Clock) -> Heartbeat:
@@ -361,38 +374,3 @@ def _check_flows(to: str | None, env_name: str | None, waves: bool) -> None:
         raise UsageError(
             "--waves is for the scheduling flow (--schedule); the promotion flow always lands in waves"
         )
-
-
-def print_summary(report: Any) -> None:
-
-    # The forge's API requests per environment, where it counts them (GitHub).
-    counted = any(r.requests for r in report.results)
-    click.echo("")
-    click.echo(
-        f"{'environment':<14}{'result':<12}{'files':>7}  {'changes':<16}{'merge commit':<14}"
-        + (f"{'requests':>8}  " if counted else "")
-        + "gates"
-    )
-    for r in report.results:
-        gates = "by wave:" if r.waves else ", ".join(f"{g.gate}: {g.state}" for g in r.gates) or "-"
-        requests = f"{r.requests:>8}  " if counted else ""
-        click.echo(
-            f"{r.environment:<14}{r.state:<12}{r.files:>7}  {change_summary(r.changes):<16}{(r.merge_sha or '-')[:12]:<14}{requests}{gates}"
-        )
-        for w in r.waves:  # an environment rolled out in waves: a row per wave
-            gates = ", ".join(f"{g.gate}: {g.state}" for g in w.gates) or "-"
-            click.echo(
-                f"{'  ' + w.name:<14.14}{w.state:<12}{'':>7}  {change_summary(w.changes):<16}"
-                f"{(w.merge_sha or '-')[:12]:<14}{' ' * 10 if counted else ''}{gates}"
-            )
-    if report.wait is not None:
-        click.echo("")
-        click.echo(waiting_line(report.wait))
-
-
-def waiting_line(wait: Wait) -> str:
-    """``waiting for gates: prod, wave canary, since ..., next check at ...``."""
-    where = f"{wait.environment}, wave {wait.wave}" if wait.wave else wait.environment
-    data = wait.to_json()
-    after = f", next check at {data['nextCheck']}" if data["nextCheck"] else ", until an event"
-    return f"waiting for {wait.waiting_for}: {where}, since {data['since']}{after} ({wait.message})"

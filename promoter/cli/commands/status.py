@@ -42,24 +42,19 @@ def status(control_plane: str | None, commit: str | None, output: str, main_bran
       promoter status                    # main's head
       promoter status --commit 4052d4a -o yaml
     """
-
     cp = control_plane_at(control_plane, main_branch)
     sha = cp.resolve(commit)
     main = cp.main(sha)
     clock = clocks.RealClock()
     runtime = build_runtime(cp, main.pipeline, Console(quiet=True), clock=clock, github=github)
-    statuses = runtime.forge.get_statuses(sha)
+    statuses, context = runtime.forge.get_statuses(sha), runtime.forge.status_context
     heads = runtime.heads(main.pipeline.environments)
     control = change.change_control(cp, runtime.forge, clock, Console(quiet=True), Options())
     rows = []
     pipeline = main.pipeline
-    states = {
-        e.name: st.state
-        for e in pipeline.environments
-        if (st := statuses.get(runtime.forge.status_context(e.name)))
-    }
+    states = {e.name: s.state for e in pipeline.environments if (s := statuses.get(context(e.name)))}
     for env in pipeline.ordered():
-        st = statuses.get(runtime.forge.status_context(env.name))
+        st = statuses.get(context(env.name))
         head = heads[env.name]
         prov = runtime.platform_for(env).provenance(head, env.gitops_path) if head else None
         rows.append(

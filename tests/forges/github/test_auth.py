@@ -220,7 +220,9 @@ def test_github_app_installation_token_for_api_and_git(
         assert result.exit_code == 0, result.output
         app = [(r.method, r.path) for r in world.fake.calls("app")]
         assert app == [
-            ("GET", "/repos/org/control-plane/installation"),  # one per owner: the first asked
+            # one per owner: the first asked (the platform repo, read before anything is pushed by the
+            # removal guard's look at what its branches hold)
+            ("GET", "/repos/org/platform/installation"),
             ("POST", "/app/installations/4242/access_tokens"),
         ]
         (minted,) = world.fake.installation_tokens

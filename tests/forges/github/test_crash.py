@@ -407,4 +407,5 @@ def test_no_secret_in_any_output_file_object_url_or_command_line(
     argv = [json.loads(line) for line in argv_log.read_text().splitlines()]
     assert any(a[:1] == ["git"] and "push" in a for a in argv)
     api = {r.headers.get("Authorization", "") for r in world.fake.requests if r.call != "app"}
-    assert api == {f"token {t}" for t in given}
+    # the API got only tokens it was given (a run stopped by bad input may mint one for git alone)
+    assert api and api <= {f"token {t}" for t in given}

@@ -1,0 +1,46 @@
+"""The table a promotion run ends with on a terminal (``promote``, ``demo``): a row per
+environment and wave, and what the run stopped for."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from promoter.promotion.report import change_summary
+from promoter.promotion.waiting import Wait
+
+
+def print_summary(report: Any) -> None:
+    """The run's results, a row per environment (and per wave of one rolled out in waves)."""
+    # The forge's API requests per environment, where it counts them (GitHub).
+    counted = any(r.requests for r in report.results)
+    click.echo("")
+    click.echo(
+        f"{'environment':<14}{'result':<12}{'files':>7}  {'changes':<16}{'merge commit':<14}"
+        + (f"{'requests':>8}  " if counted else "")
+        + "gates"
+    )
+    for r in report.results:
+        gates = "by wave:" if r.waves else ", ".join(f"{g.gate}: {g.state}" for g in r.gates) or "-"
+        requests = f"{r.requests:>8}  " if counted else ""
+        click.echo(
+            f"{r.environment:<14}{r.state:<12}{r.files:>7}  {change_summary(r.changes):<16}{(r.merge_sha or '-')[:12]:<14}{requests}{gates}"
+        )
+        for w in r.waves:  # an environment rolled out in waves: a row per wave
+            gates = ", ".join(f"{g.gate}: {g.state}" for g in w.gates) or "-"
+            click.echo(
+                f"{'  ' + w.name:<14.14}{w.state:<12}{'':>7}  {change_summary(w.changes):<16}"
+                f"{(w.merge_sha or '-')[:12]:<14}{' ' * 10 if counted else ''}{gates}"
+            )
+    if report.wait is not None:
+        click.echo("")
+        click.echo(waiting_line(report.wait))
+
+
+def waiting_line(wait: Wait) -> str:
+    """``waiting for gates: prod, wave canary, since ..., next check at ...``."""
+    where = f"{wait.environment}, wave {wait.wave}" if wait.wave else wait.environment
+    data = wait.to_json()
+    after = f", next check at {data['nextCheck']}" if data["nextCheck"] else ", until an event"
+    return f"waiting for {wait.waiting_for}: {where}, since {data['since']}{after} ({wait.message})"
