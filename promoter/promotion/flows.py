@@ -15,6 +15,7 @@ from promoter.model import Environment, MainObjects
 from promoter.platform.repo import PlatformRepo
 from promoter.promotion.control import ChangeControl
 from promoter.promotion.environment import EnvironmentRun
+from promoter.promotion.graph import through
 from promoter.promotion.options import Options
 from promoter.promotion.report import EnvResult, Report
 from promoter.promotion.rollback import GoodState, deployed_main
@@ -182,8 +183,7 @@ def _chosen(main: MainObjects, to: str | None, *, force: bool) -> list[Environme
         raise UsageError(f"--to {to}: no such environment (the Pipeline has {names})")
     if force:
         return [e for e in pipeline.environments if e.name == to]
-    wanted = pipeline.ancestors(to) | {to}
-    return [e for e in pipeline.ordered() if e.name in wanted]
+    return through(pipeline, to)
 
 
 def _why(result: EnvResult) -> str:

@@ -74,3 +74,10 @@ def upstream_states(
     prod-us: success`` (None for an environment that follows none)."""
     upstreams = [pipeline.environments[pipeline.index(n)] for n in pipeline.upstreams(name)]
     return ", ".join(f"{u.name}: {state_of(u) or 'not promoted'}" for u in upstreams) or None
+
+
+def through(pipeline: Pipeline, name: str) -> list[Environment]:
+    """The environments a commit passes to reach ``name``, and ``name``, in an order of
+    promotion (``--to``: in a list, the list up to it)."""
+    wanted = pipeline.ancestors(name) | {name}
+    return [e for e in pipeline.ordered() if e.name in wanted]

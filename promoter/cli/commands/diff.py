@@ -37,6 +37,7 @@ from promoter.errors import UsageError, one_line
 from promoter.platform.objects import Change
 from promoter.platform.provenance import Provenance
 from promoter.promotion import removals
+from promoter.promotion.graph import through
 from promoter.promotion.removals import Scene
 from promoter.promotion.waves import resolve
 from promoter.rendering.builtins import all_templates
@@ -303,14 +304,11 @@ def _print(diffs: list[EnvDiff], grouped: bool) -> None:
 
 
 def _select(pipeline: Any, names: tuple[str, ...], branch: str | None, to: str | None) -> list[Any]:
-    envs = list(pipeline.ordered())
     known = ", ".join(e.name for e in pipeline.environments)
     for name in (*names, *([to] if to else [])):
         if pipeline.environment(name) is None:
             raise UsageError(f"{name}: no such environment (the Pipeline has {known})")
-    if to:
-        wanted = pipeline.ancestors(to) | {to}
-        envs = [e for e in envs if e.name in wanted]
+    envs = through(pipeline, to) if to else list(pipeline.ordered())
     if names:
         envs = [e for e in envs if e.name in names]
     if branch is not None:
