@@ -32,7 +32,9 @@ installer="${PROMOTER_INSTALLER:-auto}"
 if [ -n "${PROMOTER_PACKAGE_CACHE:-}" ]; then
   export UV_CACHE_DIR="$PROMOTER_PACKAGE_CACHE/uv" PIP_CACHE_DIR="$PROMOTER_PACKAGE_CACHE/pip"
 fi
-pip_install=(-m pip install --quiet --disable-pip-version-check)
+# no bytecode compiled up front (uv compiles none either): a job imports a fraction of what it
+# installs, and Python compiles that on first import
+pip_install=(-m pip install --quiet --disable-pip-version-check --no-compile)
 index="${UV_DEFAULT_INDEX:-${UV_INDEX_URL:-${PIP_INDEX_URL:-https://pypi.org/simple}}}"
 shown_index="$(printf '%s' "$index" | sed -E 's#://[^/@]*@#://#')" # for the log: no user or token
 release_tag='^v([0-9]+\.[0-9]+\.[0-9]+((a|b|rc)[0-9]+)?)$'

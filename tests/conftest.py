@@ -13,7 +13,8 @@ from promoter.cli import actions_output
 from promoter.clock import FakeClock
 from tests.support.helpers import ControlPlaneFactory
 
-pytest_plugins = ["tests.support.hub_support"]  # the hub's databases and live server
+# the hub's databases and live server; the actions' checkout, installed once per session
+pytest_plugins = ["tests.support.hub_support", "tests.support.action_install"]
 
 
 @pytest.fixture(autouse=True)

@@ -68,10 +68,12 @@ def words(text: str) -> list[str]:
 def resolve(args: list[str]) -> tuple[list[str], click.Command, list[str]]:
     """The command path the words name, its command, and the words left for it."""
     path, command = ["promoter"], cli
-    while isinstance(command, click.Group) and args and args[0] in command.commands:
+    while isinstance(command, click.Group) and args:
+        sub = command.get_command(click.Context(command), args[0])
+        if sub is None:
+            break
         path.append(args[0])
-        command = command.commands[args[0]]
-        args = args[1:]
+        command, args = sub, args[1:]
     return path, command, args
 
 

@@ -11,10 +11,10 @@ from typing import Any
 
 from tests.actions.github_stand_in import GitHubStandIn
 from tests.actions.test_waking import PROMOTE, Timeline, github, merge_by_hand, platform_wake, statuses
-from tests.actions.test_workflow_harness import Workflows, action_root, head, toolchain, workflows
+from tests.actions.test_workflow_harness import Workflows, head, workflows
 from tests.support.helpers import ENV, ControlPlaneFactory, pipeline, stage
 
-__all__ = ["action_root", "github", "toolchain", "workflows"]  # the harness's fixtures, shared
+__all__ = ["github", "workflows"]  # the harness's fixtures, shared
 
 ENVS = ("staging", "prod-eu", "prod-us", "global-edge")
 

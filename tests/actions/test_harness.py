@@ -8,9 +8,10 @@ runner contexts), gives the step fresh ``GITHUB_OUTPUT``, ``GITHUB_STEP_SUMMARY`
 are skipped: the runner's own python3 stands in, as with ``python-version: ""``. As on GitHub,
 composite actions get no ``INPUT_*`` variables: inputs reach a step only through ``env:``.
 
-The promoter is installed for real from a copy of this checkout (the runner downloads the
-action's repository the same way); pip resolves its dependencies from the test virtualenv
-(``PYTHONPATH``) with no index, so the tests need no network.
+The promoter is installed for real by actions/install.sh from a copy of this checkout (the
+runner downloads the action's repository the same way), its locked dependencies from the
+wheelhouse with no index, so the tests need no network: once per session
+(``tests/support/action_install.py``), and once more by the test that checks what the install says.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,9 +29,7 @@ import pytest
 import yaml
 
 from promoter.errors import one_line
-from tests.actions.releases import archive, promoter_repo
 from tests.support.helpers import ENV, PIPELINE, WORKLOAD, ControlPlaneFactory
-from tests.support.wheelhouse import offline_env
 
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 COMPARISON = re.compile(r"^([\w.-]+)\s*(==|!=)\s*'([^']*)'$")
@@ -206,26 +204,6 @@ _FILES = ("GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_ENV", "GITHUB_PATH")
 # ------------------------------------------------------------ fixtures
 
 
-@pytest.fixture(scope="module")
-def action_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """What the runner downloads for a `uses:` of a commit: GitHub's tarball of the action's
-    repository, which is `git archive` (.git_archival.txt substituted), here of this checkout's
-    files committed into a repository of their own, with no release tag."""
-    work = tmp_path_factory.mktemp("_actions")
-    return archive(promoter_repo(work / "repo"), "HEAD", work / "sha")
-
-
-@pytest.fixture(scope="module")
-def toolchain(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[str, str]]:
-    """RUNNER_TEMP (shared, so the promoter is installed once per module), a python3, and how
-    pip and uv find the locked dependencies offline."""
-    temp = tmp_path_factory.mktemp("runner-temp")
-    bin_dir = tmp_path_factory.mktemp("bin")
-    (bin_dir / "python3").symlink_to(sys.executable)
-    # the locked uv, then the locked dependencies, from the wheelhouse: the runner's path offline
-    return temp, bin_dir, offline_env(tmp_path_factory.mktemp("uv-config"))
-
-
 @pytest.fixture
 def runner(
     action_root: Path,
@@ -301,6 +279,8 @@ def test_harness_passes_env_path_and_outputs_between_steps(tmp_path: Path) -> No
 
 def test_install_step_installs_this_checkout(runner: Runner, factory: ControlPlaneFactory) -> None:
     factory.create(platform_branches=("dev", "qa", "prod"))
+    for shared in runner.temp.glob("promoter-*"):  # the session's install: this job installs its own
+        shared.unlink()
     run = runner.run("promote", {**FAST, "to": "dev"})
     install = next(s for s in run.steps if s.id == "install")
     assert install.returncode == 0, install.stderr

@@ -32,17 +32,15 @@ from tests.actions.github_stand_in import GitHubStandIn
 from tests.actions.test_workflow_harness import (
     EXAMPLES,
     Workflows,
-    action_root,
     head,
     promote_runs,
-    toolchain,
     workflows,
 )
 from tests.support.helpers import ENV, ControlPlaneFactory, pipeline, stage
 from tests.support.paths import ROOT
 from tests.support.waves import QA_TYPES
 
-__all__ = ["action_root", "toolchain", "workflows"]  # the harness's fixtures, shared
+__all__ = ["workflows"]  # the harness's fixtures, shared
 
 PROMOTE = EXAMPLES / "control-plane/.github/workflows/promote.yml"
 WAKE = EXAMPLES / "platform-repo/.github/workflows/promoter-wake.yml"

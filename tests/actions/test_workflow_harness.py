@@ -28,11 +28,9 @@ import yaml
 from click.testing import CliRunner
 
 from promoter.cli.main import cli
-from tests.actions.test_harness import ActionRun, Runner, action_root, toolchain
+from tests.actions.test_harness import ActionRun, Runner
 from tests.support.helpers import ENV, ControlPlaneFactory
 from tests.support.paths import ROOT
-
-__all__ = ["action_root", "toolchain"]  # the module-scoped fixtures, shared
 
 # ------------------------------------------------------------ GitHub's expression language
 

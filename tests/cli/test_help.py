@@ -15,7 +15,10 @@ from promoter.cli.main import cli
 def commands(command: click.Command = cli, path: str = "promoter") -> Iterator[tuple[str, click.Command]]:
     yield path, command
     if isinstance(command, click.Group):
-        for name, sub in sorted(command.commands.items()):
+        ctx = click.Context(command)
+        for name in command.list_commands(ctx):  # each command's module imported as it runs
+            sub = command.get_command(ctx, name)
+            assert sub is not None, name
             yield from commands(sub, f"{path} {name}")
 
 

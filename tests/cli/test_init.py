@@ -25,11 +25,9 @@ from promoter.gates.command import CommandGate
 from promoter.model import Source
 from tests.actions.test_workflow_harness import (
     Workflows,
-    action_root,
     evaluate,
     head,
     promotions,
-    toolchain,
     workflows,
 )
 from tests.support.helpers import ENV, ControlPlaneFactory
@@ -38,7 +36,7 @@ from tests.support.paths import ROOT
 BIN = Path(sys.executable).parent
 SHA = "5e1f4c2a9b7d3e8f6a0c1b2d4e6f8a0b1c3d5e7f"
 BASE = ["init", "--promoter-repo", "acme/promoter", "--ref", SHA, "--tag", "v0.1.0"]
-__all__ = ["action_root", "toolchain", "workflows"]  # the harness's fixtures, shared
+__all__ = ["workflows"]  # the harness's fixtures, shared
 
 
 @pytest.fixture(autouse=True)

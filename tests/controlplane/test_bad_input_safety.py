@@ -152,7 +152,6 @@ def promoted(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def copy(promoted: Path, tmp_path: Path) -> ControlPlaneFactory:
     shutil.copytree(promoted, tmp_path, dirs_exist_ok=True)
     made = ControlPlaneFactory(tmp_path)
-    made.count = 100  # past the src folders the promoted one wrote
     return made
 
 

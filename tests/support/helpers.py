@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import textwrap
+import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from promoter.cli.demo import commit_folder
-from promoter.gitcmd import Git
+from promoter.gitcmd import IDENTITY, Git
 
 Env = tuple[str, dict[str, str]]
 
@@ -73,6 +75,69 @@ def dedent(text: str) -> str:
     return textwrap.dedent(text).lstrip("\n")
 
 
+class Commit:
+    """One commit for ``import_commits``: ``files`` (text is dedented) as the whole tree of
+    ``branch``, or on top of its tree with ``keep``."""
+
+    def __init__(
+        self, branch: str, files: Mapping[str, str | bytes], message: str, keep: bool = False
+    ) -> None:
+        self.branch, self.files, self.message, self.keep = branch, files, message, keep
+
+
+def _quoted(path: str) -> bytes:
+    """A path as git fast-import reads it: C-style quoted when it must be."""
+    if path.startswith('"') or any(c in path for c in '\\"\n'):
+        path = '"' + path.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    return path.encode()
+
+
+def _data(raw: bytes) -> bytes:
+    return b"data %d\n%s\n" % (len(raw), raw)
+
+
+def import_commits(repo: Path, commits: Sequence[Commit]) -> list[str]:
+    """Make ``commits`` with one ``git fast-import`` (no working tree, no index): each a child
+    of its branch's tip, which it moves; their shas. A test builds repos of many branches, and
+    four git processes per commit (add, write-tree, commit-tree, update-ref) made that the
+    larger part of many tests' time."""
+    if not commits:
+        return []
+    listed = subprocess.run(
+        ["git", "-C", str(repo), "for-each-ref", "--format=%(refname)", "refs/heads/"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    now = f"{int(time.time())} +0000"
+    who = {k: os.environ.get(k, v) for k, v in IDENTITY.items()}
+    author = f"{who['GIT_AUTHOR_NAME']} <{who['GIT_AUTHOR_EMAIL']}> {now}"
+    committer = f"{who['GIT_COMMITTER_NAME']} <{who['GIT_COMMITTER_EMAIL']}> {now}"
+    stream, started = bytearray(), set()
+    for mark, commit in enumerate(commits, 1):
+        ref = f"refs/heads/{commit.branch}"
+        stream += f"commit {ref}\nmark :{mark}\nauthor {author}\ncommitter {committer}\n".encode()
+        stream += _data(commit.message.encode() + b"\n")  # as `git commit -m` ends it
+        if ref in listed and ref not in started:
+            stream += f"from {ref}^0\n".encode()
+        started.add(ref)
+        if not commit.keep:
+            stream += b"deleteall\n"
+        for path, content in commit.files.items():
+            raw = content if isinstance(content, bytes) else dedent(content).encode()
+            stream += b"M 100644 inline " + _quoted(path) + b"\n" + _data(raw)
+        stream += b"\n"
+    stream += b"".join(b"get-mark :%d\n" % mark for mark in range(1, len(commits) + 1))
+    done = subprocess.run(
+        ["git", "-C", str(repo), "fast-import", "--quiet", "--force"],
+        input=bytes(stream),
+        capture_output=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    return done.stdout.decode().split()
+
+
 class ControlPlaneFactory:
     """A control-plane repo (main + environment branches) and a bare platform repo."""
 
@@ -80,7 +145,6 @@ class ControlPlaneFactory:
         self.root = root
         self.path = root / "control-plane"
         self.platform = root / "platform.git"
-        self.count = 0
 
     def create(
         self,
@@ -94,49 +158,28 @@ class ControlPlaneFactory:
         subprocess.run(["git", "init", "-q", "-b", "main", str(self.path)], check=True)
         if not self.platform.exists():
             subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(self.platform)], check=True)
-        self.commit("main", main, "initial main")
-        for env, files in envs.items():
-            self.commit(env, files, f"{env} values")
-        for branch in platform_branches:
-            self.commit_platform(
-                branch, {"README.md": "platform\n", ".github/CODEOWNERS": "* @org/platform\n"}
-            )
+        commits = [Commit("main", main, "initial main")]
+        commits += [Commit(env, files, f"{env} values") for env, files in envs.items()]
+        import_commits(self.path, commits)
+        seed = {"README.md": "platform\n", ".github/CODEOWNERS": "* @org/platform\n"}
+        import_commits(self.platform, [Commit(b, seed, f"seed {b}") for b in platform_branches])
         subprocess.run(["git", "-C", str(self.path), "checkout", "-q", "main"], check=True)
         return self.path
 
-    def _write(self, files: dict[str, str | bytes]) -> Path:
-        self.count += 1
-        folder = self.root / f"src{self.count}"
-        folder.mkdir()
-        for name, content in files.items():
-            target = folder / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(content, bytes):
-                target.write_bytes(content)
-            else:
-                target.write_text(dedent(content))
-        return folder
-
     def commit(self, branch: str, files: dict[str, str], message: str, *, keep: bool = False) -> str:
         """Commit ``files`` as the whole tree of ``branch`` (or on top of it with ``keep``)."""
-        git = Git(self.path)
-        parent = git.commit_of(f"refs/heads/{branch}")
-        if keep and parent:
-            existing = {e.path: git.read_blobs([e.sha])[e.sha] for e in git.ls_tree(parent)}
-            files = {**{k: v for k, v in existing.items()}, **files}  # type: ignore[dict-item]
         # a commit to the checked-out branch moves a clean working tree along, as `git commit`
         # leaves it (promote refuses a tree that differs from its branch); edits stay as they are
-        head = git.run("symbolic-ref", "--quiet", "HEAD", check=False).stdout.decode().strip()
-        synced = head == f"refs/heads/{branch}" and not git.out("status", "--porcelain")
-        sha = commit_folder(git, self._write(files), branch, message, parent)  # type: ignore[arg-type]
+        head = (self.path / ".git" / "HEAD").read_text().strip()
+        synced = head == f"ref: refs/heads/{branch}" and not Git(self.path).out("status", "--porcelain")
+        (sha,) = import_commits(self.path, [Commit(branch, files, message, keep)])
         if synced:
-            git.run("reset", "-q", "--hard")
+            Git(self.path).run("reset", "-q", "--hard")
         return sha
 
     def commit_platform(self, branch: str, files: dict[str, str]) -> str:
-        git = Git(self.platform)
-        parent = git.commit_of(f"refs/heads/{branch}")
-        return commit_folder(git, self._write(files), branch, f"seed {branch}", parent)  # type: ignore[arg-type]
+        (sha,) = import_commits(self.platform, [Commit(branch, files, f"seed {branch}", keep=False)])
+        return sha
 
     def refs(self) -> dict[str, str]:
         """Every ref of both repos (including notes), to assert that nothing moved."""

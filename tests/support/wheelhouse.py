@@ -25,7 +25,9 @@ def wheelhouse() -> Path:
 
 def offline_env(config_dir: Path) -> dict[str, str]:
     """The variables that make pip and uv install from the wheelhouse alone; uv's configuration
-    file is written into ``config_dir``."""
+    file is written into ``config_dir``. uv keeps the wheels it unpacks in one cache beside the
+    wheelhouse, as a runner's actions/cache keeps them between jobs: each install then links
+    them instead of unpacking 60 MB again into a new cache in the test's HOME."""
     house = wheelhouse()
     config = config_dir / "uv.toml"
     config.write_text(f"no-index = true\nfind-links = [{str(house)!r}]\n")
@@ -34,4 +36,6 @@ def offline_env(config_dir: Path) -> dict[str, str]:
         "PIP_FIND_LINKS": str(house),
         "PIP_DISABLE_PIP_VERSION_CHECK": "1",
         "UV_CONFIG_FILE": str(config),
+        "UV_CACHE_DIR": str(house.parent / "uv-cache"),
+        "UV_LINK_MODE": "copy",  # the cache and the test's folders may be on other file systems
     }
