@@ -27,6 +27,8 @@ from promoter.masking import mask
 MIN_GIT = (2, 38)
 _VERSION = re.compile(r"git version (\d+)\.(\d+)")
 _SHA = re.compile(r"[0-9a-f]{4,64}")
+_FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_subjects: dict[tuple[str, str], str] = {}
 _ANCESTRY = re.compile(r"(?:[~^][0-9]*)*\Z")  # "~2", "^", "^2~1": a commit's ancestors
 
 IDENTITY = {
@@ -91,6 +93,16 @@ class Git:
         if proc.returncode != 0:
             return None
         return proc.stdout.decode().strip() or None
+
+    def subject(self, commit: str) -> str:
+        """The first line of ``commit``'s message; read once per process for a full sha (a
+        commit never changes), a promotion names its main commit in many places."""
+        if not _FULL_SHA.fullmatch(commit):
+            return self.out("log", "-1", "--format=%s", operands=[commit])
+        key = (str(self.path), commit)
+        if key not in _subjects:
+            _subjects[key] = self.out("log", "-1", "--format=%s", operands=[commit])
+        return _subjects[key]
 
     def commit_of(self, ref: str) -> str | None:
         return self.rev_parse(f"{ref}^{{commit}}")
@@ -157,12 +169,20 @@ def argv(path: Path, args: Sequence[str], operands: Sequence[str], paths: Sequen
 def git_version(text: str | None = None) -> tuple[int, int] | None:
     """(major, minor) of the git on the PATH (or of ``git --version`` output ``text``)."""
     if text is None:
-        try:
-            text = subprocess.run(["git", "--version"], capture_output=True, text=True, check=False).stdout
-        except OSError:
+        text = _version_output(os.environ.get("PATH", ""))
+        if text is None:
             return None
     match = _VERSION.search(text)
     return (int(match[1]), int(match[2])) if match else None
+
+
+@lru_cache(maxsize=16)
+def _version_output(path: str) -> str | None:
+    """``git --version`` of the git that ``path`` (the PATH) finds, asked once per process."""
+    try:
+        return subprocess.run(["git", "--version"], capture_output=True, text=True, check=False).stdout
+    except OSError:
+        return None
 
 
 def require_git(version: tuple[int, int] | None = None) -> None:

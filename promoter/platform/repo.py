@@ -55,11 +55,29 @@ class PlatformRepo:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_name(f"{self.path.name}.{uuid.uuid4().hex[:8]}")
         subprocess.run(["git", "init", "--quiet", "--bare", str(tmp)], check=True, capture_output=True)
-        Git(tmp).run("config", "gc.auto", "0")
+        settings = [("gc.auto", "0"), *self._partial_settings()]
+        if any(c in value for _, value in settings for c in "\n\0"):
+            for key, value in settings:  # git writes what the config file cannot simply hold
+                Git(tmp).run("config", operands=[key, value])
+        else:  # a new repository's config, written at once rather than by six git processes
+            with open(tmp / "config", "a", encoding="utf-8") as config:
+                config.write(_config_text(settings))
         try:
             tmp.rename(self.path)
         except OSError:  # another process won the race; theirs is as good
             shutil.rmtree(tmp, ignore_errors=True)
+        self._partial = True
+
+    def _partial_settings(self) -> list[tuple[str, str]]:
+        """A partial clone of ``url``: fetches leave blobs on the server until something reads
+        them, and git fetches a missing blob from ``origin`` when it does."""
+        return [
+            ("remote.origin.url", self.url),
+            ("remote.origin.promisor", "true"),
+            ("remote.origin.partialclonefilter", "blob:none"),
+            ("core.repositoryformatversion", "1"),
+            ("extensions.partialclone", "origin"),
+        ]
 
     @contextmanager
     def locked(
@@ -87,21 +105,15 @@ class PlatformRepo:
         return {b: found.get(f"refs/heads/{b}") for b in branches}
 
     def _make_partial(self) -> None:
-        """Make the cache a partial clone of ``url``: fetches leave blobs on the server until
-        something reads them, and git fetches a missing blob from ``origin`` when it does."""
+        """Make a cache that an older promoter made a partial clone of ``url`` (a new one is
+        made one from the start)."""
         if self._partial:
             return
         if (
             self.git.run("config", "--get", "remote.origin.url", check=False).stdout.decode().strip()
             != self.url
         ):
-            for key, value in (
-                ("remote.origin.url", self.url),
-                ("remote.origin.promisor", "true"),
-                ("remote.origin.partialclonefilter", "blob:none"),
-                ("core.repositoryformatversion", "1"),
-                ("extensions.partialclone", "origin"),
-            ):
+            for key, value in self._partial_settings():
                 self.git.run("config", operands=[key, value])
         self._partial = True
 
@@ -111,7 +123,9 @@ class PlatformRepo:
         heads = self.remote_heads(branches)
         # What the cache's refs point at is here; anything else is fetched (asking git whether an
         # object is here would make a partial clone fetch it, and its whole history with it).
-        here = set(self.git.out("for-each-ref", "--format=%(objectname)").split())
+        listed = self.git.out("for-each-ref", "--format=%(refname) %(objectname)").splitlines()
+        refs = dict(line.split(" ", 1) for line in listed)
+        here = set(refs.values())
         missing = [b for b, sha in heads.items() if sha and sha not in here]
         if missing:
             self._make_partial()
@@ -124,7 +138,11 @@ class PlatformRepo:
                 "--filter=blob:none",
                 operands=["origin", *specs],
             )
-        updates = "".join(f"update refs/remotes/origin/{b} {sha}\n" for b, sha in heads.items() if sha)
+        updates = "".join(
+            f"update refs/remotes/origin/{b} {sha}\n"
+            for b, sha in heads.items()
+            if sha and refs.get(f"refs/remotes/origin/{b}") != sha  # a ref already there stays
+        )
         if updates:
             self.git.run("update-ref", "--stdin", input=updates.encode())
         return heads
@@ -219,3 +237,15 @@ class PlatformRepo:
                 if written.get(folder, ("", "", ""))[1] == "tree":
                     memo.put(digest, written[folder][2])
         return sha
+
+
+def _config_text(settings: list[tuple[str, str]]) -> str:
+    """``settings`` (``section.key`` or ``section.sub.key``, value) as git config file text, by
+    section, values quoted; a ``core`` section here overrides what ``git init`` wrote above it."""
+    sections: dict[str, list[str]] = {}
+    for name, value in settings:
+        section, _, key = name.rpartition(".")
+        head, _, sub = section.partition(".")
+        quoted = value.replace("\\", "\\\\").replace('"', '\\"')
+        sections.setdefault(f'[{head} "{sub}"]' if sub else f"[{head}]", []).append(f'\t{key} = "{quoted}"')
+    return "".join(f"{head}\n" + "".join(f"{line}\n" for line in lines) for head, lines in sections.items())

@@ -380,7 +380,7 @@ class Attempts(Stops, ABC):
         return replace(result, state="success", message=summary, gates=outcomes)
 
     def _subject(self, commit: str) -> str:
-        return self.cp.git.out("log", "-1", "--format=%s", operands=[commit])
+        return self.cp.git.subject(commit)
 
 
 def _managed(step: Step, rendered: Rendered, previous: Provenance | None) -> tuple[str, ...]:

@@ -68,7 +68,7 @@ class Orchestrator:
         main = self.cp.main(commit)
         envs = _chosen(main, to, force=self.opts.force)
         report = Report("promotion", commit)
-        subject = self.cp.git.out("log", "-1", "--format=%s", operands=[commit])
+        subject = self.cp.git.subject(commit)
         if self._nothing_waits(commit, envs):
             self.out.say(
                 f"main {commit[:12]} has succeeded in {', '.join(e.name for e in envs)}; nothing waits"

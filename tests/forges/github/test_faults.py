@@ -1,7 +1,9 @@
 """The fault matrix: each kind of call x each kind of failure, once, through the CLI.
 
 A single failure is retried as GitHub asks and the promotion completes with exactly one PR per
-environment. Pushes go over loopback smart HTTP. (Writes whose answer was lost:
+environment. Every call is first made for dev, where the fault strikes: with a 500 the whole
+promotion runs on through qa and prod after the retry; the other kinds of failure promote dev
+alone (``--to dev``), which is where they are retried. Pushes go over loopback smart HTTP. (Writes whose answer was lost:
 test_github_lost_answers.py; failures past the retry budget: test_github_retry_budget.py.)
 """
 
@@ -18,10 +20,22 @@ CALLS = ("get_pr", "create_pr", "merge", "create_status", "get_statuses", "push"
 WRITES = ("create_pr", "merge", "create_status", "push")
 
 
-def run(world: World) -> Result:
+ENVS = ("dev", "qa", "prod")
+WHOLE = "500"  # the kind of failure after which the whole promotion runs; the others stop at dev
+
+
+def run(world: World, *, to: str = "prod") -> Result:
     return CliRunner().invoke(
         cli,
-        ["promote", "--control-plane", str(world.control_plane), "--control-plane-repo", "org/control-plane"],
+        [
+            "promote",
+            "--control-plane",
+            str(world.control_plane),
+            "--control-plane-repo",
+            "org/control-plane",
+            "--to",
+            to,
+        ],
     )
 
 
@@ -34,20 +48,23 @@ def inject(
         world.fake.fail(call, kind, times, after=after, reset_in=reset_in)
 
 
-def assert_promoted_once(world: World, x: str) -> None:
+def assert_promoted_once(world: World, x: str, *, to: str = "prod") -> None:
+    envs = ENVS[: ENVS.index(to) + 1]
     prs = world.platform_prs
     assert [(p["head"]["ref"], p["base"]["ref"], p["merged"]) for p in prs] == [
-        ("promoter/dev", "dev", True),
-        ("promoter/qa", "qa", True),
-        ("promoter/prod", "prod", True),
+        (f"promoter/{env}", env, True) for env in envs
     ]
-    assert world.statuses(x) == {c: "success" for c in ("promoter/dev", "promoter/qa", "promoter/prod")}
+    statuses = world.statuses(x)
+    assert {c: statuses.get(c) for c in [f"promoter/{env}" for env in envs]} == {
+        f"promoter/{env}": "success" for env in envs
+    }
+    assert not [c for c, state in statuses.items() if state in ("failure", "error")], statuses
     posted = [
         (s["context"], s["state"], s["description"]) for s in world.fake.statuses[("org/control-plane", x)]
     ]
     assert len(posted) == len(set(posted)), posted  # no status was posted twice
     merges = [line for line in _log(world) if line.startswith("Merge pull request")]
-    assert len(merges) == 3, merges
+    assert len(merges) == len(envs), merges
 
 
 def _log(world: World) -> list[str]:
@@ -81,7 +98,8 @@ def test_one_failure_is_retried(
     world = make_world(factory, monkeypatch, git_http=call == "push")
     try:
         inject(world, call, kind, 1)
-        result = run(world)
+        to = "prod" if kind == WHOLE else "dev"
+        result = run(world, to=to)
         assert [f.times for f in world.fake.faults + world.git.faults] == [0]  # it did happen
         if call == "push" and kind in ("secondary", "primary"):
             # git shows a 403 and nothing more: a rate limit cannot be told from a refusal
@@ -93,6 +111,6 @@ def test_one_failure_is_retried(
             assert "403" in result.output
             return
         assert result.exit_code == 0, result.output
-        assert_promoted_once(world, main_head(world))
+        assert_promoted_once(world, main_head(world), to=to)
     finally:
         world.close()
