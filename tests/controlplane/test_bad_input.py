@@ -5,6 +5,7 @@ single ref moved in either repo (DESIGN sections 3, 4 and 9: nothing is pushed w
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -1263,13 +1264,18 @@ def _invoke(factory: ControlPlaneFactory, command: str, *, isolated: bool = Fals
     return Outcome(result.exit_code, result.stdout, result.stderr)
 
 
+# Each case through validate, then promote (nothing pushed). On the oldest PyYAML
+# (mk/pyyaml-range.mk) the corpus asks what the other PyYAML changes, how files are read: validate.
+COMMANDS = ("validate",) if os.environ.get("PROMOTER_TEST_PYYAML") == "oldest" else ("validate", "promote")
+
+
 def _check(factory: ControlPlaneFactory, case: Case) -> None:
     _build(factory, case)
     before = factory.refs()
     where = re.escape(case.file) + (
         "" if case.line is None else ":" + (r"\d+" if case.line == ANY_LINE else str(case.line)) + r"(:\d+)?"
     )
-    for command in ("validate", "promote"):
+    for command in COMMANDS:
         result = _invoke(factory, command, isolated=case.isolated)
         context = f"{command}: exit {result.exit_code}\nstdout: {result.stdout}\nstderr: {result.stderr}"
         assert result.exit_code == 2, context
