@@ -97,12 +97,13 @@ class Git:
     def subject(self, commit: str) -> str:
         """The first line of ``commit``'s message; read once per process for a full sha (a
         commit never changes), a promotion names its main commit in many places."""
-        if not _FULL_SHA.fullmatch(commit):
-            return self.out("log", "-1", "--format=%s", operands=[commit])
         key = (str(self.path), commit)
-        if key not in _subjects:
-            _subjects[key] = self.out("log", "-1", "--format=%s", operands=[commit])
-        return _subjects[key]
+        if key in _subjects:
+            return _subjects[key]
+        subject = self.out("log", "-1", "--format=%s", operands=[commit])
+        if _FULL_SHA.fullmatch(commit):  # a ref name moves on
+            _subjects[key] = subject
+        return subject
 
     def commit_of(self, ref: str) -> str | None:
         return self.rev_parse(f"{ref}^{{commit}}")

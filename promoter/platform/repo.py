@@ -55,13 +55,9 @@ class PlatformRepo:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_name(f"{self.path.name}.{uuid.uuid4().hex[:8]}")
         subprocess.run(["git", "init", "--quiet", "--bare", str(tmp)], check=True, capture_output=True)
-        settings = [("gc.auto", "0"), *self._partial_settings()]
-        if any(c in value for _, value in settings for c in "\n\0"):
-            for key, value in settings:  # git writes what the config file cannot simply hold
-                Git(tmp).run("config", operands=[key, value])
-        else:  # a new repository's config, written at once rather than by six git processes
-            with open(tmp / "config", "a", encoding="utf-8") as config:
-                config.write(_config_text(settings))
+        # a new repository's config, written at once rather than by six git config processes
+        with open(tmp / "config", "a", encoding="utf-8") as config:
+            config.write(_config_text([("gc.auto", "0"), *self._partial_settings()]))
         try:
             tmp.rename(self.path)
         except OSError:  # another process won the race; theirs is as good
@@ -241,11 +237,14 @@ class PlatformRepo:
 
 def _config_text(settings: list[tuple[str, str]]) -> str:
     """``settings`` (``section.key`` or ``section.sub.key``, value) as git config file text, by
-    section, values quoted; a ``core`` section here overrides what ``git init`` wrote above it."""
+    section, values quoted and escaped as git reads them; a ``core`` section here overrides what
+    ``git init`` wrote above it. No config file holds a NUL: a ValueError, as git's argv gives."""
     sections: dict[str, list[str]] = {}
     for name, value in settings:
+        if "\0" in value:
+            raise ValueError(f"embedded null byte in the value of {name}")
         section, _, key = name.rpartition(".")
         head, _, sub = section.partition(".")
-        quoted = value.replace("\\", "\\\\").replace('"', '\\"')
+        quoted = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
         sections.setdefault(f'[{head} "{sub}"]' if sub else f"[{head}]", []).append(f'\t{key} = "{quoted}"')
     return "".join(f"{head}\n" + "".join(f"{line}\n" for line in lines) for head, lines in sections.items())

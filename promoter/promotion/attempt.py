@@ -282,7 +282,7 @@ class Attempts(Stops, ABC):
                 and self.statuses.state_of(old, self.statuses.context_of(env)) == "pending"
             ):
                 superseded = old
-        title = pr_title(env.name, main.commit, self._subject(main.commit), step.label)
+        title = pr_title(env.name, main.commit, self.cp.git.subject(main.commit), step.label)
         message = f"{title}\n\n{self._body(main, env, step, planned, superseded)}"
         sha = self.platform.commit(planned.plan, env.gitops_path, [base] if base else [], message)
         self.landing.push_branch(promotion_branch(env.name), existing, sha)
@@ -300,7 +300,7 @@ class Attempts(Stops, ABC):
     ) -> tuple[str, str | None]:
         """Merge by the environment's policy; the merge commit and the PR's URL."""
         context, prefix = self.statuses.context_of(env), step.prefix(env.name)
-        title = pr_title(env.name, main.commit, self._subject(main.commit), step.label)
+        title = pr_title(env.name, main.commit, self.cp.git.subject(main.commit), step.label)
 
         def opened(pr: PullRequest) -> None:
             self._prs[env.name] = pr
@@ -355,7 +355,7 @@ class Attempts(Stops, ABC):
         return removed + pr_body(
             environment=env.name,
             main_commit=main.commit,
-            main_subject=self._subject(main.commit),
+            main_subject=self.cp.git.subject(main.commit),
             env_branch=env.branch,
             env_commit=planned.objects.commit,
             previous=previous,
@@ -378,9 +378,6 @@ class Attempts(Stops, ABC):
             outcomes = self._gates_once(main, env, step, merge_sha)
         summary = "; ".join(f"{o.gate}: {o.state}" for o in outcomes) or "no gates"
         return replace(result, state="success", message=summary, gates=outcomes)
-
-    def _subject(self, commit: str) -> str:
-        return self.cp.git.subject(commit)
 
 
 def _managed(step: Step, rendered: Rendered, previous: Provenance | None) -> tuple[str, ...]:

@@ -12,18 +12,18 @@ finds and uses as a job's second action finds the first one's.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
+from promoter.platform.lock import cache_lock
 from tests.actions.releases import archive, promoter_repo
 from tests.support.wheelhouse import offline_env
+
+WAIT = 600.0  # seconds another worker may take to archive or install before this one gives up
 
 
 def _shared(factory: pytest.TempPathFactory) -> Path:
@@ -36,23 +36,13 @@ def _shared(factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    with open(path, "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 @pytest.fixture(scope="session")
 def action_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """What the runner downloads for a `uses:` of a commit: GitHub's tarball of the action's
     repository, which is `git archive` (.git_archival.txt substituted), here of this checkout's
     files committed into a repository of their own, with no release tag."""
     shared = _shared(tmp_path_factory)
-    with _locked(shared / "archive.lock"):
+    with cache_lock(shared / "archive.lock", "the shared action checkout", WAIT):
         if not (shared / "archive.done").exists():
             archive(promoter_repo(shared / "repo"), "HEAD", shared / "sha")
             (shared / "archive.done").touch()
@@ -72,7 +62,7 @@ def installed_action(action_root: Path, python_bin: Path, tmp_path_factory: pyte
     """The virtualenv actions/install.sh made for ``action_root``, once for the session."""
     shared = _shared(tmp_path_factory)
     temp = shared / "runner-temp"
-    with _locked(shared / "install.lock"):
+    with cache_lock(shared / "install.lock", "the shared action install", WAIT):
         if not (shared / "install.done").exists():
             temp.mkdir(exist_ok=True)
             env = {

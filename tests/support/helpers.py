@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from promoter.gitcmd import IDENTITY, Git
+from promoter.platform.objects import fast_import_path
 
 Env = tuple[str, dict[str, str]]
 
@@ -85,13 +86,6 @@ class Commit:
         self.branch, self.files, self.message, self.keep = branch, files, message, keep
 
 
-def _quoted(path: str) -> bytes:
-    """A path as git fast-import reads it: C-style quoted when it must be."""
-    if path.startswith('"') or any(c in path for c in '\\"\n'):
-        path = '"' + path.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
-    return path.encode()
-
-
 def _data(raw: bytes) -> bytes:
     return b"data %d\n%s\n" % (len(raw), raw)
 
@@ -125,7 +119,7 @@ def import_commits(repo: Path, commits: Sequence[Commit]) -> list[str]:
             stream += b"deleteall\n"
         for path, content in commit.files.items():
             raw = content if isinstance(content, bytes) else dedent(content).encode()
-            stream += b"M 100644 inline " + _quoted(path) + b"\n" + _data(raw)
+            stream += f"M 100644 inline {fast_import_path(path)}\n".encode() + _data(raw)
         stream += b"\n"
     stream += b"".join(b"get-mark :%d\n" % mark for mark in range(1, len(commits) + 1))
     done = subprocess.run(
