@@ -16,7 +16,7 @@ from promoter.cli.main import cli
 from promoter.gitcmd import Git
 from tests.kalypso.test_promote import ENVIRONMENTS
 from tests.support.kalypso_repos import build_sample, tree_of
-from tests.support.kalypso_world import NAMESPACE, OLD_RECONCILER, world
+from tests.support.kalypso_world import NAMESPACE, OLD_RECONCILER, convert, world
 
 KALYPSO_ONLY = (".github/tracking/Promoted_Commit_Id",)
 PROMOTER_ONLY = (".promoter/promotion.yaml",)
@@ -120,20 +120,7 @@ def test_the_rules_the_sample_does_not_exercise_convert_too(tmp_path: Path, nami
     cp = world(tmp_path, main={"templates/current.yaml": None, "templates/flux.yaml": LITERALS})
     env = {"PROMOTER_KALYPSO_NAMING": naming}
     out = tmp_path / "converted"
-    result = CliRunner(env=env).invoke(
-        cli,
-        [
-            "convert",
-            "--from",
-            "kalypso",
-            "--control-plane",
-            str(cp),
-            "--environments",
-            "dev",
-            "--out",
-            str(out),
-        ],
-    )
+    result = convert(cp, out, env=env)
     assert result.exit_code == 0, result.output
     assert "warning: targets of environments not converted were left out: app-later (prod)" in result.output
     result = CliRunner(env=env).invoke(

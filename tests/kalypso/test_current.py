@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from promoter.cli.main import cli
 from tests.support.kalypso_repos import CURRENT, build_current, build_sample, expected_current, tree_of
+from tests.support.kalypso_world import convert
 
 
 def render(cp: Path, env: str, out: Path, *args: str) -> dict[str, bytes]:
@@ -110,21 +111,7 @@ def _current_with(tmp_path: Path, path: str, text: str) -> Path:
 
 
 def _convert(cp: Path, out: Path, *args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(
-        cli,
-        [
-            "convert",
-            "--from",
-            "kalypso",
-            "--control-plane",
-            str(cp),
-            "--environments",
-            "dev,prod",
-            "--out",
-            str(out),
-            *args,
-        ],
-    )
+    result = convert(cp, out, *args, environments="dev,prod")
     return result.exit_code, result.output
 
 

@@ -19,7 +19,7 @@ from promoter.kalypso.objects import GitOpsRepo, RepoRef
 from promoter.kalypso.schedule import labels_from_key
 from promoter.model import Source
 from tests.support.kalypso_repos import tree_of
-from tests.support.kalypso_world import API, ENVIRONMENT, config, policy, world
+from tests.support.kalypso_world import API, ENVIRONMENT, config, convert, policy, world
 
 
 @pytest.fixture(autouse=True)
@@ -182,22 +182,7 @@ def test_the_generation_decides_how_config_lists_merge(tmp_path: Path, generatio
 def test_convert_carries_the_generation(tmp_path: Path) -> None:
     """Under 2024 a Template calling toYaml would write yaml.v3 as a promoter Template: refused."""
     cp = world(tmp_path, reconciler="current", main={"templates/flux.yaml": None})
-    result = CliRunner().invoke(
-        cli,
-        [
-            "convert",
-            "--from",
-            "kalypso",
-            "--control-plane",
-            str(cp),
-            "--environments",
-            "dev",
-            "--out",
-            str(tmp_path / "out"),
-            "--kalypso-generation",
-            "2024",
-        ],
-    )
+    result = convert(cp, tmp_path / "out", "--kalypso-generation", "2024")
     assert result.exit_code == 2
     assert (
         "template current calls stringify, which Kalypso's 2024 scheduler writes in yaml.v2" in result.output

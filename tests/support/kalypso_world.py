@@ -4,8 +4,12 @@ order is by name. ``world`` builds it in git, with overrides."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
+from click.testing import CliRunner, Result
+
+from promoter.cli.main import cli
 from tests.support.kalypso_repos import build_world
 
 API = "apiVersion: scheduler.kalypso.io/v1alpha1\n"
@@ -162,3 +166,11 @@ def world(
 
 def _kept(files: dict[str, str | None]) -> dict[str, str]:
     return {k: v for k, v in files.items() if v is not None}
+
+
+def convert(
+    cp: Path, out: Path, *args: str, environments: str = "dev", env: Mapping[str, str] | None = None
+) -> Result:
+    """``promoter convert --from kalypso`` of ``cp``'s ``environments`` into ``out``."""
+    argv = ["convert", "--from", "kalypso", "--control-plane", str(cp)]
+    return CliRunner(env=env).invoke(cli, [*argv, "--environments", environments, "--out", str(out), *args])
