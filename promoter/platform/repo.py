@@ -46,6 +46,10 @@ class PlatformRepo:
         self.git = Git(self.path, extra_env={**GIT_TUNING, **(auth_env or {})})
         self._partial = False
         self._reads: dict[tuple[str, str], bytes | None] = {}
+        # refs/remotes/origin/<branch> as this process last listed or set it: a fetch of branches
+        # all still there runs no git in the cache (objects are never removed from it, so a
+        # commit once here stays, whatever another process does to the refs meanwhile)
+        self._origin: dict[str, str] = {}
         self._ensure()
         self.reader = TreeReader(self.git)
 
@@ -117,10 +121,14 @@ class PlatformRepo:
         """Bring the named branches into the cache (commits and trees; blobs when read); their
         values, None when absent."""
         heads = self.remote_heads(branches)
+        if all(self._origin.get(b) == sha for b, sha in heads.items() if sha):
+            return heads
         # What the cache's refs point at is here; anything else is fetched (asking git whether an
         # object is here would make a partial clone fetch it, and its whole history with it).
         listed = self.git.out("for-each-ref", "--format=%(refname) %(objectname)").splitlines()
         refs = dict(line.split(" ", 1) for line in listed)
+        prefix = "refs/remotes/origin/"
+        self._origin.update({r.removeprefix(prefix): sha for r, sha in refs.items() if r.startswith(prefix)})
         here = set(refs.values())
         missing = [b for b, sha in heads.items() if sha and sha not in here]
         if missing:
@@ -141,7 +149,17 @@ class PlatformRepo:
         )
         if updates:
             self.git.run("update-ref", "--stdin", input=updates.encode())
+        self._origin.update({b: sha for b, sha in heads.items() if sha})
         return heads
+
+    def remember(self, branch: str, sha: str | None) -> None:
+        """Point refs/remotes/origin/``branch`` at ``sha`` (None deletes it), as a push left it."""
+        if sha:
+            self.git.run("update-ref", operands=[f"refs/remotes/origin/{branch}", sha])
+            self._origin[branch] = sha
+        else:
+            self.git.delete_ref(f"refs/remotes/origin/{branch}")
+            self._origin.pop(branch, None)
 
     def read(self, commit: str, path: str) -> bytes | None:
         """A file at a commit; read once per run (what a commit holds never changes)."""
@@ -188,10 +206,7 @@ class PlatformRepo:
             )
             raise GitError(mask(f"push of {', '.join(updates)} to {self.url} was refused: {reason.strip()}"))
         for branch, (_, new) in updates.items():
-            if new:
-                self.git.run("update-ref", operands=[f"refs/remotes/origin/{branch}", new])
-            else:
-                self.git.delete_ref(f"refs/remotes/origin/{branch}")
+            self.remember(branch, new)
 
     def provenance(self, commit: str, root: str) -> Provenance | None:
         """The provenance of the environment folder ``root`` at ``commit`` (None when none). The

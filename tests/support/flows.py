@@ -27,5 +27,7 @@ def orchestrator(path: Path, clock: FakeClock | None = None, **options: object) 
     cp = ControlPlane(path)
     console = Console(quiet=True)
     runtime = build_runtime(cp, cp.main(cp.resolve(None)).pipeline, console)
-    opts = Options(poll_interval=1.0, progress_interval=10.0, **options)  # type: ignore[arg-type]
+    # the CLI's default interval: the fake clock makes a wait free, but not its polls (a 10m
+    # merge timeout polled each second was 600 rounds of git)
+    opts = Options(poll_interval=5.0, progress_interval=10.0, **options)  # type: ignore[arg-type]
     return Orchestrator(cp, runtime.platform, runtime.forge, clock or FakeClock(), console, opts)

@@ -37,10 +37,7 @@ class GitHubPlatformRepo(PlatformRepo):
             if any(heads.get(branch) != new for branch, (_, new) in updates.items()):
                 return None
             for branch, (_, new) in updates.items():
-                if new:
-                    self.git.run("update-ref", operands=[f"refs/remotes/origin/{branch}", new])
-                else:
-                    self.git.delete_ref(f"refs/remotes/origin/{branch}")
+                self.remember(branch, new)
             return True
 
         def push() -> bool:
