@@ -124,12 +124,20 @@ if [ ! -x "$venv/bin/promoter" ]; then
     echo "::error title=promoter::no uv on PATH, and installing it from PyPI failed" >&2
     exit 1
   else
-    "$python" -m venv "$venv"
-    "$venv/bin/python" "${pip_install[@]}" --require-hashes --no-deps -r "$here/requirements.lock"
-    if [ -n "$release" ]; then
-      install_release "$venv/bin/python" "${pip_install[@]}"
+    # A pip that installs into another interpreter (22.3 and later) fills a virtualenv made
+    # without a pip of its own: ensurepip's unpacking and compiling took longer than the install.
+    if "$python" -m pip --python "$python" --version >/dev/null 2>&1; then
+      "$python" -m venv --without-pip "$venv"
+      into=("$python" -m pip --python "$venv/bin/python" "${pip_install[@]:2}")
     else
-      "$venv/bin/python" "${pip_install[@]}" --no-deps --no-build-isolation --no-index "$root"
+      "$python" -m venv "$venv"
+      into=("$venv/bin/python" "${pip_install[@]}")
+    fi
+    "${into[@]}" --require-hashes --no-deps -r "$here/requirements.lock"
+    if [ -n "$release" ]; then
+      install_release "${into[@]}"
+    else
+      "${into[@]}" --no-deps --no-build-isolation --no-index "$root"
     fi
   fi
   how=pip

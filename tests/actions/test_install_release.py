@@ -26,6 +26,7 @@ class Releases:
     later: Path  # the archive of the commit after it
     later_sha: str
     index: str  # the URL of a package index holding promoter 9.8.7 alone
+    cache: Path  # PROMOTER_PACKAGE_CACHE, kept between installs as actions/cache keeps it between jobs
 
 
 @pytest.fixture(scope="module")
@@ -45,19 +46,28 @@ def releases(tmp_path_factory: pytest.TempPathFactory) -> Releases:
         later=archive(repo, "HEAD", work / "later"),
         later_sha=later_sha,
         index=simple_index(work / "index", wheel),
+        cache=work / "package-cache",
     )
 
 
 def install(
-    tmp_path: Path, action: Path, index: str, installer: str = "auto", uv_index: str = "", **extra: str
+    tmp_path: Path,
+    action: Path,
+    releases: Releases,
+    installer: str = "auto",
+    index: str = "",
+    **extra: str,
 ) -> subprocess.CompletedProcess[str]:
-    """``action``'s install.sh with no uv on PATH: the package index at ``index`` (PIP_INDEX_URL,
-    and uv's configuration file unless ``uv_index``), the locked files from the wheelhouse."""
+    """``action``'s install.sh with no uv on PATH (the locked uv, installed into the package
+    cache the first time), the locked files from the wheelhouse; the release from ``index``
+    (PIP_INDEX_URL), else from the releases' index, where uv's configuration file points."""
+    uv_index = releases.index
+    index = index or releases.index
     temp = tmp_path / "runner-temp"
     temp.mkdir()
     house = wheelhouse()
     config = tmp_path / "uv.toml"
-    config.write_text(f"index-url = {uv_index or index!r}\nfind-links = [{str(house)!r}]\n")
+    config.write_text(f"index-url = {uv_index!r}\nfind-links = [{str(house)!r}]\n")
     inherited = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_", "GITHUB_"))}
     path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if not (Path(p) / "uv").exists())
     env = {
@@ -70,6 +80,7 @@ def install(
         "PIP_INDEX_URL": index,
         "PIP_FIND_LINKS": str(house),
         "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        "PROMOTER_PACKAGE_CACHE": str(releases.cache),
         "UV_CONFIG_FILE": str(config),
         "GITHUB_OUTPUT": str(tmp_path / "output"),
         **extra,
@@ -94,9 +105,7 @@ def installed(tmp_path: Path, done: subprocess.CompletedProcess[str]) -> tuple[s
 def test_a_release_installs_its_version_from_the_package_index(
     tmp_path: Path, releases: Releases, installer: str
 ) -> None:
-    line, said, from_folder = installed(
-        tmp_path, install(tmp_path, releases.tagged, releases.index, installer)
-    )
+    line, said, from_folder = installed(tmp_path, install(tmp_path, releases.tagged, releases, installer))
     how = "uv" if installer == "auto" else "pip"
     assert line.startswith(
         f"installed promoter 9.8.7 from the package index ({releases.index}); its locked dependencies with {how}, in "
@@ -107,7 +116,7 @@ def test_a_release_installs_its_version_from_the_package_index(
 def test_an_index_without_the_release_is_an_error_not_another_version(
     tmp_path: Path, releases: Releases
 ) -> None:
-    done = install(tmp_path, releases.older, releases.index)  # the index has 9.8.7 alone
+    done = install(tmp_path, releases.older, releases)  # the index has 9.8.7 alone
     assert done.returncode == 1
     assert done.stderr.strip().splitlines()[-1] == (
         "::error title=promoter::could not install promoter 9.8.6, this action's release, from the package "
@@ -118,7 +127,7 @@ def test_an_index_without_the_release_is_an_error_not_another_version(
 
 def test_a_commit_after_a_release_installs_its_checkout(tmp_path: Path, releases: Releases) -> None:
     short = releases.later_sha[:7]
-    line, said, from_folder = installed(tmp_path, install(tmp_path, releases.later, releases.index))
+    line, said, from_folder = installed(tmp_path, install(tmp_path, releases.later, releases))
     assert line.startswith(
         f"installed promoter 9.8.8.dev1+g{short} from the action's checkout (not a release: v9.8.7-1-g{short}); "
     )
@@ -128,14 +137,14 @@ def test_a_commit_after_a_release_installs_its_checkout(tmp_path: Path, releases
 def test_a_checkout_is_a_release_when_the_action_ref_names_one(tmp_path: Path, releases: Releases) -> None:
     """GITHUB_ACTION_REF, where no archive says: a git checkout one commit after v9.8.7 here."""
     line, said, from_folder = installed(
-        tmp_path, install(tmp_path, releases.repo, releases.index, GITHUB_ACTION_REF="v9.8.7")
+        tmp_path, install(tmp_path, releases.repo, releases, GITHUB_ACTION_REF="v9.8.7")
     )
     assert line.startswith(f"installed promoter 9.8.7 from the package index ({releases.index}); ")
     assert said == "promoter, version 9.8.7" and not from_folder
     other = tmp_path / "branch"
     other.mkdir()
     line, said, from_folder = installed(
-        other, install(other, releases.repo, releases.index, GITHUB_ACTION_REF="main")
+        other, install(other, releases.repo, releases, GITHUB_ACTION_REF="main")
     )
     short = releases.later_sha[:7]
     assert line.startswith(
@@ -148,7 +157,7 @@ def test_a_checkout_is_a_release_when_the_action_ref_names_one(tmp_path: Path, r
 def test_a_copy_that_must_run_its_own_files_installs_its_checkout(tmp_path: Path, releases: Releases) -> None:
     """PROMOTER_INSTALL_FROM=checkout: a reviewed copy of a release, built from its own files."""
     line, said, from_folder = installed(
-        tmp_path, install(tmp_path, releases.tagged, releases.index, PROMOTER_INSTALL_FROM="checkout")
+        tmp_path, install(tmp_path, releases.tagged, releases, PROMOTER_INSTALL_FROM="checkout")
     )
     assert line.startswith(
         "installed promoter 9.8.7 from the action's checkout (PROMOTER_INSTALL_FROM=checkout); "
@@ -156,7 +165,7 @@ def test_a_copy_that_must_run_its_own_files_installs_its_checkout(tmp_path: Path
     assert said == "promoter, version 9.8.7" and from_folder
     wrong = tmp_path / "wrong"
     wrong.mkdir()
-    done = install(wrong, releases.tagged, releases.index, PROMOTER_INSTALL_FROM="pypi")
+    done = install(wrong, releases.tagged, releases, PROMOTER_INSTALL_FROM="pypi")
     assert (done.returncode, done.stderr.strip()) == (
         2,
         "::error title=promoter::PROMOTER_INSTALL_FROM must be auto or checkout, not pypi",
@@ -167,7 +176,13 @@ def test_the_log_names_the_index_without_its_credentials(tmp_path: Path, release
     index = "http://reader:s3cret@127.0.0.1:9/simple"  # nothing listens on the discard port
     # uv installs the locked dependencies from its configuration's index, the release from PIP_INDEX_URL's
     done = install(
-        tmp_path, releases.tagged, index, uv_index=releases.index, PIP_RETRIES="0", PIP_TIMEOUT="1"
+        tmp_path,
+        releases.tagged,
+        releases,
+        index=index,
+        PIP_RETRIES="0",
+        PIP_TIMEOUT="1",
+        UV_HTTP_RETRIES="0",
     )
     assert done.returncode == 1 and "s3cret" not in done.stdout + done.stderr.splitlines()[-1]
     assert (
@@ -187,6 +202,6 @@ def test_a_git_checkout_on_a_release_tag_installs_that_release(tmp_path: Path, r
     git(checkout, "checkout", "--quiet", "v9.8.7")
     here = tmp_path / "on-tag"
     here.mkdir()
-    line, said, from_folder = installed(here, install(here, checkout, releases.index))
+    line, said, from_folder = installed(here, install(here, checkout, releases))
     assert line.startswith(f"installed promoter 9.8.7 from the package index ({releases.index}); ")
     assert said == "promoter, version 9.8.7" and not from_folder
