@@ -4,6 +4,7 @@ and functions, imports at the top of modules (docs/architecture.md)."""
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -48,6 +49,7 @@ MAX_FUNCTION_LINES = 50
 DEFERRED_MARKERS = ("heavy", "only when", "loads only", "optional", "defer")
 
 
+@functools.cache  # the package does not change while the suite runs
 def modules() -> dict[str, Path]:
     found = {}
     for path in sorted(PACKAGE.rglob("*.py")):
@@ -105,6 +107,7 @@ def layer(module: str) -> tuple[str, int]:
     return top, LAYERS[top]
 
 
+@functools.cache
 def graph() -> dict[str, set[str]]:
     return {name: imports(path, name) for name, path in modules().items()}
 
