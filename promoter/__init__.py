@@ -5,8 +5,6 @@ The public API is small: load a control plane, render an environment, run a prom
 
 from __future__ import annotations
 
-from importlib import metadata
-
 from promoter.errors import (
     ConfigError,
     GateFailed,
@@ -17,11 +15,19 @@ from promoter.errors import (
     TemplateError,
 )
 
-try:
-    # The installed distribution's, which setuptools-scm took from the git tag at build time.
-    __version__ = metadata.version("promoter")
-except metadata.PackageNotFoundError:  # the sources on sys.path with nothing installed
-    __version__ = "0+unknown"
+
+def __getattr__(name: str) -> str:
+    """``__version__``: the installed distribution's, which setuptools-scm took from the git tag
+    at build time; read when asked (importlib.metadata is a fifth of a command's start)."""
+    if name != "__version__":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import metadata  # heavy: loads only when the version is asked for
+
+    try:
+        return metadata.version("promoter")
+    except metadata.PackageNotFoundError:  # the sources on sys.path with nothing installed
+        return "0+unknown"
+
 
 __all__ = [
     "ConfigError",

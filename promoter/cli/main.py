@@ -15,7 +15,6 @@ from typing import Any
 
 import click
 
-from promoter.cli import actions_output
 from promoter.console import colour_enabled, paint
 from promoter.errors import PromoterError, one_line
 from promoter.gitcmd import require_git
@@ -103,6 +102,8 @@ class PromoterGroup(click.Group):
         sys.exit(code if isinstance(code, int) else 0)
 
     def invoke(self, ctx: click.Context) -> Any:
+        from promoter.cli import actions_output  # heavy (the report types): loads only when a command runs
+
         actions_output.mask_new_secrets()  # no-ops outside GitHub Actions
         try:
             require_git()  # an old git would fail later, after pushing, as a merge conflict
