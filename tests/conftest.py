@@ -21,7 +21,10 @@ pytest_plugins = ["tests.support.hub_support", "tests.support.action_install"]
 def isolated_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     home = tmp_path_factory.mktemp("home")
     gitconfig = home / ".gitconfig"
-    gitconfig.write_text('[init]\n\tdefaultBranch = main\n[protocol "file"]\n\tallow = always\n')
+    # no template: the thousands of repos a run makes get no sample hooks (a third of the files)
+    gitconfig.write_text(
+        '[init]\n\tdefaultBranch = main\n\ttemplateDir =\n[protocol "file"]\n\tallow = always\n'
+    )
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
