@@ -64,8 +64,9 @@ class PlatformRepo:
             config.write(_config_text([("gc.auto", "0"), *self._partial_settings()]))
         try:
             tmp.rename(self.path)
-        except OSError:  # another process won the race; theirs is as good
+        except OSError:  # another process won the race; theirs is as good (_make_partial checks it)
             shutil.rmtree(tmp, ignore_errors=True)
+            return
         self._partial = True
 
     def _partial_settings(self) -> list[tuple[str, str]]:
