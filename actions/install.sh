@@ -34,7 +34,7 @@ if [ -n "${PROMOTER_PACKAGE_CACHE:-}" ]; then
 fi
 # no bytecode compiled up front (uv compiles none either): a job imports a fraction of what it
 # installs, and Python compiles that on first import
-pip_install=(-m pip install --quiet --disable-pip-version-check --no-compile)
+pip_install=(install --quiet --disable-pip-version-check --no-compile)
 index="${UV_DEFAULT_INDEX:-${UV_INDEX_URL:-${PIP_INDEX_URL:-https://pypi.org/simple}}}"
 shown_index="$(printf '%s' "$index" | sed -E 's#://[^/@]*@#://#')" # for the log: no user or token
 release_tag='^v([0-9]+\.[0-9]+\.[0-9]+((a|b|rc)[0-9]+)?)$'
@@ -94,7 +94,7 @@ find_uv() {
   # in the package cache when there is one: a warm job then runs no pip at all
   tools="${PROMOTER_PACKAGE_CACHE:-$temp}/uv-$(sha256sum <"$here/uv.lock" | cut -c1-16)"
   if [ ! -x "$tools/bin/uv" ]; then
-    "$python" "${pip_install[@]}" --require-hashes --no-deps --target "$tools" -r "$here/uv.lock" >&2 ||
+    "$python" -m pip "${pip_install[@]}" --require-hashes --no-deps --target "$tools" -r "$here/uv.lock" >&2 ||
       return 0
   fi
   echo "$tools/bin/uv"
@@ -128,10 +128,10 @@ if [ ! -x "$venv/bin/promoter" ]; then
     # without a pip of its own: ensurepip's unpacking and compiling took longer than the install.
     if "$python" -m pip --python "$python" --version >/dev/null 2>&1; then
       "$python" -m venv --without-pip "$venv"
-      into=("$python" -m pip --python "$venv/bin/python" "${pip_install[@]:2}")
+      into=("$python" -m pip --python "$venv/bin/python" "${pip_install[@]}")
     else
       "$python" -m venv "$venv"
-      into=("$venv/bin/python" "${pip_install[@]}")
+      into=("$venv/bin/python" -m pip "${pip_install[@]}")
     fi
     "${into[@]}" --require-hashes --no-deps -r "$here/requirements.lock"
     if [ -n "$release" ]; then

@@ -61,13 +61,12 @@ def install(
     """``action``'s install.sh with no uv on PATH (the locked uv, installed into the package
     cache the first time), the locked files from the wheelhouse; the release from ``index``
     (PIP_INDEX_URL), else from the releases' index, where uv's configuration file points."""
-    uv_index = releases.index
     index = index or releases.index
     temp = tmp_path / "runner-temp"
     temp.mkdir()
     house = wheelhouse()
     config = tmp_path / "uv.toml"
-    config.write_text(f"index-url = {uv_index!r}\nfind-links = [{str(house)!r}]\n")
+    config.write_text(f"index-url = {releases.index!r}\nfind-links = [{str(house)!r}]\n")
     inherited = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_", "GITHUB_"))}
     path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if not (Path(p) / "uv").exists())
     env = {
