@@ -14,11 +14,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import wait as wait_for
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,6 +74,8 @@ Post = Callable[[str, bytes, Mapping[str, str], float], None]
 
 
 def post(url: str, body: bytes, headers: Mapping[str, str], timeout: float) -> None:
+    import urllib.request  # heavy (a thirtieth of a second, http and ssl): loads only when notifying
+
     request = urllib.request.Request(url, data=body, headers=dict(headers), method="POST")
     with urllib.request.urlopen(request, timeout=timeout) as answer:
         answer.read(65536)
@@ -147,6 +145,9 @@ class Notifier:
         """All requests at once; waited for at most ``timeout`` together, never retried."""
         if not jobs:
             return
+        from concurrent.futures import ThreadPoolExecutor  # loads only when notifying
+        from concurrent.futures import wait as wait_for  # loads only when notifying
+
         pool = ThreadPoolExecutor(max_workers=min(8, len(jobs)), thread_name_prefix="promoter-notify")
         futures = {pool.submit(self._one, r, e): r for r, e in jobs}
         done, late = wait_for(futures, timeout=self.timeout + 1)
@@ -160,6 +161,8 @@ class Notifier:
 
     def _one(self, receiver: Receiver, event: Event) -> str | None:
         """Send one request; what went wrong, or None."""
+        import urllib.error  # loads only when notifying
+
         try:
             url, body, headers = self._request(receiver, event)
             self.transport(url, body, headers, self.timeout)

@@ -6,11 +6,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import jsonschema
-from jsonschema_specifications import REGISTRY as METASCHEMAS  # type: ignore[import-untyped]
-from referencing.exceptions import Unresolvable
-from referencing.jsonschema import DRAFT202012, specification_with
-
 from promoter.controlplane.documents import (
     ObjectDoc,
     selector,
@@ -116,6 +111,8 @@ def check_output_names(workloads: dict[str, Workload]) -> None:
 
 
 def schema_from(obj: ObjectDoc) -> ConfigSchema:
+    import jsonschema  # heavy (a tenth of a second): loads only when a control plane has a ConfigSchema
+
     spec = obj.spec()
     schema = spec.get("schema", dict, required=True)
     try:
@@ -139,6 +136,10 @@ def _unresolvable_ref(schema: dict[str, Any]) -> str | None:
     jsonschema resolves references only when validation reaches them, and then raises instead of
     reporting, or fetches a URL over the network; checked here, a bad one is an error with a line.
     """
+    from jsonschema_specifications import REGISTRY as METASCHEMAS  # type: ignore[import-untyped]  # heavy: only when
+    from referencing.exceptions import Unresolvable  # heavy: only when a ConfigSchema is read
+    from referencing.jsonschema import DRAFT202012, specification_with  # heavy: only when
+
     dialect = schema.get("$schema")
     root = specification_with(
         dialect if isinstance(dialect, str) else "", default=DRAFT202012

@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-import requests
-
 from promoter.masking import mask, register_secret
 
 USER_AGENT = "promoter (health gate)"
@@ -53,6 +51,8 @@ class Endpoint:
         headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
         if token:
             headers["Authorization"] = f"Bearer {token}"
+        import requests  # heavy (a twentieth of a second): loads only when a gate asks a server
+
         verify: bool | str = self.ca_file or not self.insecure
         try:
             response = requests.get(url, params=params, headers=headers, timeout=self.timeout, verify=verify)
@@ -97,6 +97,8 @@ def check_base_url(value: Any) -> str | None:
 
 def _reason(err: Exception) -> str:
     """The useful part of a requests error (its text repeats the whole pool and URL)."""
+    import requests  # loads only when a request failed (already loaded by then)
+
     text = str(err)
     errno = re.search(r"\[Errno -?\d+\] [^'\")]+", text)
     if errno:

@@ -15,7 +15,6 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-import jsonschema
 import jsonschema_rs
 
 from promoter.k8s import apiserver
@@ -65,6 +64,8 @@ def _fast(definition: str) -> Any:
 @cache
 def _slow(definition: str) -> Any:
     """The Python validator, only for the words of a failure."""
+    import jsonschema  # heavy (a tenth of a second): loads only when a document fails its schema
+
     return jsonschema.Draft202012Validator(_schema(definition))
 
 
@@ -90,7 +91,9 @@ def check(body: dict[str, Any]) -> str | None:
             if found
             else None
         )
-    error = jsonschema.exceptions.best_match(_slow(definition).iter_errors(body))
+    from jsonschema.exceptions import best_match  # heavy: loads only when a document fails its schema
+
+    error = best_match(_slow(definition).iter_errors(body))
     if error is None:  # the two validators disagree: trust the strict verdict, say what we can
         return f"does not match the Kubernetes {kubernetes_version()} schema of {kind}"
     where = ".".join(str(p) for p in error.absolute_path) or "(document)"

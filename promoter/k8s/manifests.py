@@ -30,7 +30,6 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-import jsonschema
 import jsonschema_rs
 
 from promoter.k8s import core, crds
@@ -97,6 +96,8 @@ def _fast(group: str, kind: str, version: str) -> Any:
 @cache
 def _validator(group: str, kind: str, version: str) -> Any:
     """The Python validator, for the words of a failure."""
+    import jsonschema  # heavy (a tenth of a second): loads only when a document fails its schema
+
     schema = _schemas()[(group, kind)][version]
     return jsonschema.validators.validator_for(schema)(schema)
 
@@ -147,7 +148,9 @@ def check_document(doc: Doc, runs: Runs | None = None, warnings: list[str] | Non
         if found is not None:
             problems.append(Problem(doc.path, str(doc), f"{found} (the API server's validation of {kind})"))
         return problems
-    error = jsonschema.exceptions.best_match(_validator(group, kind, version).iter_errors(doc.body))
+    from jsonschema.exceptions import best_match  # heavy: loads only when a document fails its schema
+
+    error = best_match(_validator(group, kind, version).iter_errors(doc.body))
     if error is not None:
         where = ".".join(str(p) for p in error.absolute_path) or "(document)"
         problems.append(Problem(doc.path, str(doc), f"{where}: {error.message} (the {kind} CRD schema)"))

@@ -19,15 +19,18 @@ import re
 import subprocess
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-import requests
 import yaml
 
 from promoter.controlplane.sources import GIT, HELM, OCI, OCI_CHART, SourceKind, kind_for
 from promoter.errors import ConfigError
 from promoter.forges.github.urls import is_github_host
 from promoter.model import MainObjects, Source
+
+if TYPE_CHECKING:
+    import requests
 from promoter.urls import redact
 
 EXACT_VERSION = re.compile(r"v?\d+\.\d+\.\d+([-+][0-9A-Za-z.+-]*)?")
@@ -114,6 +117,8 @@ class SourceChecker:
         return missing
 
     def problem(self, want: Wanted) -> str | None:
+        import requests  # heavy (a twentieth of a second): loads only when sources are checked
+
         if want not in self.cache:
             try:
                 self.cache[want] = self._ask(want)
@@ -171,6 +176,8 @@ class SourceChecker:
     # ------------------------------------------------------------ HTTP
 
     def _helm(self, want: Wanted) -> str | None:
+        import requests  # heavy: loads only when sources are checked
+
         url = want.repo.rstrip("/") + "/index.yaml"
         response = requests.get(url, timeout=self.timeout)
         if response.status_code != 200:
@@ -206,6 +213,8 @@ class SourceChecker:
     def _registry(self, url: str, host: str, exact: bool) -> requests.Response:
         """A GET (HEAD for a manifest), with the anonymous or GitHub-token bearer token the
         registry asks for in ``WWW-Authenticate`` (the distribution spec's token flow)."""
+        import requests  # heavy: loads only when sources are checked
+
         method = requests.head if exact else requests.get
         headers = {"Accept": MANIFEST_TYPES}
         response = method(url, headers=headers, timeout=self.timeout)

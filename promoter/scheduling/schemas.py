@@ -6,8 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import jsonschema
-
 from promoter.errors import SchemaError
 from promoter.model import ConfigMap, ConfigSchema, Source
 from promoter.scheduling.config import IMMUTABLE
@@ -48,6 +46,8 @@ class SchemaChecker:
     ) -> None:
         self.configmaps = configmaps or {}  # where a wrong value was written, for the message
         self.schemas = sorted(schemas.values(), key=lambda s: s.name)
+        if self.schemas:
+            import jsonschema  # heavy (a tenth of a second): loads only when there are ConfigSchemas
         self._validators = {
             s.name: jsonschema.validators.validator_for(s.schema)(s.schema) for s in self.schemas
         }
@@ -107,7 +107,9 @@ def _named_keys(schema: dict[str, Any]) -> tuple[str, ...] | None:
 def _raise_schema_error(
     schema: ConfigSchema, a: Assignment, errors: Iterable[Any], configmaps: dict[str, ConfigMap]
 ) -> None:
-    error = jsonschema.exceptions.best_match(errors)
+    from jsonschema.exceptions import best_match  # heavy: loads only when a config fails its schema
+
+    error = best_match(errors)
     if error is None:
         return
     where = "config" + "".join(f"[{p!r}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)

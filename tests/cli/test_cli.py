@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -102,3 +104,20 @@ def test_status_text(factory: ControlPlaneFactory) -> None:
         "(no gates)  [dev has this commit]"
     )
     assert lines[2] == "  qa         none        [qa has nothing]"
+
+
+def test_a_local_promotion_loads_no_network_or_validation_library_it_does_not_use() -> None:
+    """Every step of the actions and every heartbeat starts a promoter process, and most of its
+    time is spent importing: HTTP clients, the Python JSON Schema validator and the retry
+    library load only when a run asks a server, explains a schema failure or talks to GitHub."""
+    code = (
+        "import importlib, sys\n"
+        "for name in ('promoter.cli.main', 'promoter.cli.commands.promote', 'promoter.cli.actions_output',"
+        " 'promoter.forges.local', 'promoter.cli.commands.validate'):\n"
+        "    importlib.import_module(name)\n"
+        "heavy = ('requests', 'urllib3', 'jsonschema', 'referencing', 'tenacity', 'github', 'urllib.request',"
+        " 'http.client')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+    )
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == "[]"
