@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from promoter.gitcmd import Git
+from tests.support import forkserver
 from tests.support.helpers import ENV, PIPELINE, WORKLOAD, ControlPlaneFactory
 from tests.support.paths import ROOT
 
@@ -24,15 +25,7 @@ TOKENS = {
 
 def run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, **TOKENS}
-    return subprocess.run(
-        [sys.executable, "-m", "promoter", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=120,
-        check=False,
-    )
+    return forkserver.run("promoter", args, env=env, cwd=cwd)
 
 
 def leaks(text: str) -> list[str]:

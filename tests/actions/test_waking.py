@@ -13,8 +13,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -36,6 +34,7 @@ from tests.actions.test_workflow_harness import (
     promote_runs,
     workflows,
 )
+from tests.support import forkserver
 from tests.support.helpers import ENV, ControlPlaneFactory, pipeline, stage
 from tests.support.paths import ROOT
 from tests.support.waves import QA_TYPES
@@ -344,15 +343,7 @@ def test_a_killed_run_leaves_the_heartbeat_armed_and_the_next_run_goes_on(
     ]
     env = {**os.environ, "GITHUB_ACTIONS": "true", "GITHUB_REPOSITORY": "org/control-plane",
            "GITHUB_API_URL": github.url, "PROMOTER_GITHUB_TOKEN": "ghs_harness-job-token"}  # fmt: skip
-    killed = subprocess.run(
-        [sys.executable, "-m", "tests.support.killhook", "push", "2", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=ROOT,
-        env=env,
-        check=False,
-    )
+    killed = forkserver.run("tests.support.killhook", ["push", "2", *args], cwd=ROOT, env=env, timeout=300)
     assert killed.returncode == -9, killed.stderr
     assert line.variables["PROMOTER_HEARTBEAT"] == "armed"  # armed before its first push
 

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 from dataclasses import dataclass, field
 
 import pytest
@@ -17,6 +15,7 @@ from click.testing import CliRunner
 from promoter.cli.main import cli
 from promoter.controlplane.yamlfile import MAX_FILE_BYTES
 from promoter.rendering import sandbox
+from tests.support import forkserver
 from tests.support.helpers import ENV, PIPELINE, WORKLOAD, ControlPlaneFactory, dedent
 
 ENVS = ("dev", "qa", "prod")
@@ -1256,9 +1255,7 @@ def _invoke(factory: ControlPlaneFactory, command: str, *, isolated: bool = Fals
     if command == "promote":
         args += ["--poll-interval", "0.1s"]
     if isolated:
-        proc = subprocess.run(
-            [sys.executable, "-m", "promoter", *args], capture_output=True, text=True, timeout=120
-        )
+        proc = forkserver.run("promoter", args)
         return Outcome(proc.returncode, proc.stdout, proc.stderr)
     result = CliRunner().invoke(cli, args)
     return Outcome(result.exit_code, result.stdout, result.stderr)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from promoter.gitcmd import Git
+from tests.support import forkserver
 from tests.support.flows import orchestrator
 from tests.support.helpers import WORKLOAD, ControlPlaneFactory, pipeline, stage
 from tests.support.paths import ROOT
@@ -29,16 +30,9 @@ def promoter(
     env = dict(os.environ)
     if cache:
         env["PROMOTER_CACHE_DIR"] = str(cache)
-    prefix = ["-m", "tests.support.killhook", kill[0], str(kill[1])] if kill else ["-m", "promoter"]
-    return subprocess.run(
-        [sys.executable, *prefix, *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=env,
-        timeout=120,
-        check=False,
-    )
+    if kill:
+        return forkserver.run("tests.support.killhook", [kill[0], str(kill[1]), *args], cwd=ROOT, env=env)
+    return forkserver.run("promoter", args, cwd=ROOT, env=env)
 
 
 def git(repo: Path, *args: str) -> str:

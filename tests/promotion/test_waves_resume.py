@@ -5,7 +5,6 @@ exactly once and ends with true statuses. And a newer main commit arriving durin
 from __future__ import annotations
 
 import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ import promoter.promotion.gating as gating_module
 from promoter.gates import build_gate
 from promoter.gitcmd import Git
 from tests.promotion.test_resume import Died, instrument
+from tests.support import forkserver
 from tests.support.flows import orchestrator
 from tests.support.helpers import WORKLOAD, ControlPlaneFactory, pipeline, stage
 from tests.support.paths import ROOT
@@ -90,13 +90,7 @@ def test_dies_after_each_side_effect_of_a_wave_and_a_rerun_finishes(
 
 def _killed(path: Path, kind: str, n: int) -> subprocess.CompletedProcess[str]:
     args = ["promote", "--control-plane", str(path), "--poll-interval", "0.05s"]
-    return subprocess.run(
-        [sys.executable, "-m", "tests.support.killhook", kind, str(n), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=ROOT,
-    )
+    return forkserver.run("tests.support.killhook", [kind, str(n), *args], cwd=ROOT)
 
 
 @pytest.mark.parametrize(("kind", "n"), [("push", 3), ("gate", 2)])

@@ -22,7 +22,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +31,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from tests.support import forkserver
 from tests.support.fake_github import FakeGitHub, GitServer
 from tests.support.fake_github_server import FakeGitHubServer
 from tests.support.helpers import WORKLOAD, ControlPlaneFactory, pipeline, stage
@@ -102,14 +102,8 @@ class Served:
 
     def run(self, kind: str, n: int, *args: str) -> subprocess.CompletedProcess[str]:
         """``promoter ARGS`` in a new process under ``tests.support.killhook_github KIND N``."""
-        return subprocess.run(
-            [sys.executable, "-m", "tests.support.killhook_github", kind, str(n), *args],
-            capture_output=True,
-            text=True,
-            cwd=ROOT,
-            env={**os.environ, **self.env},
-            timeout=120,
-            check=False,
+        return forkserver.run(
+            "tests.support.killhook_github", [kind, str(n), *args], cwd=ROOT, env={**os.environ, **self.env}
         )
 
     def promote(self, kill: tuple[str, int] = ("none", 0), *extra: str) -> subprocess.CompletedProcess[str]:
