@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from functools import partial
+from functools import cache, lru_cache, partial
 from typing import Any, cast
 
 import jinja2
@@ -77,7 +77,9 @@ class TimedOut(TemplateError):
     template would do the same for the next assignment)."""
 
 
+@cache
 def _environment() -> ImmutableSandboxedEnvironment:
+    """One sandbox per process (it keeps no run's state): each text compiles once (``_compiled``)."""
     env = LimitedSandbox(undefined=NamedUndefined, autoescape=False, keep_trailing_newline=True)
     env.filters.update(
         to_yaml=to_yaml,
@@ -88,6 +90,11 @@ def _environment() -> ImmutableSandboxedEnvironment:
         bounded=lambda v, limit=63: bounded(str(v), int(limit)),
     )
     return env
+
+
+@lru_cache(maxsize=4096)
+def _compiled(text: str) -> jinja2.Template:
+    return _environment().from_string(text)
 
 
 class Renderer:
@@ -155,7 +162,7 @@ class Renderer:
         compiled = self._compiled.get(key)
         if compiled is None:
             try:
-                compiled = self.env.from_string(text)
+                compiled = _compiled(text)
             except jinja2.TemplateSyntaxError as err:
                 raise self._error(
                     template, index, manifest, err.lineno, f"syntax error: {err.message}"
