@@ -21,9 +21,11 @@ pytest_plugins = ["tests.support.hub_support", "tests.support.action_install"]
 def isolated_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     home = tmp_path_factory.mktemp("home")
     gitconfig = home / ".gitconfig"
-    # no template: the thousands of repos a run makes get no sample hooks (a third of the files)
+    # no template: the thousands of repos a run makes get no sample hooks (a third of the files);
+    # no automatic maintenance: every fetch and push would start a git that finds nothing to do
     gitconfig.write_text(
         '[init]\n\tdefaultBranch = main\n\ttemplateDir =\n[protocol "file"]\n\tallow = always\n'
+        "[maintenance]\n\tauto = false\n[gc]\n\tauto = 0\n[receive]\n\tautogc = false\n"
     )
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
