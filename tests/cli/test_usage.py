@@ -7,7 +7,6 @@ import json
 import os
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 
 import click
@@ -19,6 +18,7 @@ from promoter.cli.main import cli
 from promoter.forges.notes import NoteStatuses
 from promoter.gitcmd import Git
 from promoter.model import Status
+from tests.support import forkserver
 from tests.support.helpers import ControlPlaneFactory
 from tests.support.paths import ROOT
 
@@ -307,9 +307,7 @@ def _complete(words: str, cwd: Path | None = None) -> list[str]:
     }
     env["_PROMOTER_COMPLETE"] = "bash_complete"
     env.pop("PROMOTER_CONTROL_PLANE", None)
-    proc = subprocess.run(
-        [str(Path(sys.executable).parent / "promoter")], env=env, cwd=cwd, capture_output=True, text=True
-    )
+    proc = forkserver.run("promoter", [], env=env, cwd=cwd)  # prog_name is "promoter" either way
     return [line for line in proc.stdout.splitlines() if line]  # bash_complete prints one newline for none
 
 
