@@ -29,6 +29,11 @@ _VERSION = re.compile(r"git version (\d+)\.(\d+)")
 _SHA = re.compile(r"[0-9a-f]{4,64}")
 _FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _subjects: dict[tuple[str, str], str] = {}
+# Answers about objects named by full sha never change (an object's id is its content): what
+# ``<sha>^{commit}`` or ``^{tree}`` is, and whether one commit is an ancestor of another.
+_resolved: dict[tuple[str, str], str] = {}
+_ancestry: dict[tuple[str, str, str], bool] = {}
+_FIXED = re.compile(r"(?:[0-9a-f]{40}|[0-9a-f]{64})(?:\^\{(?:commit|tree)\})?")
 _ANCESTRY = re.compile(r"(?:[~^][0-9]*)*\Z")  # "~2", "^", "^2~1": a commit's ancestors
 
 IDENTITY = {
@@ -88,11 +93,16 @@ class Git:
         return self.run(*args, operands=operands, check=False).returncode == 0
 
     def rev_parse(self, ref: str) -> str | None:
-        """The full sha ``ref`` names, or None."""
+        """The full sha ``ref`` names, or None (remembered when ``ref`` is a full sha, maybe
+        with ``^{commit}`` or ``^{tree}``: a missing object may still be fetched)."""
+        key = (str(self.path), ref)
+        if key in _resolved:
+            return _resolved[key]
         proc = self.run("rev-parse", "--verify", "--quiet", operands=[ref], check=False)
-        if proc.returncode != 0:
-            return None
-        return proc.stdout.decode().strip() or None
+        sha = proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+        if sha and _FIXED.fullmatch(ref):
+            _resolved[key] = sha
+        return sha
 
     def subject(self, commit: str) -> str:
         """The first line of ``commit``'s message; read once per process for a full sha (a
@@ -109,10 +119,23 @@ class Git:
         return self.rev_parse(f"{ref}^{{commit}}")
 
     def tree_of(self, commit: str) -> str:
-        return self.out("rev-parse", "--verify", operands=[f"{commit}^{{tree}}"])
+        tree = self.rev_parse(f"{commit}^{{tree}}")
+        if tree is None:
+            raise GitError(f"git rev-parse failed in {self.path}: no tree for {commit}")
+        return tree
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
-        return self.ok("merge-base", "--is-ancestor", operands=[ancestor, descendant])
+        """Whether ``ancestor`` is ``descendant`` or one of its ancestors (remembered for two
+        full shas once git has answered; not when it could not tell)."""
+        key = (str(self.path), ancestor, descendant)
+        if key in _ancestry:
+            return _ancestry[key]
+        code = self.run(
+            "merge-base", "--is-ancestor", operands=[ancestor, descendant], check=False
+        ).returncode
+        if code in (0, 1) and _FULL_SHA.fullmatch(ancestor) and _FULL_SHA.fullmatch(descendant):
+            _ancestry[key] = code == 0
+        return code == 0
 
     def ls_tree(self, treeish: str, path: str | None = None) -> list[TreeEntry]:
         """Every blob (and submodule) under ``treeish``, recursively, paths relative to root."""

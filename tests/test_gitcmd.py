@@ -47,3 +47,28 @@ def test_the_cli_names_the_git_it_needs_before_anything_else(
         result.stderr
         == "error: git 2.30 is too old: promoter needs git 2.38 or newer (for git merge-tree --write-tree)\n"
     )
+
+
+def test_answers_about_full_shas_are_asked_once_and_about_refs_every_time(
+    factory: ControlPlaneFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = factory.create()
+    first = factory.commit("main", {"a.yaml": "a: 1\n"}, "a", keep=True)
+    second = factory.commit("main", {"b.yaml": "b: 1\n"}, "b", keep=True)
+    git = gitcmd.Git(path)
+    asked: list[str] = []
+    real = gitcmd.Git.run
+
+    def run(self: gitcmd.Git, *args: str, **kwargs: object) -> object:
+        asked.append(args[0])
+        return real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(gitcmd.Git, "run", run)
+    for _ in range(2):
+        assert git.is_ancestor(first, second) and not git.is_ancestor(second, first)
+        assert git.rev_parse(f"{second}^{{tree}}") == git.tree_of(second)
+        assert git.rev_parse("main") == second
+    assert asked == ["merge-base", "merge-base", "rev-parse", "rev-parse", "rev-parse"]
+    missing = "0" * 40 + "^{commit}"
+    assert git.rev_parse(missing) is None  # a missing object is asked again: it may be fetched
+    assert git.rev_parse(missing) is None and asked[-2:] == ["rev-parse", "rev-parse"]
