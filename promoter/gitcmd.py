@@ -33,7 +33,7 @@ _subjects: dict[tuple[str, str], str] = {}
 # ``<sha>^{commit}`` or ``^{tree}`` is, and whether one commit is an ancestor of another.
 _resolved: dict[tuple[str, str], str] = {}
 _ancestry: dict[tuple[str, str, str], bool] = {}
-_FIXED = re.compile(r"(?:[0-9a-f]{40}|[0-9a-f]{64})(?:\^\{(?:commit|tree)\})?")
+_FIXED = re.compile(rf"(?:{_FULL_SHA.pattern})(?:\^\{{(?:commit|tree)\}})?")
 _ANCESTRY = re.compile(r"(?:[~^][0-9]*)*\Z")  # "~2", "^", "^2~1": a commit's ancestors
 
 IDENTITY = {
@@ -99,7 +99,9 @@ class Git:
         if key in _resolved:
             return _resolved[key]
         proc = self.run("rev-parse", "--verify", "--quiet", operands=[ref], check=False)
-        sha = proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+        if proc.returncode != 0:
+            return None
+        sha = proc.stdout.decode().strip() or None
         if sha and _FIXED.fullmatch(ref):
             _resolved[key] = sha
         return sha

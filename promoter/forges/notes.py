@@ -64,8 +64,8 @@ class NoteStatuses:
         line = json.dumps(asdict(stamped), sort_keys=True)
         # The notes ref is locked while another writer appends: try again for a moment (20
         # tries, waiting 0.05 s longer each time: about ten seconds in all).
+        add = ("notes", f"--ref={self.ref}", "append", "--allow-empty", "-m", line)
         for attempt in range(1, 21):
-            add = ("notes", f"--ref={self.ref}", "append", "--allow-empty", "-m", line)
             proc = self.git.run(*add, operands=[commit], check=False)
             if proc.returncode == 0 or attempt == 20:
                 break

@@ -28,10 +28,10 @@ from promoter.controlplane.sources import GIT, HELM, OCI, OCI_CHART, SourceKind,
 from promoter.errors import ConfigError
 from promoter.forges.github.urls import is_github_host
 from promoter.model import MainObjects, Source
+from promoter.urls import redact
 
 if TYPE_CHECKING:
     import requests
-from promoter.urls import redact
 
 EXACT_VERSION = re.compile(r"v?\d+\.\d+\.\d+([-+][0-9A-Za-z.+-]*)?")
 TIMEOUT = 10.0  # seconds for one question

@@ -46,11 +46,13 @@ class SchemaChecker:
     ) -> None:
         self.configmaps = configmaps or {}  # where a wrong value was written, for the message
         self.schemas = sorted(schemas.values(), key=lambda s: s.name)
+        self._validators: dict[str, Any] = {}
         if self.schemas:
             import jsonschema  # heavy (a tenth of a second): loads only when there are ConfigSchemas
-        self._validators = {
-            s.name: jsonschema.validators.validator_for(s.schema)(s.schema) for s in self.schemas
-        }
+
+            self._validators = {
+                s.name: jsonschema.validators.validator_for(s.schema)(s.schema) for s in self.schemas
+            }
         self._keys = {s.name: _named_keys(s.schema) for s in self.schemas}
         self._verdicts: dict[tuple[str, object], bool] = {}
         self._left: dict[tuple[str, str], tuple[Fact, ...] | None] = {}

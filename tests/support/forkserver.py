@@ -26,6 +26,7 @@ import io
 import json
 import locale
 import os
+import runpy
 import select
 import signal
 import socket
@@ -148,8 +149,7 @@ def _serve(path: str) -> None:
             request, fds = _receive(conn)
             if os.fork() == 0:
                 listener.close()
-                _wait_for(conn, request, fds, encoding, errors)  # the new process returns from here
-                return
+                _wait_for(conn, request, fds, encoding, errors)
             conn.close()
             for fd in fds:
                 os.close(fd)
@@ -178,14 +178,12 @@ def _receive(conn: socket.socket) -> tuple[dict[str, Any], list[int]]:
 
 def _wait_for(
     conn: socket.socket, request: dict[str, Any], fds: list[int], encoding: str, errors: str
-) -> None:
-    """In the waiter: fork the process, send its pid, wait for it, send its exit code. Returns
-    only in the new process, which has become the requested one."""
+) -> NoReturn:
+    """In the waiter: fork the process, send its pid, wait for it, send its exit code, exit."""
     pid = os.fork()
     if pid == 0:
         conn.close()
         _become(request, fds, encoding, errors)
-        return
     for fd in fds:
         os.close(fd)
     conn.sendall(f"{pid}\n".encode())
@@ -194,8 +192,9 @@ def _wait_for(
     os._exit(0)
 
 
-def _become(request: dict[str, Any], fds: list[int], encoding: str, errors: str) -> None:
-    """This process turns into ``python -m MODULE ARGS`` with the request's environment."""
+def _become(request: dict[str, Any], fds: list[int], encoding: str, errors: str) -> NoReturn:
+    """This process turns into ``python -m MODULE ARGS`` with the request's environment; its
+    SystemExit (or exception) unwinds to the top and ends the interpreter as ``python`` ends."""
     stdin = os.open(os.devnull, os.O_RDONLY)
     for fd, target in ((stdin, 0), (fds[0], 1), (fds[1], 2)):
         os.dup2(fd, target)
@@ -209,13 +208,7 @@ def _become(request: dict[str, Any], fds: list[int], encoding: str, errors: str)
     sys.stdout = sys.__stdout__ = _stream(1, encoding, errors, unbuffered, line=False)
     sys.stderr = sys.__stderr__ = _stream(2, encoding, "backslashreplace", unbuffered, line=True)
     sys.argv = [request["module"], *request["args"]]
-    import runpy
-
     runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
-    _exit_normally()
-
-
-def _exit_normally() -> NoReturn:
     raise SystemExit(0)
 
 
