@@ -15,12 +15,14 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from promoter.errors import GitError, UsageError
+from promoter.gitbatch import Answer, BatchReader, Unavailable, tree_entries
 from promoter.masking import mask
 
 # git merge-tree --write-tree (the local forge's merges) came in 2.38; --end-of-options in 2.24.
@@ -63,6 +65,9 @@ class Git:
             self.env.setdefault(key, value)
         if extra_env:
             self.env.update(extra_env)
+        # reads by name (refs, files, trees, blobs) go to one long-lived git process
+        self._batch = BatchReader(self.path, self.env)
+        weakref.finalize(self, self._batch.close)
 
     def run(
         self,
@@ -93,18 +98,38 @@ class Git:
         return self.run(*args, operands=operands, check=False).returncode == 0
 
     def rev_parse(self, ref: str) -> str | None:
-        """The full sha ``ref`` names, or None (remembered when ``ref`` is a full sha, maybe
-        with ``^{commit}`` or ``^{tree}``: a missing object may still be fetched)."""
+        """The full sha of the object ``ref`` names, or None when there is none (remembered when
+        ``ref`` is a full sha, maybe with ``^{commit}`` or ``^{tree}``: a missing object may
+        still be fetched). Unlike ``git rev-parse --verify``, a full sha names nothing unless its
+        object is here."""
         key = (str(self.path), ref)
         if key in _resolved:
             return _resolved[key]
-        proc = self.run("rev-parse", "--verify", "--quiet", operands=[ref], check=False)
-        if proc.returncode != 0:
-            return None
-        sha = proc.stdout.decode().strip() or None
+        try:
+            (answer,) = self._batch.ask([("info", ref)])
+            sha = answer.sha if answer else None
+        except Unavailable:
+            proc = self.run("rev-parse", "--verify", "--quiet", operands=[ref], check=False)
+            sha = proc.stdout.decode().strip() or None if proc.returncode == 0 else None
         if sha and _FIXED.fullmatch(ref):
             _resolved[key] = sha
         return sha
+
+    def ref_values(self, refs: Sequence[str]) -> dict[str, str]:
+        """What each of the full ref names ``refs`` points at, for those that exist."""
+        try:
+            answers = self._batch.ask([("info", ref) for ref in refs if ref.startswith("refs/")])
+            if len(answers) == len(refs):
+                return {ref: a.sha for ref, a in zip(refs, answers, strict=True) if a is not None}
+        except Unavailable:
+            pass
+        out = self.run("for-each-ref", "--format=%(objectname)%09%(refname)", operands=refs).stdout
+        found = {}
+        for line in out.decode().splitlines():
+            sha, _, ref = line.partition("\t")
+            if ref in refs:
+                found[ref] = sha
+        return found
 
     def subject(self, commit: str) -> str:
         """The first line of ``commit``'s message; read once per process for a full sha (a
@@ -140,8 +165,14 @@ class Git:
         return code == 0
 
     def ls_tree(self, treeish: str, path: str | None = None) -> list[TreeEntry]:
-        """Every blob (and submodule) under ``treeish``, recursively, paths relative to root."""
-        paths = [path.rstrip("/") + "/"] if path and path not in (".", "") else []
+        """Every blob (and submodule) under ``treeish``, recursively, paths relative to root, in
+        git's order (``git ls-tree -r --full-tree``)."""
+        path = path.strip("/") if path and path not in (".", "") else None
+        try:
+            return self._walk(treeish, path)
+        except Unavailable:
+            pass
+        paths = [path + "/"] if path else []
         raw = self.run("ls-tree", "-r", "-z", "--full-tree", operands=[treeish], paths=paths).stdout
         entries = []
         for record in raw.split(b"\0"):
@@ -152,27 +183,85 @@ class Git:
             entries.append(TreeEntry(mode, kind, sha, name.decode("utf-8", "surrogateescape")))
         return entries
 
+    def _walk(self, treeish: str, path: str | None) -> list[TreeEntry]:
+        """``ls_tree`` through the reader: the trees of each depth in one round trip."""
+        if path is not None and any(part in ("", ".", "..") for part in path.split("/")):
+            raise Unavailable(path)  # git's own rules for such a path, from ls-tree
+        questions = [("info", f"{treeish}^{{tree}}")] + ([("contents", f"{treeish}:{path}")] if path else [])
+        answers = self._batch.ask(questions)
+        if answers[0] is None:
+            raise Unavailable(treeish)  # ls-tree's error for a name that is no tree
+        top = answers[-1] if path else self._batch.ask([("contents", answers[0].sha)])[0]
+        if top is None or top.type != "tree":
+            return []
+        width = len(top.sha) // 2
+        trees = {top.sha: top.contents}
+        level = [top.sha]
+        while level:
+            below = [sha for t in level for mode, sha, _ in tree_entries(trees[t], width) if mode == "40000"]
+            wanted = [sha for sha in dict.fromkeys(below) if sha not in trees]
+            for sha, answer in zip(
+                wanted, self._batch.ask([("contents", sha) for sha in wanted]), strict=True
+            ):
+                if answer is None:
+                    raise Unavailable(sha)
+                trees[sha] = answer.contents
+            level = wanted
+        entries: list[TreeEntry] = []
+        self._flatten(trees, top.sha, path + "/" if path else "", width, entries)
+        return entries
+
+    def _flatten(
+        self, trees: dict[str, bytes], sha: str, prefix: str, width: int, out: list[TreeEntry]
+    ) -> None:
+        for mode, entry, name in tree_entries(trees[sha], width):
+            full = prefix + name.decode("utf-8", "surrogateescape")
+            if mode == "40000":
+                self._flatten(trees, entry, full + "/", width, out)
+            else:
+                out.append(TreeEntry(mode.zfill(6), "commit" if mode == "160000" else "blob", entry, full))
+
     def read_blobs(self, shas: Iterable[str]) -> dict[str, bytes]:
-        """Contents of many blobs in one ``git cat-file --batch`` call."""
+        """Contents of many blobs, in one round trip to the reader per 16 KiB of names."""
         wanted = list(dict.fromkeys(shas))
-        if not wanted:
-            return {}
-        raw = self.run("cat-file", "--batch", input="\n".join(wanted).encode() + b"\n").stdout
+        try:
+            answers = self._batch.ask([("contents", sha) for sha in wanted])
+        except Unavailable:
+            answers = self._read_blobs(wanted)
         out: dict[str, bytes] = {}
+        for sha, answer in zip(wanted, answers, strict=True):
+            if answer is None:
+                raise GitError(f"object {sha} is missing from {self.path}")
+            out[sha] = answer.contents
+        return out
+
+    def _read_blobs(self, wanted: list[str]) -> list[Answer | None]:
+        """``read_blobs`` by one ``git cat-file --batch`` process."""
+        if not wanted:
+            return []
+        raw = self.run("cat-file", "--batch", input="\n".join(wanted).encode() + b"\n").stdout
+        answers: list[Answer | None] = []
         pos = 0
-        for sha in wanted:
+        for _ in wanted:
             end = raw.index(b"\n", pos)
             header = raw[pos:end].decode().split(" ")
             if len(header) < 3 or header[1] == "missing":
-                raise GitError(f"object {sha} is missing from {self.path}")
+                answers.append(None)
+                pos = end + 1
+                continue
             size = int(header[2])
-            out[sha] = raw[end + 1 : end + 1 + size]
+            answers.append(Answer(header[0], header[1], raw[end + 1 : end + 1 + size]))
             pos = end + 1 + size + 1
-        return out
+        return answers
 
     def read_file(self, commit: str, path: str) -> bytes | None:
-        proc = self.run("cat-file", "blob", operands=[f"{commit}:{path}"], check=False)
-        return proc.stdout if proc.returncode == 0 else None
+        """The file at ``path`` in ``commit``; None when there is no such file."""
+        try:
+            (answer,) = self._batch.ask([("contents", f"{commit}:{path}")])
+            return answer.contents if answer is not None and answer.type == "blob" else None
+        except Unavailable:
+            proc = self.run("cat-file", "blob", operands=[f"{commit}:{path}"], check=False)
+            return proc.stdout if proc.returncode == 0 else None
 
     def update_ref(self, ref: str, new: str, old: str | None, message: str = "promoter") -> None:
         """Compare-and-swap: move ``ref`` to ``new`` only if it is still at ``old`` (None: absent)."""

@@ -23,6 +23,7 @@ LAYERS: dict[str, int] = {
     "clock": 0,
     "masking": 1,
     "console": 2,
+    "gitbatch": 1,
     "gitcmd": 2,
     "model": 3,
     "gates.registry": 4,

@@ -8,6 +8,7 @@ from click.testing import CliRunner
 from promoter import gitcmd
 from promoter.cli.main import cli
 from promoter.errors import GitError
+from promoter.gitbatch import BatchReader
 from promoter.gitcmd import MIN_GIT, git_version, require_git
 from tests.support.helpers import ControlPlaneFactory
 
@@ -57,18 +58,23 @@ def test_answers_about_full_shas_are_asked_once_and_about_refs_every_time(
     second = factory.commit("main", {"b.yaml": "b: 1\n"}, "b", keep=True)
     git = gitcmd.Git(path)
     asked: list[str] = []
-    real = gitcmd.Git.run
+    real_run, real_ask = gitcmd.Git.run, BatchReader.ask
 
     def run(self: gitcmd.Git, *args: str, **kwargs: object) -> object:
         asked.append(args[0])
-        return real(self, *args, **kwargs)  # type: ignore[arg-type]
+        return real_run(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    def ask(self: BatchReader, questions: list[tuple[str, str]]) -> object:
+        asked.extend(f"{command} {name}" for command, name in questions)
+        return real_ask(self, questions)
 
     monkeypatch.setattr(gitcmd.Git, "run", run)
+    monkeypatch.setattr(BatchReader, "ask", ask)
     for _ in range(2):
         assert git.is_ancestor(first, second) and not git.is_ancestor(second, first)
         assert git.rev_parse(f"{second}^{{tree}}") == git.tree_of(second)
         assert git.rev_parse("main") == second
-    assert asked == ["merge-base", "merge-base", "rev-parse", "rev-parse", "rev-parse"]
+    assert asked == ["merge-base", "merge-base", f"info {second}^{{tree}}", "info main", "info main"]
     missing = "0" * 40 + "^{commit}"
     assert git.rev_parse(missing) is None  # a missing object is asked again: it may be fetched
-    assert git.rev_parse(missing) is None and asked[-2:] == ["rev-parse", "rev-parse"]
+    assert git.rev_parse(missing) is None and asked[-2:] == [f"info {missing}"] * 2

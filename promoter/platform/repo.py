@@ -50,6 +50,7 @@ class PlatformRepo:
         # all still there runs no git in the cache (objects are never removed from it, so a
         # commit once here stays, whatever another process does to the refs meanwhile)
         self._origin: dict[str, str] = {}
+        self._local: Git | None = None  # the remote, when it is a repository on this machine
         self._ensure()
         self.reader = TreeReader(self.git)
 
@@ -94,15 +95,14 @@ class PlatformRepo:
         """Current value of each branch on the remote (None when absent), in one round trip."""
         refs = [f"refs/heads/{b}" for b in branches]
         if os.path.isabs(self.url) and os.path.isdir(self.url):  # a local repo: read its refs
-            out = (
-                Git(self.url).run("for-each-ref", "--format=%(objectname)%09%(refname)", operands=refs).stdout
-            )
+            if self._local is None:
+                self._local = Git(self.url)
+            found = self._local.ref_values(refs)
         else:
-            out = self.git.run("ls-remote", operands=[self.url, *refs]).stdout
-        found = {}
-        for line in out.decode().splitlines():
-            sha, _, ref = line.partition("\t")
-            found[ref] = sha
+            found = {}
+            for line in self.git.run("ls-remote", operands=[self.url, *refs]).stdout.decode().splitlines():
+                sha, _, ref = line.partition("\t")
+                found[ref] = sha
         return {b: found.get(f"refs/heads/{b}") for b in branches}
 
     def _make_partial(self) -> None:

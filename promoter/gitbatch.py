@@ -1,0 +1,157 @@
+"""One ``git cat-file --batch-command`` process per repository handle, for the reads a run repeats.
+
+A promotion asks the same repositories dozens of questions: what a ref names, a file at a
+commit, the entries of a tree, many blobs. Each was a git process of its own (about 2 ms of CPU,
+more from a large parent). Here a ``gitcmd.Git`` starts one reader the first time it reads and
+asks it everything after over a pipe; the reader ends when the handle is collected or the
+interpreter exits.
+
+The reader answers as the one-shot commands would: git reads loose refs from disk on each
+question and checks packed-refs for changes, and looks for new packs when an object is not found,
+so refs moved and objects written by other processes (a fetch, a push, ``update-ref``) are seen.
+Anything it cannot carry answers ``None`` (a name with a newline or with spaces at its ends, a
+reader that died or was inherited through ``fork``), and the caller runs the one-shot command.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import IO, NamedTuple
+
+#: Command bytes written before the answers are read: well under a pipe's buffer (64 KiB on
+#: Linux), so that git never waits on a full stdout while this side still writes its stdin.
+_CHUNK = 16 * 1024
+
+
+class Answer(NamedTuple):
+    sha: str
+    type: str
+    contents: bytes  # empty for ``info``
+
+
+class Unavailable(Exception):
+    """The reader cannot answer: run the one-shot command instead."""
+
+
+class BatchReader:
+    """``git cat-file --batch-command --buffer`` in ``path``: ``info`` and ``contents`` of named
+    objects, many per round trip. Thread-safe; usable only by the process that started it."""
+
+    def __init__(self, path: Path, env: Mapping[str, str]) -> None:
+        self._path, self._env = path, env
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._pid = 0
+        self._lock = threading.Lock()
+        self._broken = False
+
+    def ask(self, questions: Sequence[tuple[str, str]]) -> list[Answer | None]:
+        """The answers to ``(command, name)`` questions, ``info`` or ``contents``, in one round
+        trip per 16 KiB of questions: (sha, type, contents, empty for ``info``), None for a name
+        git cannot resolve to an object here. Unavailable when the reader cannot ask."""
+        for _, name in questions:
+            if not name or "\n" in name or "\r" in name or name != name.strip():
+                raise Unavailable(name)
+        with self._lock:
+            proc = self._running()
+            answers: list[Answer | None] = []
+            try:
+                for chunk in _chunks(questions):
+                    assert proc.stdin is not None and proc.stdout is not None
+                    proc.stdin.write(b"".join(f"{c} {n}\n".encode() for c, n in chunk) + b"flush\n")
+                    proc.stdin.flush()
+                    answers += [_answer(proc.stdout, c == "contents") for c, _ in chunk]
+            except (OSError, ValueError) as err:
+                self._broken = True
+                self._proc = None
+                _end(proc)
+                raise Unavailable(str(err)) from err
+            return answers
+
+    def close(self) -> None:
+        with self._lock:
+            proc, self._proc = self._proc, None
+            if proc is not None and self._pid == os.getpid():
+                _end(proc)
+
+    def _running(self) -> subprocess.Popen[bytes]:
+        if self._broken:
+            raise Unavailable("the reader stopped")
+        if self._proc is not None and self._pid == os.getpid():
+            return self._proc
+        self._pid = os.getpid()  # a forked child starts its own: the pipes are the parent's
+        try:
+            self._proc = subprocess.Popen(
+                ["git", "-C", str(self._path), "cat-file", "--batch-command", "--buffer"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env=dict(self._env),
+            )
+        except OSError as err:
+            self._broken = True
+            raise Unavailable(str(err)) from err
+        return self._proc
+
+
+def _chunks(questions: Iterable[tuple[str, str]]) -> Iterable[list[tuple[str, str]]]:
+    chunk: list[tuple[str, str]] = []
+    size = 0
+    for question in questions:
+        length = len(question[0]) + len(question[1]) * 4 + 2  # utf-8: at most 4 bytes a character
+        if chunk and size + length > _CHUNK:
+            yield chunk
+            chunk, size = [], 0
+        chunk.append(question)
+        size += length
+    if chunk:
+        yield chunk
+
+
+def _answer(out: IO[bytes], with_contents: bool) -> Answer | None:
+    """One answer: ``<sha> <type> <size>`` (then the contents and a newline), or ``<name>
+    missing`` / ``ambiguous``; an end of the stream is an OSError (the reader died)."""
+    header = out.readline()
+    if not header.endswith(b"\n"):
+        raise OSError("git cat-file ended")
+    fields = header.split()
+    if len(fields) != 3 or not fields[2].isdigit():
+        return None  # "<name> missing", "<name> ambiguous"
+    body = b""
+    if with_contents:
+        size = int(fields[2])
+        body = out.read(size + 1)
+        if len(body) != size + 1:
+            raise OSError("git cat-file ended")
+        body = body[:size]
+    return Answer(fields[0].decode(), fields[1].decode(), body)
+
+
+def _end(proc: subprocess.Popen[bytes]) -> None:
+    """Close the reader's stdin (git exits at its end) and reap it."""
+    try:
+        if proc.stdin is not None:
+            proc.stdin.close()
+        proc.wait(timeout=5)
+    except (OSError, subprocess.TimeoutExpired):
+        proc.kill()
+        proc.wait()
+    finally:
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+def tree_entries(raw: bytes, hash_bytes: int) -> list[tuple[str, str, bytes]]:
+    """The entries of a raw tree object: (mode, sha, name), in the tree's order."""
+    entries = []
+    pos, end = 0, len(raw)
+    while pos < end:
+        space = raw.index(b" ", pos)
+        nul = raw.index(b"\0", space)
+        sha = raw[nul + 1 : nul + 1 + hash_bytes].hex()
+        entries.append((raw[pos:space].decode(), sha, raw[space + 1 : nul]))
+        pos = nul + 1 + hash_bytes
+    return entries
