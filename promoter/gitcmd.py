@@ -54,6 +54,15 @@ class TreeEntry:
     path: str
 
 
+@dataclass(frozen=True)
+class Layout:
+    """Where a repository keeps what: its kind, its index, the top of its working tree."""
+
+    bare: bool
+    index: Path
+    top: Path | None  # None for a bare repository (or a folder inside .git)
+
+
 class Git:
     """Runs git against one repository (a working clone or a bare repo)."""
 
@@ -65,9 +74,43 @@ class Git:
             self.env.setdefault(key, value)
         if extra_env:
             self.env.update(extra_env)
+        self._extra = extra_env
         # reads by name (refs, files, trees, blobs) go to one long-lived git process
         self._batch = BatchReader(self.path, self.env)
         weakref.finalize(self, self._batch.close)
+        self._layout: Layout | None = None
+
+    def layout(self) -> Layout | None:
+        """The repository ``path`` is in, asked of git once per handle; None outside any."""
+        if self._layout is None:
+            proc = self.run(
+                "rev-parse",
+                "--is-bare-repository",
+                "--is-inside-work-tree",
+                "--show-prefix",
+                "--path-format=absolute",
+                "--git-path",
+                "index",
+                check=False,
+            )
+            if proc.returncode != 0:
+                return None
+            bare, inside, prefix, index = proc.stdout.decode("utf-8", "surrogateescape").split("\n")[:4]
+            top = None
+            if bare != "true" and inside == "true":  # as many folders up as the prefix has
+                here = Path(os.path.realpath(self.path))
+                top = here.parents[prefix.count("/") - 1] if prefix else here
+            self._layout = Layout(bare == "true", Path(index), top)
+        return self._layout
+
+    def at_top(self) -> Git:
+        """This repository through the top of its working tree (itself when bare)."""
+        layout = self.layout()
+        if layout is None or layout.top is None or layout.top == self.path:
+            return self
+        top = Git(layout.top, self._extra)
+        top._layout = layout
+        return top
 
     def run(
         self,

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 from click.testing import CliRunner
 
@@ -78,3 +81,19 @@ def test_answers_about_full_shas_are_asked_once_and_about_refs_every_time(
     missing = "0" * 40 + "^{commit}"
     assert git.rev_parse(missing) is None  # a missing object is asked again: it may be fetched
     assert git.rev_parse(missing) is None and asked[-2:] == [f"info {missing}"] * 2
+
+
+def test_the_layout_is_read_in_one_git_process(tmp_path: Path, factory: ControlPlaneFactory) -> None:
+    """What ``git rev-parse`` says of a repository from any of its folders, through symlinks."""
+    clone = factory.create()
+    (clone / "sub" / "deeper").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(clone / "sub")
+    top = Path(os.path.realpath(clone))
+    for where in (clone, clone / "sub" / "deeper", tmp_path / "link", tmp_path / "link" / "deeper"):
+        layout = gitcmd.Git(where).layout()
+        assert layout == gitcmd.Layout(False, top / ".git" / "index", top), where
+        assert gitcmd.Git(where).at_top().path == top
+    bare = gitcmd.Git(factory.platform).layout()
+    assert bare is not None and bare.bare and bare.top is None
+    assert gitcmd.Git(clone / ".git").layout() == gitcmd.Layout(False, top / ".git" / "index", None)
+    assert gitcmd.Git(tmp_path).layout() is None

@@ -29,11 +29,14 @@ class ControlPlane:
         if not self.path.is_dir():
             raise UsageError(f"{label}: no such directory")
         self.git = Git(self.path)
-        if not self.git.ok("rev-parse", "--git-dir"):
+        layout = self.git.layout()
+        if layout is None:
             raise UsageError(f"{label}: not a git repository")
-        if self.git.out("rev-parse", "--is-bare-repository") != "true":
-            self.path = Path(self.git.out("rev-parse", "--show-toplevel"))
-            self.git = Git(self.path)
+        if not layout.bare:
+            if layout.top is None:  # a folder inside .git: git's own error
+                self.git.out("rev-parse", "--show-toplevel")
+            self.git = self.git.at_top()
+            self.path = self.git.path
         self.main_branch = require_branch(main_branch, "--main-branch")
         self._main: dict[str, MainObjects] = {}
         self.pinned: dict[str, str] = {}  # branch -> commit read instead of its head (a snapshot)

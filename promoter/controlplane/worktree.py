@@ -40,6 +40,11 @@ class Snapshot:
         return f"reading {what} of {self.branch}: {count} ({shown}){hint}"
 
 
+def _bare(git: Git) -> bool:
+    layout = git.layout()
+    return layout is None or layout.bare
+
+
 def checked_out_branch(git: Git) -> str | None:
     proc = git.run("symbolic-ref", "--quiet", "--short", "HEAD", check=False)
     return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
@@ -48,7 +53,7 @@ def checked_out_branch(git: Git) -> str | None:
 def snapshot(git: Git, *, staged: bool) -> Snapshot | None:
     """The edits of a working clone as a commit; None for a bare repo, a detached or unborn
     HEAD, or when no control-plane file differs from the branch head."""
-    if git.out("rev-parse", "--is-bare-repository") == "true":
+    if _bare(git):
         return None
     branch = checked_out_branch(git)
     head = git.commit_of("HEAD")
@@ -82,7 +87,12 @@ def _add_yaml(git: Git, env: dict[str, str]) -> None:
 
 
 def _tree(git: Git, staged: bool) -> str:
-    index = Path(git.out("rev-parse", "--path-format=absolute", "--git-path", "index"))
+    layout = git.layout()
+    index = (
+        layout.index
+        if layout
+        else Path(git.out("rev-parse", "--path-format=absolute", "--git-path", "index"))
+    )
     fd, copy = tempfile.mkstemp(prefix="promoter-index-")
     os.close(fd)
     try:
@@ -101,7 +111,7 @@ def _tree(git: Git, staged: bool) -> str:
 def uncommitted(git: Git) -> tuple[str, ...]:
     """The control-plane files of a working clone that differ from its HEAD: modified, staged,
     deleted or untracked (``.gitignore`` honoured); none for a bare repo."""
-    if git.out("rev-parse", "--is-bare-repository") == "true":
+    if _bare(git):
         return ()
     raw = git.run("status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames").stdout
     files = []
