@@ -19,12 +19,21 @@ import os
 import subprocess
 import threading
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, NamedTuple
 
 #: Command bytes written before the answers are read: well under a pipe's buffer (64 KiB on
 #: Linux), so that git never waits on a full stdout while this side still writes its stdin.
 _CHUNK = 16 * 1024
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    mode: str
+    type: str
+    sha: str
+    path: str
 
 
 class Answer(NamedTuple):
@@ -155,3 +164,85 @@ def tree_entries(raw: bytes, hash_bytes: int) -> list[tuple[str, str, bytes]]:
         entries.append((raw[pos:space].decode(), sha, raw[space + 1 : nul]))
         pos = nul + 1 + hash_bytes
     return entries
+
+
+def entry(mode: str, sha: str, path: str) -> TreeEntry:
+    """A tree entry as ``git ls-tree`` prints it: six-digit mode, its type."""
+    kind = "tree" if mode == "40000" else "commit" if mode == "160000" else "blob"
+    return TreeEntry(mode.zfill(6), kind, sha, path)
+
+
+def folders(reader: BatchReader, treeish: str, paths: Sequence[str]) -> dict[str, list[TreeEntry]]:
+    """The entries directly in each folder of ``paths`` ("" for the top) of ``treeish``, with
+    full paths, in one round trip; none for a path that is no folder there. Unavailable when
+    ``treeish`` names no tree, or a path is not plain (``git ls-tree``'s rules then)."""
+    for path in paths:
+        if path and any(part in ("", ".", "..") for part in path.split("/")):
+            raise Unavailable(path)
+    questions = [("info", f"{treeish}^{{tree}}")]
+    questions += [("contents", f"{treeish}:{path}" if path else f"{treeish}^{{tree}}") for path in paths]
+    answers = reader.ask(questions)
+    if answers[0] is None:
+        raise Unavailable(treeish)
+    width = len(answers[0].sha) // 2
+    out: dict[str, list[TreeEntry]] = {}
+    for path, answer in zip(paths, answers[1:], strict=True):
+        prefix = f"{path}/" if path else ""
+        listed = tree_entries(answer.contents, width) if answer and answer.type == "tree" else []
+        out[path] = [entry(m, sha, prefix + n.decode("utf-8", "surrogateescape")) for m, sha, n in listed]
+    return out
+
+
+def files(reader: BatchReader, trees: Sequence[tuple[str, str]]) -> list[TreeEntry]:
+    """Every blob and submodule under each ``(folder, tree id)``, recursively, with paths below
+    ``folder``, in git's order: the trees of each depth are read in one round trip."""
+    raw: dict[str, bytes] = {}
+    level = list(dict.fromkeys(sha for _, sha in trees))
+    width = len(level[0]) // 2 if level else 20
+    while level:
+        for sha, answer in zip(level, reader.ask([("contents", sha) for sha in level]), strict=True):
+            if answer is None or answer.type != "tree":
+                raise Unavailable(sha)
+            raw[sha] = answer.contents
+        below = (sha for t in level for mode, sha, _ in tree_entries(raw[t], width) if mode == "40000")
+        level = [sha for sha in dict.fromkeys(below) if sha not in raw]
+    out: list[TreeEntry] = []
+    for folder, sha in trees:
+        _flatten(raw, sha, f"{folder}/" if folder else "", width, out)
+    return out
+
+
+def _flatten(raw: dict[str, bytes], sha: str, prefix: str, width: int, out: list[TreeEntry]) -> None:
+    for mode, below, name in tree_entries(raw[sha], width):
+        path = prefix + name.decode("utf-8", "surrogateescape")
+        if mode == "40000":
+            _flatten(raw, below, path + "/", width, out)
+        else:
+            out.append(entry(mode, below, path))
+
+
+def ls_tree_records(raw: bytes) -> list[TreeEntry]:
+    """The entries ``git ls-tree -z`` printed."""
+    entries = []
+    for record in filter(None, raw.split(b"\0")):
+        meta, _, name = record.partition(b"\t")
+        mode, kind, sha = meta.decode().split(" ")
+        entries.append(TreeEntry(mode, kind, sha, name.decode("utf-8", "surrogateescape")))
+    return entries
+
+
+def batch_records(raw: bytes, count: int) -> list[Answer | None]:
+    """The ``count`` answers ``git cat-file --batch`` printed."""
+    answers: list[Answer | None] = []
+    pos = 0
+    for _ in range(count):
+        end = raw.index(b"\n", pos)
+        header = raw[pos:end].decode().split(" ")
+        if len(header) < 3 or header[1] == "missing":
+            answers.append(None)
+            pos = end + 1
+            continue
+        size = int(header[2])
+        answers.append(Answer(header[0], header[1], raw[end + 1 : end + 1 + size]))
+        pos = end + 1 + size + 1
+    return answers

@@ -21,8 +21,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from promoter import gitbatch
 from promoter.errors import GitError, UsageError
-from promoter.gitbatch import Answer, BatchReader, Unavailable, tree_entries
+from promoter.gitbatch import BatchReader, TreeEntry, Unavailable
 from promoter.masking import mask
 
 # git merge-tree --write-tree (the local forge's merges) came in 2.38; --end-of-options in 2.24.
@@ -36,6 +37,7 @@ _subjects: dict[tuple[str, str], str] = {}
 _resolved: dict[tuple[str, str], str] = {}
 _ancestry: dict[tuple[str, str, str], bool] = {}
 _FIXED = re.compile(rf"(?:{_FULL_SHA.pattern})(?:\^\{{(?:commit|tree)\}})?")
+_LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}  # paths are names, not patterns
 _ANCESTRY = re.compile(r"(?:[~^][0-9]*)*\Z")  # "~2", "^", "^2~1": a commit's ancestors
 
 IDENTITY = {
@@ -44,14 +46,6 @@ IDENTITY = {
     "GIT_COMMITTER_NAME": "promoter",
     "GIT_COMMITTER_EMAIL": "promoter@localhost",
 }
-
-
-@dataclass(frozen=True)
-class TreeEntry:
-    mode: str
-    type: str
-    sha: str
-    path: str
 
 
 @dataclass(frozen=True)
@@ -212,57 +206,58 @@ class Git:
         git's order (``git ls-tree -r --full-tree``)."""
         path = path.strip("/") if path and path not in (".", "") else None
         try:
-            return self._walk(treeish, path)
+            if path is None:
+                top = self._batch.ask([("info", f"{treeish}^{{tree}}")])[0]
+                if top is None:
+                    raise Unavailable(treeish)  # ls-tree's own error for a name that is no tree
+                return gitbatch.files(self._batch, [("", top.sha)])
+            parent = path.rpartition("/")[0]
+            found = [e for e in gitbatch.folders(self._batch, treeish, [parent])[parent] if e.path == path]
+            return (
+                gitbatch.files(self._batch, [(path, found[0].sha)])
+                if found and found[0].type == "tree"
+                else []
+            )
         except Unavailable:
-            pass
-        paths = [path + "/"] if path else []
-        raw = self.run("ls-tree", "-r", "-z", "--full-tree", operands=[treeish], paths=paths).stdout
-        entries = []
-        for record in raw.split(b"\0"):
-            if not record:
-                continue
-            meta, _, name = record.partition(b"\t")
-            mode, kind, sha = meta.decode().split(" ")
-            entries.append(TreeEntry(mode, kind, sha, name.decode("utf-8", "surrogateescape")))
-        return entries
+            raw = self.run(
+                "ls-tree", "-r", "-z", "--full-tree", operands=[treeish], paths=[f"{path}/"] if path else []
+            )
+            return gitbatch.ls_tree_records(raw.stdout)
 
-    def _walk(self, treeish: str, path: str | None) -> list[TreeEntry]:
-        """``ls_tree`` through the reader: the trees of each depth in one round trip."""
-        if path is not None and any(part in ("", ".", "..") for part in path.split("/")):
-            raise Unavailable(path)  # git's own rules for such a path, from ls-tree
-        questions = [("info", f"{treeish}^{{tree}}")] + ([("contents", f"{treeish}:{path}")] if path else [])
-        answers = self._batch.ask(questions)
-        if answers[0] is None:
-            raise Unavailable(treeish)  # ls-tree's error for a name that is no tree
-        top = answers[-1] if path else self._batch.ask([("contents", answers[0].sha)])[0]
-        if top is None or top.type != "tree":
-            return []
-        width = len(top.sha) // 2
-        trees = {top.sha: top.contents}
-        level = [top.sha]
-        while level:
-            below = [sha for t in level for mode, sha, _ in tree_entries(trees[t], width) if mode == "40000"]
-            wanted = [sha for sha in dict.fromkeys(below) if sha not in trees]
-            for sha, answer in zip(
-                wanted, self._batch.ask([("contents", sha) for sha in wanted]), strict=True
-            ):
-                if answer is None:
-                    raise Unavailable(sha)
-                trees[sha] = answer.contents
-            level = wanted
-        entries: list[TreeEntry] = []
-        self._flatten(trees, top.sha, path + "/" if path else "", width, entries)
-        return entries
+    def folders(self, treeish: str, paths: Sequence[str]) -> dict[str, list[TreeEntry]]:
+        """The entries directly in each folder of ``paths`` ("" for the top) of ``treeish``,
+        with full paths (``git ls-tree`` without ``-r``); none for a path that is no folder."""
+        try:
+            return gitbatch.folders(self._batch, treeish, paths)
+        except Unavailable:
+            specs = [f"{p}/" for p in paths if p]
+            raw = self.run(
+                "ls-tree", "-z", "--full-tree", operands=[treeish], paths=specs, env=_LITERAL
+            ).stdout
+            out: dict[str, list[TreeEntry]] = {p: [] for p in paths}
+            for e in gitbatch.ls_tree_records(raw):
+                out.get(e.path.rpartition("/")[0], []).append(e)
+            return out
 
-    def _flatten(
-        self, trees: dict[str, bytes], sha: str, prefix: str, width: int, out: list[TreeEntry]
-    ) -> None:
-        for mode, entry, name in tree_entries(trees[sha], width):
-            full = prefix + name.decode("utf-8", "surrogateescape")
-            if mode == "40000":
-                self._flatten(trees, entry, full + "/", width, out)
-            else:
-                out.append(TreeEntry(mode.zfill(6), "commit" if mode == "160000" else "blob", entry, full))
+    def files(self, trees: Sequence[tuple[str, str]]) -> list[TreeEntry]:
+        """Every blob and submodule under each ``(folder, tree id)``, recursively, paths below
+        ``folder`` (``git ls-tree -r`` of each tree)."""
+        try:
+            return gitbatch.files(self._batch, trees)
+        except Unavailable:
+            return [
+                TreeEntry(e.mode, e.type, e.sha, f"{folder}/{e.path}" if folder else e.path)
+                for folder, sha in trees
+                for e in gitbatch.ls_tree_records(self.run("ls-tree", "-r", "-z", operands=[sha]).stdout)
+            ]
+
+    def present(self, objects: Sequence[str]) -> set[str]:
+        """Which of ``objects`` (ids) this repository holds (a partial clone fetches them)."""
+        try:
+            return {a.sha for a in self._batch.ask([("info", sha) for sha in objects]) if a is not None}
+        except Unavailable:
+            raw = self.run("cat-file", "--batch-check", input="\n".join(objects).encode() + b"\n").stdout
+            return {line.split(" ")[0] for line in raw.decode().splitlines() if not line.endswith(" missing")}
 
     def read_blobs(self, shas: Iterable[str]) -> dict[str, bytes]:
         """Contents of many blobs, in one round trip to the reader per 16 KiB of names."""
@@ -270,32 +265,18 @@ class Git:
         try:
             answers = self._batch.ask([("contents", sha) for sha in wanted])
         except Unavailable:
-            answers = self._read_blobs(wanted)
+            raw = (
+                self.run("cat-file", "--batch", input="\n".join(wanted).encode() + b"\n").stdout
+                if wanted
+                else b""
+            )
+            answers = gitbatch.batch_records(raw, len(wanted))
         out: dict[str, bytes] = {}
         for sha, answer in zip(wanted, answers, strict=True):
             if answer is None:
                 raise GitError(f"object {sha} is missing from {self.path}")
             out[sha] = answer.contents
         return out
-
-    def _read_blobs(self, wanted: list[str]) -> list[Answer | None]:
-        """``read_blobs`` by one ``git cat-file --batch`` process."""
-        if not wanted:
-            return []
-        raw = self.run("cat-file", "--batch", input="\n".join(wanted).encode() + b"\n").stdout
-        answers: list[Answer | None] = []
-        pos = 0
-        for _ in wanted:
-            end = raw.index(b"\n", pos)
-            header = raw[pos:end].decode().split(" ")
-            if len(header) < 3 or header[1] == "missing":
-                answers.append(None)
-                pos = end + 1
-                continue
-            size = int(header[2])
-            answers.append(Answer(header[0], header[1], raw[end + 1 : end + 1 + size]))
-            pos = end + 1 + size + 1
-        return answers
 
     def read_file(self, commit: str, path: str) -> bytes | None:
         """The file at ``path`` in ``commit``; None when there is no such file."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 ZERO = "0" * 40
@@ -74,15 +74,6 @@ def changes(old: Mapping[str, tuple[str, str]], new: Mapping[str, tuple[str, str
         elif old[path] != new[path]:
             out.setdefault(group, Change()).changed += 1
     return out
-
-
-def ls_records(raw: bytes) -> Iterator[tuple[str, str, str]]:
-    """(mode, id, path) of each record of ``ls-tree -z`` output."""
-    for record in raw.split(b"\0"):
-        if record:
-            meta, _, name = record.partition(b"\t")
-            mode, _, sha = meta.decode().split(" ")
-            yield mode, sha, name.decode("utf-8", "surrogateescape")
 
 
 def join(root: str, path: str) -> str:

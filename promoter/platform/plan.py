@@ -12,13 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
+from promoter.errors import GitError
 from promoter.gitcmd import Git
-from promoter.platform.objects import Change, blob_id, changes, files_tree_id, ls_records
+from promoter.platform.objects import Change, blob_id, changes, files_tree_id
 from promoter.platform.provenance import PROVENANCE, Provenance
 from promoter.rendering.memo import FolderMemo
 from promoter.rendering.tree import RenderedFolders
 
-_LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}  # paths are names, not patterns
 _PROMOTER_FOLDER = PROVENANCE.split("/")[0]
 Entry = tuple[str, str]  # (mode, object id)
 TopEntry = tuple[str, str, str]  # (mode, type, object id)
@@ -106,7 +106,7 @@ class NewFolders:
 
 
 class TreeReader:
-    """Listings of the platform cache's trees, each in one git call."""
+    """Listings of the platform cache's trees, each in one round trip to git."""
 
     def __init__(self, git: Git) -> None:
         self.git = git
@@ -115,53 +115,41 @@ class TreeReader:
         """name -> (mode, type, id) of what lies directly under ``root`` at ``base``."""
         if not base:
             return {}
-        paths = [f"{root}/"] if root else []
-        raw = self.git.run("ls-tree", "-z", operands=[base], paths=paths, check=False, env=_LITERAL).stdout
-        out = {}
         prefix = f"{root}/" if root else ""
-        for record in raw.split(b"\0"):
-            if record:
-                meta, _, name = record.partition(b"\t")
-                mode, kind, sha = meta.decode().split(" ")
-                out[name.decode("utf-8", "surrogateescape")[len(prefix) :]] = (mode, kind, sha)
-        return out
+        try:
+            listed = self.git.folders(base, [root])[root]
+        except GitError:  # no such commit: nothing there
+            return {}
+        return {e.path[len(prefix) :]: (e.mode, e.type, e.sha) for e in listed}
 
     def files_under(self, base: str | None, root: str, names: list[str]) -> dict[str, Entry]:
-        """Every file under these top-level names at ``base``, relative to ``root``, in one call."""
+        """Every file under these top-level names at ``base``, relative to ``root``, in git's
+        order; the folders' trees of each depth in one round trip."""
         if not base or not names:
             return {}
         prefix = f"{root}/" if root else ""
-        paths = [f"{prefix}{n}" for n in sorted(names)]
-        raw = self.git.run(
-            "ls-tree", "-r", "-z", "--full-tree", operands=[base], paths=paths, env=_LITERAL
-        ).stdout
-        return {path[len(prefix) :]: (mode, sha) for mode, sha, path in ls_records(raw)}
+        wanted = set(names)
+        top = {n: e for n, e in self.top(base, root).items() if n in wanted}
+        below: dict[str, dict[str, Entry]] = {n: {} for n, e in top.items() if e[1] == "tree"}
+        for e in self.git.files([(f"{prefix}{n}", top[n][2]) for n in below]):
+            below[e.path[len(prefix) :].partition("/")[0]][e.path[len(prefix) :]] = (e.mode, e.sha)
+        out: dict[str, Entry] = {}
+        for name, (mode, kind, sha) in top.items():
+            out.update(below[name] if kind == "tree" else {name: (mode, sha)})
+        return out
 
     def assignment_folders(self, base: str | None, root: str, cluster_types: Iterable[str]) -> set[str]:
         """``<cluster-type>/<folder>`` of each folder inside these cluster types' folders at
-        ``base`` (an assignment each, rendered or not by this promoter), in one call."""
+        ``base`` (an assignment each, rendered or not by this promoter), in one round trip."""
         names = sorted(cluster_types)
         if not base or not names:
             return set()
         prefix = f"{root}/" if root else ""
-        raw = self.git.run(
-            "ls-tree",
-            "-z",
-            "--full-tree",
-            operands=[base],
-            paths=[f"{prefix}{n}/" for n in names],
-            env=_LITERAL,
-        ).stdout
-        out = set()
-        for record in raw.split(b"\0"):
-            meta, _, path = record.partition(b"\t")
-            if meta.split(b" ")[1:2] == [b"tree"]:
-                out.add(path.decode("utf-8", "surrogateescape")[len(prefix) :])
-        return out
+        listed = self.git.folders(base, [f"{prefix}{n}" for n in names])
+        return {e.path[len(prefix) :] for entries in listed.values() for e in entries if e.type == "tree"}
 
     def tree_files(self, tree: str, name: str) -> dict[str, Entry]:
-        raw = self.git.run("ls-tree", "-r", "-z", operands=[tree]).stdout
-        return {f"{name}/{path}": (mode, sha) for mode, sha, path in ls_records(raw)}
+        return {e.path: (e.mode, e.sha) for e in self.git.files([(name, tree)])}
 
     def promoter_folder(self, top: Mapping[str, TopEntry]) -> dict[str, Entry]:
         """The files of ``.promoter/`` at base (the provenance among them), kept file by file."""
@@ -170,10 +158,7 @@ class TreeReader:
         return self.tree_files(top[_PROMOTER_FOLDER][2], _PROMOTER_FOLDER)
 
     def present(self, objects: list[str]) -> set[str]:
-        if not objects:
-            return set()
-        raw = self.git.run("cat-file", "--batch-check", input="\n".join(objects).encode() + b"\n").stdout
-        return {line.split(" ")[0] for line in raw.decode().splitlines() if not line.endswith(" missing")}
+        return self.git.present(objects) if objects else set()
 
 
 class Planner:

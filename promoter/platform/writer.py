@@ -10,8 +10,9 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from itertools import chain
 
+from promoter.errors import GitError
 from promoter.gitcmd import IDENTITY, Git
-from promoter.platform.objects import TREE_MODE, fast_import_path, join, ls_records
+from promoter.platform.objects import TREE_MODE, fast_import_path, join
 from promoter.platform.plan import Entry, TreePlan
 
 # fast-import tries each blob as a delta of the blob before it in the stream, so blobs are written
@@ -58,7 +59,9 @@ def write_commit(git: Git, plan: TreePlan, root: str, parents: list[str], messag
         chunks = _blobs(plan, inline, marks) + chunks
     chunks += _entries(root, trees, explicit, marks)
     git.run("fast-import", "--quiet", "--date-format=raw", *FAST_IMPORT_OPTIONS, input=b"".join(chunks))
-    sha = git.out("rev-parse", "--verify", operands=[ref])
+    sha = git.rev_parse(ref)
+    if sha is None:
+        raise GitError(f"git fast-import wrote no {ref} in {git.path}")
     for name in (ref, *temporary):
         git.delete_ref(name)
     return sha
@@ -169,8 +172,7 @@ def _halves(inline: list[str], whole: set[str]) -> tuple[set[str], set[str]]:
 
 def _top_trees(git: Git, ref: str) -> dict[str, str]:
     """The folders at the top of ``ref``'s tree, by tree id."""
-    raw = git.run("ls-tree", "-z", operands=[ref]).stdout
-    return {name: sha for mode, sha, name in ls_records(raw) if mode == TREE_MODE}
+    return {e.path: e.sha for e in git.folders(ref, [""])[""] if e.type == "tree"}
 
 
 def _cpus() -> int:
