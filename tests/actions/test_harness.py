@@ -12,6 +12,8 @@ The promoter is installed for real by actions/install.sh from a copy of this che
 runner downloads the action's repository the same way), its locked dependencies from the
 wheelhouse with no index, so the tests need no network: once per session
 (``tests/support/action_install.py``), and once more by the test that checks what the install says.
+The other tests' jobs find an install whose ``promoter`` command forks each run from the pytest
+worker's fork server (``forked_toolchain``): the same code, without its imports in every step.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -207,11 +210,11 @@ _FILES = ("GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_ENV", "GITHUB_PATH")
 @pytest.fixture
 def runner(
     action_root: Path,
-    toolchain: tuple[Path, Path, dict[str, str]],
+    forked_toolchain: tuple[Path, Path, dict[str, str]],
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> Runner:
-    temp, bin_dir, pip_env = toolchain
+    temp, bin_dir, pip_env = forked_toolchain
     for key, value in pip_env.items():
         monkeypatch.setenv(key, value)
     for key in ("GITHUB_REF_NAME", "GITHUB_BASE_REF", "GITHUB_WORKSPACE", "PROMOTER_CONTROL_PLANE"):
@@ -279,8 +282,8 @@ def test_harness_passes_env_path_and_outputs_between_steps(tmp_path: Path) -> No
 
 def test_install_step_installs_this_checkout(runner: Runner, factory: ControlPlaneFactory) -> None:
     factory.create(platform_branches=("dev", "qa", "prod"))
-    for shared in runner.temp.glob("promoter-*"):  # the session's install: this job installs its own
-        shared.unlink()
+    for shared in runner.temp.glob("promoter-*"):  # the forked command: this job installs its own
+        shutil.rmtree(shared)
     run = runner.run("promote", {**FAST, "to": "dev"})
     install = next(s for s in run.steps if s.id == "install")
     assert install.returncode == 0, install.stderr

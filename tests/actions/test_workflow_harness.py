@@ -382,12 +382,12 @@ class Workflows:
 @pytest.fixture
 def workflows(
     action_root: Path,
-    toolchain: tuple[Path, Path, dict[str, str]],
+    forked_toolchain: tuple[Path, Path, dict[str, str]],
     factory: ControlPlaneFactory,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> Callable[[dict[str, Any]], Workflows]:
-    temp, bin_dir, pip_env = toolchain
+    temp, bin_dir, pip_env = forked_toolchain
     for key, value in {**pip_env, "HOME": str(tmp_path / "home")}.items():
         monkeypatch.setenv(key, value)
     for key in ("GITHUB_REF_NAME", "GITHUB_BASE_REF", "GITHUB_WORKSPACE", "PROMOTER_CONTROL_PLANE"):

@@ -21,6 +21,7 @@ import pytest
 
 from promoter.platform.lock import cache_lock
 from tests.actions.releases import archive, promoter_repo
+from tests.support import forkserver
 from tests.support.wheelhouse import offline_env
 
 WAIT = 600.0  # seconds another worker may take to archive or install before this one gives up
@@ -94,3 +95,19 @@ def toolchain(
     temp = tmp_path_factory.mktemp("runner-temp")
     (temp / installed_action.name).symlink_to(installed_action)
     return temp, python_bin, offline_env(tmp_path_factory.mktemp("uv-config"))
+
+
+@pytest.fixture
+def forked_toolchain(toolchain: tuple[Path, Path, dict[str, str]]) -> tuple[Path, Path, dict[str, str]]:
+    """``toolchain``, whose installed ``promoter`` command forks each run from this worker's
+    fork server (tests/support/forkserver.py), which has imported this checkout's promoter, the
+    code the session installed: a workflow's jobs start dozens of promoter processes, and
+    importing the promoter and PyGithub was most of each one's CPU. install.sh finds the
+    command and uses it as a job's second action uses the first one's install; the install
+    itself is tested on the session's virtualenv (``toolchain``)."""
+    temp = toolchain[0]
+    (link,) = temp.glob("promoter-*")
+    link.unlink()
+    (link / "bin").mkdir(parents=True)
+    forkserver.command(link / "bin" / "promoter")
+    return toolchain

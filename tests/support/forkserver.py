@@ -47,6 +47,10 @@ PRELOAD = (
     "promoter.cli.actions_output",
     "promoter.forges.github.forge",
     "promoter.forges.local",
+    "promoter.cli.commands.promote",
+    "promoter.cli.commands.render",
+    "promoter.cli.commands.hold",
+    "promoter.cli.commands.validate",
     "tests.support.killhook",
     "tests.support.killhook_github",
 )
@@ -118,6 +122,35 @@ def run(
                 os.kill(pid, signal.SIGKILL)
                 raise subprocess.TimeoutExpired(command, timeout, _text(out), _text(err)) from None
         return subprocess.CompletedProcess(command, code, _text(out), _text(err))
+
+
+# The ``promoter`` command of an installed action in the workflow harness: a client of this
+# worker's server (``python -IS``: no site, a few milliseconds), which hands the server its own
+# stdout and stderr, relays SIGTERM and SIGINT, and ends as the forked process ended.
+_COMMAND = """#!{python} -IS
+import json, os, signal, socket, sys
+request = {{"module": "promoter", "args": sys.argv[1:], "env": dict(os.environ), "cwd": os.getcwd()}}
+conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+conn.connect({path!r})
+socket.send_fds(conn, [json.dumps(request).encode() + b"\\n"], [1, 2])
+answers = conn.makefile("rb")
+pid = int(answers.readline())
+for number in (signal.SIGTERM, signal.SIGINT):
+    signal.signal(number, lambda number, frame: os.kill(pid, number))
+code = int(answers.readline())
+if code < 0:
+    signal.signal(-code, signal.SIG_DFL)
+    os.kill(os.getpid(), -code)
+sys.exit(code)
+"""
+
+
+def command(path: Path) -> Path:
+    """Write at ``path`` a ``promoter`` executable whose runs are forked from this worker's
+    server: the promoter of this checkout, as ``python -m promoter`` runs it."""
+    path.write_text(_COMMAND.format(python=sys.executable, path=_the_server().path))
+    path.chmod(0o755)
+    return path
 
 
 def _text(file: IO[bytes]) -> str:
