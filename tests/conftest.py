@@ -25,7 +25,7 @@ def isolated_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     # no automatic maintenance: every fetch and push would start a git that finds nothing to do
     gitconfig.write_text(
         '[init]\n\tdefaultBranch = main\n\ttemplateDir =\n[protocol "file"]\n\tallow = always\n'
-        "[maintenance]\n\tauto = false\n[gc]\n\tauto = 0\n[receive]\n\tautogc = false\n"
+        "[maintenance]\n\tauto = false\n[gc]\n\tauto = 0\n[receive]\n\tautogc = false\n[transfer]\n\tunpackLimit = 1\n"
     )
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
