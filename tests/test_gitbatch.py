@@ -25,18 +25,13 @@ def git(repo: Path, *args: str, input: bytes | None = None) -> str:
 
 
 def ls_tree(repo: Path, treeish: str, *paths: str) -> list[TreeEntry]:
-    """What ``git ls-tree -r --full-tree`` says, as TreeEntry."""
+    """What ``git ls-tree -r --full-tree`` says."""
     raw = subprocess.run(
         ["git", "-C", str(repo), "ls-tree", "-r", "-z", "--full-tree", treeish, "--", *paths],
         capture_output=True,
         check=True,
     ).stdout
-    entries = []
-    for record in filter(None, raw.split(b"\0")):
-        meta, _, name = record.partition(b"\t")
-        mode, kind, sha = meta.decode().split(" ")
-        entries.append(TreeEntry(mode, kind, sha, name.decode("utf-8", "surrogateescape")))
-    return entries
+    return gitbatch.ls_tree_records(raw)
 
 
 @pytest.fixture
