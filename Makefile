@@ -114,6 +114,6 @@ test-newest:
 FORCE:
 
 clean:
-	rm -rf $(VENV) .venv-newest build *.egg-info .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) .venv-newest build *.egg-info .mypy_cache .pytest_cache .ruff_cache $(TEST_TMP)
 
 -include mk/*.mk
