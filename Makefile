@@ -15,8 +15,9 @@ PIP := $(BIN)/python -m pip --disable-pip-version-check
 PYTEST_WORKERS ?= $(shell echo $$(( $$(nproc) * 2 )))
 # Each run's temporary folders (thousands of repositories, about 100,000 files) go to a folder of
 # its own per target under TEST_TMP (one per checkout and virtualenv); the last run's is moved
-# aside and deleted in the background. pytest's own retention deleted the run before last's at the end of each run, one file at a
-# time, with both cores idle: up to a minute of a repeated `make test` on this machine's disk.
+# aside and deleted in the background. pytest's own retention deleted the run before last's at
+# the end of each run, one file at a time, with both cores idle: up to a minute of a repeated
+# `make test` on this machine's disk.
 TEST_TMP ?= $(or $(TMPDIR),/tmp)/promoter-tests-$(shell printf '%s' "$(CURDIR)/$(VENV)" | sha256sum | cut -c1-12)
 define fresh_tmp
 	@mkdir -p $(TEST_TMP) && if [ -e $(TEST_TMP)/$(1) ]; then mv $(TEST_TMP)/$(1) $(TEST_TMP)/$(1).old.$$$$; fi; \
