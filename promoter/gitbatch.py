@@ -9,8 +9,9 @@ interpreter exits.
 The reader answers as the one-shot commands would: git reads loose refs from disk on each
 question and checks packed-refs for changes, and looks for new packs when an object is not found,
 so refs moved and objects written by other processes (a fetch, a push, ``update-ref``) are seen.
-Anything it cannot carry answers ``None`` (a name with a newline or with spaces at its ends, a
-reader that died or was inherited through ``fork``), and the caller runs the one-shot command.
+What it cannot carry raises ``Unavailable`` (a name with a newline or with spaces at its ends, a
+path with ``.`` or ``..`` in it, a reader that could not start or died), and the caller runs the
+one-shot command; a process forked from the one that started a reader starts its own.
 """
 
 from __future__ import annotations
@@ -172,13 +173,19 @@ def entry(mode: str, sha: str, path: str) -> TreeEntry:
     return TreeEntry(mode.zfill(6), kind, sha, path)
 
 
+def require_plain(path: str) -> None:
+    """Unavailable for a path that is not a plain ``a/b/c`` (empty parts, ``.``, ``..``): git's
+    own rules for such paths, through the one-shot command."""
+    if path and any(part in ("", ".", "..") for part in path.split("/")):
+        raise Unavailable(path)
+
+
 def folders(reader: BatchReader, treeish: str, paths: Sequence[str]) -> dict[str, list[TreeEntry]]:
     """The entries directly in each folder of ``paths`` ("" for the top) of ``treeish``, with
     full paths, in one round trip; none for a path that is no folder there. Unavailable when
     ``treeish`` names no tree, or a path is not plain (``git ls-tree``'s rules then)."""
     for path in paths:
-        if path and any(part in ("", ".", "..") for part in path.split("/")):
-            raise Unavailable(path)
+        require_plain(path)
     questions = [("info", f"{treeish}^{{tree}}")]
     questions += [("contents", f"{treeish}:{path}" if path else f"{treeish}^{{tree}}") for path in paths]
     answers = reader.ask(questions)

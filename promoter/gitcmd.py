@@ -154,12 +154,12 @@ class Git:
 
     def ref_values(self, refs: Sequence[str]) -> dict[str, str]:
         """What each of the full ref names ``refs`` points at, for those that exist."""
-        try:
-            answers = self._batch.ask([("info", ref) for ref in refs if ref.startswith("refs/")])
-            if len(answers) == len(refs):
+        if all(ref.startswith("refs/") for ref in refs):  # a full name: git reads no other
+            try:
+                answers = self._batch.ask([("info", ref) for ref in refs])
                 return {ref: a.sha for ref, a in zip(refs, answers, strict=True) if a is not None}
-        except Unavailable:
-            pass
+            except Unavailable:
+                pass
         out = self.run("for-each-ref", "--format=%(objectname)%09%(refname)", operands=refs).stdout
         found = {}
         for line in out.decode().splitlines():
@@ -211,6 +211,7 @@ class Git:
                 if top is None:
                     raise Unavailable(treeish)  # ls-tree's own error for a name that is no tree
                 return gitbatch.files(self._batch, [("", top.sha)])
+            gitbatch.require_plain(path)
             parent = path.rpartition("/")[0]
             found = [e for e in gitbatch.folders(self._batch, treeish, [parent])[parent] if e.path == path]
             return (

@@ -126,6 +126,7 @@ def test_what_the_reader_cannot_carry_goes_to_the_one_shot_command(
     assert reader.read_file("main", "a\nb") is None and ran == ["cat-file"]
     assert reader.rev_parse(" main") is None and ran[-1] == "rev-parse"
     assert reader.ls_tree("main", "dir/../dir") == ls_tree(repo, "main", "dir/") and ran[-1] == "ls-tree"
+    assert reader.ls_tree("main", "dir/..") == ls_tree(repo, "main", "dir/../") and ran[-1] == "ls-tree"
     ran.clear()
     assert reader.rev_parse("main") and ran == []  # the reader again
 

@@ -122,19 +122,18 @@ class TreeReader:
             return {}
         return {e.path[len(prefix) :]: (e.mode, e.type, e.sha) for e in listed}
 
-    def files_under(self, base: str | None, root: str, names: list[str]) -> dict[str, Entry]:
-        """Every file under these top-level names at ``base``, relative to ``root``, in git's
-        order; the folders' trees of each depth in one round trip."""
-        if not base or not names:
-            return {}
+    def files_under(self, top: Mapping[str, TopEntry], root: str, names: list[str]) -> dict[str, Entry]:
+        """Every file under these names of ``top`` (what lies under ``root`` at the base),
+        relative to ``root``, in git's order; the folders' trees of each depth in one round trip."""
         prefix = f"{root}/" if root else ""
         wanted = set(names)
-        top = {n: e for n, e in self.top(base, root).items() if n in wanted}
-        below: dict[str, dict[str, Entry]] = {n: {} for n, e in top.items() if e[1] == "tree"}
-        for e in self.git.files([(f"{prefix}{n}", top[n][2]) for n in below]):
-            below[e.path[len(prefix) :].partition("/")[0]][e.path[len(prefix) :]] = (e.mode, e.sha)
+        listed = {n: e for n, e in top.items() if n in wanted}
+        below: dict[str, dict[str, Entry]] = {n: {} for n, e in listed.items() if e[1] == "tree"}
+        for e in self.git.files([(f"{prefix}{n}", listed[n][2]) for n in below]):
+            path = e.path[len(prefix) :]
+            below[path.partition("/")[0]][path] = (e.mode, e.sha)
         out: dict[str, Entry] = {}
-        for name, (mode, kind, sha) in top.items():
+        for name, (mode, kind, sha) in listed.items():
             out.update(below[name] if kind == "tree" else {name: (mode, sha)})
         return out
 
@@ -188,7 +187,7 @@ class Planner:
         explicit.update(self.reader.promoter_folder(top))
         old_provenance = explicit.get(PROVENANCE)
         touched = {n for n in managed | new.folders() | set(new.loose) if new.differs(top.get(n), n)}
-        old_files = self.reader.files_under(base, root, [n for n in touched if n in top])
+        old_files = self.reader.files_under(top, root, [n for n in touched if n in top])
         new_files = self._place(new, touched, explicit, trees)
         inline = {p: d for folder in new.content.values() for p, d in folder.items() if p in explicit}
         provenance = replace(provenance, rendered=_record(files, new, top, previous))
@@ -233,7 +232,7 @@ class Planner:
         self, trees: dict[str, str], base: str | None, root: str, top: Mapping[str, TopEntry]
     ) -> dict[str, Entry]:
         same = [n for n, t in trees.items() if n in top and top[n][2] == t]
-        out = self.reader.files_under(base, root, same)
+        out = self.reader.files_under(top, root, same)
         for name, tree in trees.items():
             if name not in same:
                 out.update(self.reader.tree_files(tree, name))
