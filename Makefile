@@ -13,15 +13,19 @@ PIP := $(BIN)/python -m pip --disable-pip-version-check
 # Two workers per core: many tests wait on git, a subprocess or a server, and a second worker per
 # core fills that time (measured: 251 s with 4 workers against 301 s with 2 on 2 cores).
 PYTEST_WORKERS ?= $(shell echo $$(( $$(nproc) * 2 )))
-# Each run's temporary folders (thousands of repositories, about 100,000 files) go to a folder of
-# its own per target under TEST_TMP (one per checkout and virtualenv); the last run's is moved
-# aside and deleted in the background. pytest's own retention deleted the run before last's at
-# the end of each run, one file at a time, with both cores idle: up to a minute of a repeated
-# `make test` on this machine's disk.
-TEST_TMP ?= $(or $(TMPDIR),/tmp)/promoter-tests-$(shell printf '%s' "$(CURDIR)/$(VENV)" | sha256sum | cut -c1-12)
+# Each run's temporary folders (thousands of repositories, about 100,000 files) and its TMPDIR go
+# to folders of their own per target under TEST_TMP (one per checkout and virtualenv): in memory
+# (/dev/shm) when it has 8 GiB free, else in $TMPDIR. On this machine's disk (ext4, mounted with
+# discard) the suite took 516 CPU-seconds and 298 s; in tmpfs 454 and 254. The last run's folders
+# are moved aside and deleted in the background: pytest's own retention deleted the run before
+# last's at the end of each run, one file at a time, with both cores idle.
+SHM_FREE := $(shell [ -d /dev/shm ] && [ -w /dev/shm ] && df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 {print $$4}')
+TEST_TMP_BASE ?= $(if $(shell [ "$(or $(SHM_FREE),0)" -ge 8388608 ] && echo yes),/dev/shm,$(or $(TMPDIR),/tmp))
+TEST_TMP ?= $(TEST_TMP_BASE)/promoter-tests-$(shell printf '%s' "$(CURDIR)/$(VENV)" | sha256sum | cut -c1-12)
+# $(call fresh_tmp,NAME): a fresh $(TEST_TMP)/NAME for pytest's --basetemp and NAME-tmp for TMPDIR.
 define fresh_tmp
-	@mkdir -p $(TEST_TMP) && if [ -e $(TEST_TMP)/$(1) ]; then mv $(TEST_TMP)/$(1) $(TEST_TMP)/$(1).old.$$$$; fi; \
-		(nice rm -rf $(TEST_TMP)/$(1).old.* >/dev/null 2>&1 </dev/null &)
+	@mkdir -p $(TEST_TMP) && for d in $(1) $(1)-tmp; do if [ -e $(TEST_TMP)/$$d ]; then mv $(TEST_TMP)/$$d $(TEST_TMP)/$$d.old.$$$$; fi; done; \
+		mkdir $(TEST_TMP)/$(1)-tmp && (nice rm -rf $(TEST_TMP)/$(1).old.* $(TEST_TMP)/$(1)-tmp.old.* >/dev/null 2>&1 </dev/null &)
 endef
 # Python caches compiled modules (__pycache__, ignored by git). A machine that turns that off
 # (PYTHONDONTWRITEBYTECODE) makes every promoter process the tests and the demo start compile
@@ -96,7 +100,7 @@ extra-lint:: deps
 
 unit: deps
 	$(call fresh_tmp,unit)
-	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --basetemp=$(TEST_TMP)/unit
+	TMPDIR=$(TEST_TMP)/unit-tmp $(BIN)/pytest -q -n $(PYTEST_WORKERS) --basetemp=$(TEST_TMP)/unit
 
 # The suite, the bad-input corpus on the oldest PyYAML and the linters run side by side, their
 # output kept apart: the suite keeps both cores busy from its start, and the linters (one core

@@ -16,7 +16,7 @@ $(PYYAML_OLDEST)/.complete: $(BIN)/python requirements/pyyaml-oldest.lock
 # workers cost more CPU than they save here (41 CPU-seconds with four, 31 with none).
 unit-pyyaml-oldest: deps $(PYYAML_OLDEST)/.complete
 	$(call fresh_tmp,pyyaml-oldest)
-	PYTHONPATH=$(PYYAML_OLDEST) PROMOTER_TEST_PYYAML=oldest $(BIN)/pytest -q -p no:cacheprovider \
+	TMPDIR=$(TEST_TMP)/pyyaml-oldest-tmp PYTHONPATH=$(PYYAML_OLDEST) PROMOTER_TEST_PYYAML=oldest $(BIN)/pytest -q -p no:cacheprovider \
 		--basetemp=$(TEST_TMP)/pyyaml-oldest \
 		tests/controlplane/test_bad_input.py tests/controlplane/test_bad_input_hostile.py::test_hostile_input \
 		tests/kalypso/test_bad_input.py tests/controlplane/test_pyyaml_version.py
