@@ -22,6 +22,12 @@ version="${UV_VERSION:-$(sed -n 's/^uv==\([0-9.]*\).*/\1/p' actions/uv.lock)}"
 compile=("$uv" pip compile --quiet --generate-hashes --universal --python-version 3.11 --no-header)
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
+# Each lock keeps the versions it pins unless pyproject.toml's ranges or the inputs change them
+# (uv keeps an output file's pins); UPGRADE=1 resolves every version anew.
+if [ -z "${UPGRADE:-}" ]; then
+  cp requirements/dev.lock requirements/run.lock requirements/pyyaml-oldest.lock "$work/"
+  cp actions/requirements.lock actions/uv.lock "$work/"
+fi
 
 header() {
   echo "# $1"

@@ -19,6 +19,7 @@ from tests.support.paths import ROOT
 
 # What a build, a release and the actions' install need; the tests, docs and the rest stay out.
 PARTS = (
+    ".github/workflows/",  # the reusable workflow, for a `uses:` of it (tests/actions/test_act.py)
     ".gitattributes",
     ".git_archival.txt",
     ".gitignore",

@@ -151,6 +151,8 @@ class FakeGitHub:
         self.pulls: dict[tuple[str, int], dict[str, Any]] = {}
         self.statuses: dict[tuple[str, str], list[dict[str, Any]]] = {}
         self.labels: dict[str, dict[str, dict[str, Any]]] = {}
+        self.variables: dict[str, dict[str, str]] = {}  # repo -> Actions variable -> value
+        self.dispatches: list[tuple[str, dict[str, Any]]] = []  # (repo, body) of repository_dispatch
         self.requests: list[Recorded] = []
         self.faults: list[Fault] = []
         self.hooks: list[Callable[[FakeGitHub, str, str], bool]] = []
@@ -409,6 +411,10 @@ class FakeGitHub:
             ("GET", rf"{repo}/installation", self._installation, "app"),
             ("POST", r"/app/installations/(?P<id>\d+)/access_tokens", self._access_token, "app"),
             ("POST", r"/graphql", self._graphql, "graphql"),
+            ("GET", rf"{repo}/actions/variables/(?P<name>[^/]+)", self._get_variable, "variable"),
+            ("PATCH", rf"{repo}/actions/variables/(?P<name>[^/]+)", self._set_variable, "variable"),
+            ("POST", rf"{repo}/actions/variables", self._create_variable, "variable"),
+            ("POST", rf"{repo}/dispatches", self._dispatch_event, "dispatch"),
         ]
         for verb, regex, handler, call in table:
             match = re.fullmatch(regex, path)
@@ -597,6 +603,42 @@ class FakeGitHub:
         if not repo.has_commit(params["sha"]):
             raise Reply(422, f"No commit found for SHA: {params['sha']}")
         return 201, self._add_status(repo.full_name, params["sha"], body, "promoter-bot"), {}
+
+    # -------------------------------------------------------------- Actions variables
+
+    def _get_variable(self, params: dict[str, str], query: Any, body: Any, headers: Any) -> Any:
+        repo = self._repo(params)
+        value = self.variables.get(repo.full_name, {}).get(params["name"].upper())
+        if value is None:
+            raise Reply(404, "Not Found")
+        stamp = self._iso()
+        return (
+            200,
+            {"name": params["name"].upper(), "value": value, "created_at": stamp, "updated_at": stamp},
+            {},
+        )
+
+    def _set_variable(self, params: dict[str, str], query: Any, body: dict[str, Any], headers: Any) -> Any:
+        known = self.variables.get(self._repo(params).full_name, {})
+        if params["name"].upper() not in known:
+            raise Reply(404, "Not Found")
+        known[params["name"].upper()] = str(body.get("value", ""))
+        return 204, None, {}
+
+    def _create_variable(self, params: dict[str, str], query: Any, body: dict[str, Any], headers: Any) -> Any:
+        known = self.variables.setdefault(self._repo(params).full_name, {})
+        name = str(body.get("name", "")).upper()
+        if not name or name in known:
+            raise Reply(409 if name else 422, "Already exists" if name else "Validation Failed")
+        known[name] = str(body.get("value", ""))
+        return 201, {}, {}
+
+    def _dispatch_event(self, params: dict[str, str], query: Any, body: dict[str, Any], headers: Any) -> Any:
+        repo = self._repo(params)
+        if not isinstance(body, dict) or not body.get("event_type"):
+            raise Reply(422, "Invalid request.", errors=[{"field": "event_type", "code": "missing_field"}])
+        self.dispatches.append((repo.full_name, body))
+        return 204, None, {}
 
     def _add_status(self, full_name: str, sha: str, body: dict[str, Any], by: str) -> dict[str, Any]:
         status = status_object(
