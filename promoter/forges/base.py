@@ -54,10 +54,17 @@ class Forge(ABC):
 
     @abstractmethod
     def open_pr(
-        self, env: Environment, head_branch: str, head_sha: str, title: str, body: str
+        self,
+        env: Environment,
+        head_branch: str,
+        head_sha: str,
+        title: str,
+        body: str,
+        labels: tuple[str, ...] = (),
     ) -> PullRequest:
         """Open the PR from ``head_branch`` (already pushed, at ``head_sha``) into ``env``'s
-        platform branch, or update the open one (idempotent)."""
+        platform branch, or update the open one (idempotent); ``labels`` go on it besides the
+        forge's own."""
 
     @abstractmethod
     def refresh_pr(self, pr: PullRequest) -> PullRequest:

@@ -82,12 +82,24 @@ class LocalForge(Forge):
         return tuple(line.strip() for line in text.splitlines() if line.strip())
 
     def open_pr(
-        self, env: Environment, head_branch: str, head_sha: str, title: str, body: str
+        self,
+        env: Environment,
+        head_branch: str,
+        head_sha: str,
+        title: str,
+        body: str,
+        labels: tuple[str, ...] = (),
     ) -> PullRequest:
         # The branch was pushed by the orchestrator; on this forge it is the PR.
         pr = self.find_pr(env, head_branch)
         if pr is None or pr.head_sha != head_sha:
             raise GitError(f"branch {head_branch} is not at {head_sha[:12]}; it moved")
+        missing = [label for label in labels if label not in pr.labels]
+        if missing:  # in the labels' notes, where a person puts promoter/hold
+            Git(self.platform.url).run(
+                "notes", f"--ref={LABELS_REF}", "append", "-m", "\n".join(missing), operands=[head_sha]
+            )
+            pr = replace(pr, labels=(*pr.labels, *missing))
         return pr
 
     def refresh_pr(self, pr: PullRequest) -> PullRequest:

@@ -67,6 +67,17 @@ def scheduler_tree(
     return dict(sorted({**{p: d for p, d in old.items() if kept(p)}, **rendered}.items()))
 
 
+def kept_in_folders(
+    old: dict[str, bytes], rendered: dict[str, bytes], layout: dict[str, set[str]]
+) -> dict[str, bytes]:
+    """The files of the branch head that the scheduler's commit since 2024 keeps under its
+    cluster-type folders without rewriting them (a file in a deployment-target folder that is
+    still placed there): promoter, which replaces the cluster-type folders whole, writes them
+    again so that the branch ends as ``scheduler_tree`` says."""
+    whole = scheduler_tree(old, rendered, layout)
+    return {p: d for p, d in whole.items() if p not in rendered and "/" in p and not p.startswith(".")}
+
+
 def tree_changes(old: dict[str, bytes], new: dict[str, bytes]) -> dict[str, tuple[int, int, int]]:
     """(added, changed, removed) per top-level folder ('.' for root files)."""
     out: dict[str, list[int]] = {}

@@ -160,13 +160,15 @@ class KalypsoPromotion(ControlPlane):
         """``environment``'s tree as Kalypso's scheduler would commit it, rendered from main
         commit ``main.commit`` and the environment branch at ``objects.commit``."""
         rendered = self.kcp.render(environment, main.commit, objects.commit)
+        kept, labels = self.kcp.landed(rendered)
+        files = {**rendered.files, **kept}
         assignments = [
             Assignment(environment, p.cluster_type, p.target.workload, p.target.target, dict(p.config))
             for placed in rendered.placements.values()
             for p in placed
         ]
         cluster_types = tuple(sorted(rendered.branch.cluster_types))
-        return Rendered(rendered.files, cluster_types, assignments, True, dict(rendered.workload_commits))
+        return Rendered(files, cluster_types, assignments, True, dict(rendered.workload_commits), labels)
 
     def base_commit(self, environment: str) -> str:
         """The main commit ``environment``'s BaseRepo pins (what Kalypso runs there)."""

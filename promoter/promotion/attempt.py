@@ -312,7 +312,6 @@ class Attempts(Stops, ABC):
             if env.merge == "manual":
                 self.out.say(f"{prefix}: waiting for someone to merge {pr.head_branch} into {pr.base_branch}")
 
-        deadline = self._merge_deadline(main, env, step)
         try:
             landed = self.landing.land(
                 env,
@@ -321,9 +320,10 @@ class Attempts(Stops, ABC):
                 sha=sha,
                 title=title,
                 body=self._body(main, env, step, planned, superseded),
-                deadline=deadline,
+                deadline=self._merge_deadline(main, env, step),
                 on_open=opened,
                 who=prefix,
+                labels=planned.rendered.labels,
             )
         except MergePending as pending:  # since when: as the PR's status recorded it
             raise self._merge_pending(env, step, pending, self._since(main, env, step, "merge")) from None

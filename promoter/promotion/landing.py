@@ -79,14 +79,15 @@ class Landing:
         on_open: Callable[[PullRequest], None] = lambda pr: None,
         wait_for_human: bool = True,
         who: str = "",
+        labels: tuple[str, ...] = (),
     ) -> Landed:
         """Land ``sha`` (already pushed to ``branch``, the PR's head) on ``env``'s branch;
         ``who`` starts the progress lines (``prod: wave canary (1/2)``; the environment's name
-        by default)."""
+        by default); ``labels`` go on its PR."""
         if env.merge == "direct":
             self.push_onto(env, base, sha)
             return Landed(sha, None)
-        pr = self.forge.open_pr(env, branch, sha, title, body)
+        pr = self.forge.open_pr(env, branch, sha, title, body, labels)
         on_open(pr)
         if env.merge == "manual" and not wait_for_human:
             return Landed(None, pr)

@@ -39,6 +39,8 @@ class Rendered:
     owns_tree: bool = False
     # What was rendered besides the control plane: a Kalypso registration -> its workload repo's commit.
     sources: Mapping[str, str] = field(default_factory=dict)
+    # Labels for the promotion PR (Kalypso's `promoted`, when its tracked main commit changes).
+    labels: tuple[str, ...] = ()
 
 
 class RenderedFolders(Mapping[str, bytes]):

@@ -16,7 +16,14 @@ from promoter.cli.main import cli
 from promoter.gitcmd import Git
 from promoter.platform.repo import PlatformRepo
 from tests.support.helpers import WORKLOAD, ControlPlaneFactory, pipeline, stage
-from tests.support.kalypso_repos import SAMPLE_MAIN_SHA, build_sample, expected_tree, tree_of
+from tests.support.kalypso_repos import (
+    SAMPLE_MAIN_SHA,
+    build_current,
+    build_sample,
+    expected_current,
+    expected_tree,
+    tree_of,
+)
 
 LEFTOVERS = {
     ".github/workflows/check-promote.yaml": b"name: check\n",
@@ -109,6 +116,9 @@ def test_promote_lands_the_scheduler_tree_in_each_environment(tmp_path: Path) ->
     assert ".promoter/promotion.yaml" in stage
     del stage[".promoter/promotion.yaml"]
     assert stage == tree_of(out)  # stage gets the promoted main commit, through a merged PR
+    # its tracked main commit changed: the PR is labelled `promoted`, as Kalypso's would be
+    labels = Git(gitops).out("notes", "--ref=promoter-labels", "show", "promoter/stage")
+    assert labels.split() == ["promoted"]
 
     again_code, again = promote(cp, "--environments", "dev,stage")
     assert again_code == 0, again
@@ -324,3 +334,42 @@ def test_a_gitops_repo_promoter_cannot_land_in_is_named_at_the_gitops_repo(
     code, output = promote(cp, "--environments", "dev")
     assert code == 2, output
     assert output.startswith("error: dev:gitops-repo.yaml:1: ") and says in output
+
+
+def test_the_current_scheduler_keeps_what_its_commit_does_not_rewrite(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Since 2024 the scheduler builds its commit on the branch head (``getTree``): a file in a
+    deployment-target folder that is still placed there stays; a file under a cluster type
+    that is gone, a target no longer placed, or beside the targets goes."""
+    monkeypatch.delenv("PROMOTER_KALYPSO_NAMING")
+    cp, main_sha = build_current(tmp_path / "repos")
+    gitops = tmp_path / "kalypso-gitops.git"
+    Git(tmp_path).run("init", "--quiet", "--bare", "--initial-branch=main", str(gitops))
+    kept = {"east-large/observability-dev/runbook.md": b"# Not YAML, and not Kalypso's\n"}
+    gone = {
+        "east-large/retired-target/reconciler.yaml": b"kind: Old\n",
+        "retired-type/app/reconciler.yaml": b"kind: Old\n",
+        "east-large/notes.txt": b"beside the targets\n",
+    }
+    seed = tmp_path / "gitops-src"
+    for path, data in {**expected_current("dev", main_sha), **kept, **gone}.items():
+        (seed / path).parent.mkdir(parents=True, exist_ok=True)
+        (seed / path).write_bytes(data)
+    commit_folder(Git(gitops), seed, "dev", "Kalypso Scheduler commit")
+    git = Git(cp)
+    git.run("checkout", "--quiet", "dev")
+    text = (cp / "gitops-repo.yaml").read_text()
+    (cp / "gitops-repo.yaml").write_text(
+        text.replace("https://github.com/contoso/kalypso-gitops", f"file://{gitops}")
+    )
+    git.run("commit", "--quiet", "-am", "dev: the GitOps repo of this test")
+    git.run("checkout", "--quiet", "main")
+    order = write(tmp_path / "order.yaml", ENVIRONMENTS.split("    - name: stage")[0])
+
+    code, output = promote(cp, "--environments-file", order)
+
+    assert code == 0, output
+    dev = branch_files(gitops, "dev")
+    assert f"mainCommit: {main_sha}" in dev.pop(".promoter/promotion.yaml").decode()
+    assert dev == {**expected_current("dev", main_sha), **kept}

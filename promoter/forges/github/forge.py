@@ -154,7 +154,13 @@ class GitHubForge(Forge):
         return self._model(env.name, chosen)
 
     def open_pr(
-        self, env: Environment, head_branch: str, head_sha: str, title: str, body: str
+        self,
+        env: Environment,
+        head_branch: str,
+        head_sha: str,
+        title: str,
+        body: str,
+        labels: tuple[str, ...] = (),
     ) -> PullRequest:
         title, body, base = mask(title), mask(body), env.gitops_branch
         try:
@@ -167,7 +173,7 @@ class GitHubForge(Forge):
             if err.status != 422 or "already exists" not in err.github_message:
                 raise
             pr = self._update_existing(head_branch, base, title, body)
-        self._label(pr, env)
+        self._label(pr, env, labels)
         self._remember(pr, fresh=True)
         if pr.head.sha != head_sha:
             pr = self._await_head(pr, head_sha)
@@ -229,9 +235,9 @@ class GitHubForge(Forge):
             self._fresh.add(pr.number)
         return pr
 
-    def _label(self, pr: GhPull, env: Environment) -> None:
+    def _label(self, pr: GhPull, env: Environment, extra: tuple[str, ...]) -> None:
         have = {label.name for label in pr.labels}
-        missing = [name for name in (PROMOTION_LABEL, f"env:{env.name}") if name not in have]
+        missing = [name for name in (PROMOTION_LABEL, f"env:{env.name}", *extra) if name not in have]
         if missing:
             self.http.call("label PR", lambda: pr.add_to_labels(*missing), write="write")
 

@@ -69,6 +69,14 @@ def test_open_pr_creates_and_labels(gh: Setup) -> None:
     assert gh.fake.pulls[(P, 1)]["labels"] == ["promotion", "env:qa"]
 
 
+def test_open_pr_adds_the_labels_it_is_given_once(gh: Setup) -> None:
+    head = gh.push_promotion()
+    gh.forge.open_pr(QA, "promoter/qa", head, "Promote abc to qa", "body\n", ("promoted",))
+    gh.forge.open_pr(QA, "promoter/qa", head, "Promote abc to qa", "body\n", ("promoted",))
+    assert gh.fake.pulls[(P, 1)]["labels"] == ["promotion", "env:qa", "promoted"]
+    assert [r.call for r in gh.fake.requests].count("label") == 1
+
+
 def test_open_pr_again_finds_and_updates_the_open_one(gh: Setup) -> None:
     gh.open()
     head = gh.push_promotion("newer\n")
