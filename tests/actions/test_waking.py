@@ -16,6 +16,7 @@ import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -323,6 +324,33 @@ def test_a_newer_commit_while_prod_waits_supersedes_it_there(
     assert statuses(factory, older)["prod"] == "error"  # superseded by the newer commit
     assert statuses(factory, newer) == {"dev": "success", "qa": "success", "prod": "success"}
     assert newer in (factory.platform_file("prod", ".promoter/promotion.yaml") or "")
+
+
+def test_a_closed_window_ends_the_run_waiting_and_the_first_heartbeat_after_it_opens_goes_on(
+    workflows: Callable[[dict[str, Any]], Workflows], factory: ControlPlaneFactory, github: GitHubStandIn
+) -> None:
+    """qa's change window (docs/change-control.md) opens at the next full minute: the push's run
+    promotes dev, meets the closed window and ends waiting for it, the heartbeat armed; the first
+    heartbeat after the opening promotes qa and prod. Windows read the wall clock, so real time
+    passes here (10 to 70 s, asleep)."""
+    opens = (datetime.now(UTC) + timedelta(seconds=70)).replace(second=0, microsecond=0)
+    hours = f"{opens:%H:%M}-{opens + timedelta(hours=2):%H:%M}"
+    setup(factory, "dev", stage("qa", windows=f'{{timeZone: UTC, allow: [{{hours: "{hours}"}}]}}'), "prod")
+    line = Timeline(factory, workflows, github)
+
+    pushed = line.event("push")
+    assert (pushed.state, pushed.waiting) == ("waiting", "window qa"), pushed
+    assert line.variables == {"PROMOTER_HEARTBEAT": "armed"}  # only time opens a window
+    assert statuses(factory, head(factory)) == {"dev": "success"}  # qa not started
+    time.sleep(max(0.0, opens.timestamp() - time.time()) + 0.5)
+    line.wait(HEARTBEAT)  # the first heartbeat after the opening
+    resumed = line.event("schedule")
+    line.report("a closed window, then the heartbeat after it opens")
+
+    assert (resumed.state, resumed.jobs) == ("done", ["advance", "approval", "approved"])  # prod asks
+    assert line.variables == {"PROMOTER_HEARTBEAT": "idle"}
+    assert statuses(factory, head(factory)) == {"dev": "success", "qa": "success", "prod": "success"}
+    assert line.billed() == 4  # the push's job, the heartbeat's three
 
 
 def test_a_killed_run_leaves_the_heartbeat_armed_and_the_next_run_goes_on(

@@ -511,7 +511,7 @@ def gh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     script = bin_dir / "gh"
     script.write_text(
         "#!/bin/sh\n"
-        f"printf '%s\\n' \"$GH_REPO $*\" >> {log}\n"
+        f"printf '%s\\n' \"${{GH_ENTERPRISE_TOKEN:+token}} $GH_HOST $GH_REPO $*\" >> {log}\n"
         'while [ $# -gt 0 ]; do [ "$1" = --body-file ] && cat "$2" >> ' + f"{log}; shift; done\n"
     )
     script.chmod(0o755)
@@ -529,9 +529,13 @@ def test_pull_requests_into_main_and_into_an_environment_branch_get_the_diff(
     change = factory.commit("dev-change", {"env.yaml": moved}, "dev: move")  # a branch off nothing
     pull = {"event_name": "pull_request", "event": {"pull_request": {"number": 7}}}
 
-    into_main = workflows({**pull, "base_ref": "main", "sha": main})
+    into_main = workflows({**pull, "base_ref": "main", "sha": main, "server_url": "https://github.com"})
     into_main.run(EXAMPLES / "control-plane/.github/workflows/render.yml")
-    into_dev = workflows({**pull, "base_ref": "dev", "sha": change})
+    on_ghes = {
+        "server_url": "https://ghes.example.com",
+        "token": "ghs_job",
+    }  # gh's host and its token there
+    into_dev = workflows({**pull, "base_ref": "dev", "sha": change, **on_ghes})
     into_dev.run(EXAMPLES / "environments/dev/.github/workflows/render.yml")
 
     for flows in (into_main, into_dev):
@@ -545,5 +549,8 @@ def test_pull_requests_into_main_and_into_an_environment_branch_get_the_diff(
     )
     assert renders[1].outputs["changed"] == "true" and "REGION: there" in renders[1].outputs["diff"]
     comments = gh.read_text()
-    assert comments.count("org/control-plane pr comment 7 --edit-last --body-file ") == 2
+    assert comments.count(" github.com org/control-plane pr comment 7 --edit-last --body-file ") == 1
+    assert (
+        comments.count("token ghes.example.com org/control-plane pr comment 7 --edit-last --body-file ") == 1
+    )
     assert comments.count("<!-- promoter-diff -->") == 2
