@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import click
@@ -76,7 +77,7 @@ def validate(
     announce_edits(cp, main)
     Renderer(all_templates(main)).compile_all()
     envs = []
-    platforms = _local_platforms(cp, main)
+    platforms = _platforms(cp, main)
     for env in main.pipeline.environments:
         objects = cp.environment(env)
         rendered = render_environment(main, objects, env.name)
@@ -131,15 +132,32 @@ def _check_sources(main: MainObjects, output: str) -> None:
         click.echo(f"sources: ok, {count} answered")
 
 
-def _local_platforms(cp: ControlPlane, main: MainObjects) -> Runtime | None:
-    """The platform repos to compare renders with, where no credentials are needed (the local
-    forge); ``diff`` compares with a GitHub one."""
-    if forge_kind(main.pipeline) != "local":
+def _platforms(cp: ControlPlane, main: MainObjects) -> Runtime | None:
+    """The platform repos to compare renders with: the local forge's, and a GitHub one when the
+    environment holds its credentials, read as ``diff`` and ``promote`` read them (``validate``
+    itself needs none: without them it compares nothing)."""
+    github = forge_kind(main.pipeline) != "local"
+    if github and not _github_credentials():
         return None
     try:
         return build_runtime(cp, main.pipeline, Console(quiet=True))
-    except PromoterError:
+    except PromoterError as err:  # no platform repo yet: nothing to remove
+        if github:
+            click.echo(f"note: removals not compared with the platform repo: {one_line(str(err))}", err=True)
         return None
+
+
+def _github_credentials() -> bool:
+    from promoter.forges.github.auth import (
+        APP_ID,
+        APP_KEY,
+        TOKEN_VARIABLES,
+    )  # heavy: PyGithub, only when GitHub
+
+    env = os.environ
+    if any(env.get(name, "").strip() for name in TOKEN_VARIABLES):
+        return True
+    return bool(env.get(APP_ID, "").strip() and env.get(APP_KEY, "").strip())
 
 
 def _removals(

@@ -108,6 +108,27 @@ def test_dev_qa_prod_through_the_cli(
     assert sum(e["requests"] for e in report["environments"]) == len(world.fake.requests)
 
 
+def test_validate_warns_of_removals_on_github_given_the_credentials(
+    world: World, factory: ControlPlaneFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITHUB_REPOSITORY", "org/control-plane")  # where the statuses go
+    world.fake.hooks.append(merge_when_polled(3, 3))  # prod is merge: manual
+    done = promote(world)
+    assert done.exit_code == 0, done.output
+    pipeline_text = (world.control_plane / "promoter.yaml").read_text()
+    factory.commit("main", {"promoter.yaml": pipeline_text}, "retire the app")  # the workload file goes
+
+    warned = CliRunner().invoke(cli, ["validate", "--control-plane", str(world.control_plane)])
+    monkeypatch.delenv("PROMOTER_GITHUB_TOKEN")
+    silent = CliRunner().invoke(cli, ["validate", "--control-plane", str(world.control_plane)])
+
+    assert warned.exit_code == 0, warned.output
+    removals = [ln for ln in warned.stderr.splitlines() if ln.startswith("warning: ")]
+    assert [ln.split(":")[1].strip() for ln in removals] == ["dev", "qa", "prod"], warned.stderr
+    assert all("removes all" in ln for ln in removals)
+    assert silent.exit_code == 0 and "warning: " not in silent.stderr  # no token: nothing compared
+
+
 def test_summary_prints_the_requests_per_environment(world: World) -> None:
     world.fake.hooks.append(merge_when_polled(3, 2))
     result = promote(world, "--control-plane-repo", "org/control-plane")
