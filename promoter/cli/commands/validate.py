@@ -148,16 +148,12 @@ def _platforms(cp: ControlPlane, main: MainObjects) -> Runtime | None:
 
 
 def _github_credentials() -> bool:
-    from promoter.forges.github.auth import (
-        APP_ID,
-        APP_KEY,
-        TOKEN_VARIABLES,
-    )  # heavy: PyGithub, only when GitHub
+    from promoter.forges.github import auth  # heavy: PyGithub loads only when GitHub is used
 
     env = os.environ
-    if any(env.get(name, "").strip() for name in TOKEN_VARIABLES):
+    if any(env.get(name, "").strip() for name in auth.TOKEN_VARIABLES):
         return True
-    return bool(env.get(APP_ID, "").strip() and env.get(APP_KEY, "").strip())
+    return bool(env.get(auth.APP_ID, "").strip() and env.get(auth.APP_KEY, "").strip())
 
 
 def _removals(
