@@ -30,6 +30,8 @@ SIGNATURE_HEADER = "X-Promoter-Signature"
 TIMEOUT = 5.0
 #: Keys kept in the record (older ones drop out; an event that old does not come back).
 KEPT_KEYS = 2000
+#: One variable holding the receivers' other variables, as lines ``NAME=value`` (``secrets_block``).
+NOTIFICATIONS_ENV = "PROMOTER_NOTIFICATIONS_ENV"
 
 
 @dataclass(frozen=True)
@@ -187,11 +189,23 @@ class Notifier:
         return receiver.url, body, headers
 
     def _secret(self, variable: str | None) -> str:
-        value = self.environ.get(variable or "", "")
+        value = self.environ.get(variable or "", "") or secrets_block(self.environ).get(variable or "", "")
         if not value:
             raise _Unset(f"${variable} is not set")
         register_secret(value)
         return value
+
+
+def secrets_block(environ: Mapping[str, str]) -> dict[str, str]:
+    """``$PROMOTER_NOTIFICATIONS_ENV``: lines ``NAME=value`` (blank lines and ``#`` comments
+    skipped), the receivers' variables in one secret, as the reusable workflow passes them (it
+    cannot pass secrets it does not name). A variable of the environment itself wins."""
+    out = {}
+    for line in environ.get(NOTIFICATIONS_ENV, "").splitlines():
+        name, sep, value = line.strip().partition("=")
+        if sep and name and not name.startswith("#"):
+            out[name.strip()] = value.strip()
+    return out
 
 
 class _Unset(Exception):

@@ -39,12 +39,14 @@ class Setup:
         return f"{self.promoter_repo}/{path}@{self.ref}{comment}"
 
 
+NOTIFY = "PROMOTER_NOTIFICATIONS_ENV: ${{ secrets.PROMOTER_NOTIFICATIONS_ENV }} # receivers' NAME=value lines, if any"
 SECRETS = {
     "app": (
         "PROMOTER_GITHUB_APP_ID: ${{ secrets.PROMOTER_GITHUB_APP_ID }}",
         "PROMOTER_GITHUB_APP_PRIVATE_KEY: ${{ secrets.PROMOTER_GITHUB_APP_PRIVATE_KEY }}",
+        NOTIFY,
     ),
-    "token": ("PROMOTER_GITHUB_TOKEN: ${{ secrets.PROMOTER_GITHUB_TOKEN }}",),
+    "token": ("PROMOTER_GITHUB_TOKEN: ${{ secrets.PROMOTER_GITHUB_TOKEN }}", NOTIFY),
 }
 RENDER_AUTH = {
     "app": (

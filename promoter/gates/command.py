@@ -23,10 +23,17 @@ from promoter.gates.base import Gate, GateContext, Observation, spec_error
 from promoter.masking import mask
 from promoter.model import Source
 
-# The promoter's write access to the repos: a health check never needs it. (Argo CD and
-# Prometheus tokens stay: `argocd app wait` and friends are what gate commands are for.)
+# The promoter's write access to the repos and its receivers' secrets: a health check never
+# needs them. (Argo CD and Prometheus tokens stay: `argocd app wait` and friends are what gate
+# commands are for.)
 REPO_CREDENTIALS = frozenset(
-    {"PROMOTER_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "PROMOTER_GITHUB_APP_PRIVATE_KEY"}
+    {
+        "PROMOTER_GITHUB_TOKEN",
+        "GITHUB_TOKEN",
+        "GH_TOKEN",
+        "PROMOTER_GITHUB_APP_PRIVATE_KEY",
+        "PROMOTER_NOTIFICATIONS_ENV",
+    }
 )
 
 

@@ -14,14 +14,18 @@ control plane's commits, the heartbeat's repository variable. Git goes straight 
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -38,6 +42,7 @@ STAND_INS = Path(__file__).parent / "act"
 ZERO = "0" * 40
 # the GitHub actions the workflow files pin, each to its stand-in
 PINNED = re.compile(r"uses: (actions/[\w-]+)@([0-9a-f]{40})")
+AUDIT_KEY = "audit-hmac-key-act-0123456789"  # the receiver's key, in PROMOTER_NOTIFICATIONS_ENV
 JOB_DONE = re.compile(r"^\[(?P<job>[^\]]+)\] 🏁  Job (?P<result>succeeded|failed)", re.M)
 
 
@@ -74,6 +79,34 @@ class ActRun:
 
 
 @dataclass
+class Receiver:
+    """A webhook receiver on loopback HTTP: each request's body and signature header."""
+
+    got: list[tuple[dict[str, object], str]] = field(default_factory=list)
+    url: str = ""
+
+    def start(self) -> Receiver:
+        got = self.got
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                got.append(
+                    (json.loads(body), self.headers.get("X-Promoter-Signature", "") + " " + body.hex())
+                )
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+
+@dataclass
 class World:
     """The control plane (its workflows' repository) and the platform repo, on the fake GitHub."""
 
@@ -83,6 +116,7 @@ class World:
     promoter_sha: str
     promoter_root: Path
     install: Path
+    receiver: Receiver
 
     def act(
         self,
@@ -117,6 +151,7 @@ class World:
         args = [act_binary(), event, "-W", str(caller), "-e", str(self.tmp / "event.json")]
         args += ["-P", "ubuntu-latest=-self-hosted", "--action-cache-path", str(self.tmp / "act-cache")]
         args += ["--action-offline-mode", "-s", f"GITHUB_TOKEN={TOKEN}"]
+        args += ["-s", f"PROMOTER_NOTIFICATIONS_ENV=AUDIT_KEY={AUDIT_KEY}"]  # the caller maps it
         for item in mapped:
             args += ["--local-repository", item]
         for key, value in env_args.items():
@@ -142,7 +177,10 @@ def world(
     api = FakeGitHubServer(tokens=(TOKEN,))
     api.fake.mergeable_delay = 0
     gitd = GitServer({"/org/platform.git": factory.platform}, token=TOKEN)
+    receiver = Receiver().start()
     text = pipeline("dev", "qa", "prod", platform=f"{{url: {gitd.url}/{P}, forge: github}}")
+    text += f"  notifications:\n    - name: audit\n      webhook: {{url: {receiver.url}, secretFrom: AUDIT_KEY}}\n"
+    text += "      events: [approval, done]\n"
     path = factory.create(
         {"promoter.yaml": text, "workloads/app.yaml": WORKLOAD}, platform_branches=("dev", "qa", "prod")
     )
@@ -163,7 +201,8 @@ def world(
     for name, repo in {CP: path, "your-org/promoter": promoter}.items():
         (github / name).parent.mkdir(parents=True, exist_ok=True)
         (github / name).symlink_to(repo)
-    yield World(factory, api, tmp_path, sha, action_root, install)
+    yield World(factory, api, tmp_path, sha, action_root, install, receiver)
+    receiver.server.shutdown()
     api.stop()
     gitd.stop()
 
@@ -203,6 +242,14 @@ def test_a_push_to_main_promotes_every_environment_prod_after_its_approval(world
         assert f"mainCommit: {x}" in world.factory.platform_file(env, ".promoter/promotion.yaml")
     assert world.api.fake.variables[CP] == {"PROMOTER_HEARTBEAT": "idle"}  # nothing waits on time
     assert "::error" not in run.log
+    # the receiver's key came through the caller's secret, the reusable workflow and the action
+    events = [(body["event"], body["environment"]) for body, _ in world.receiver.got]
+    assert sorted(events) == [("approval", "prod"), ("done", "dev"), ("done", "prod"), ("done", "qa")]
+    for body, signed in world.receiver.got:
+        signature, raw = signed.split(" ")
+        expected = hmac.new(AUDIT_KEY.encode(), bytes.fromhex(raw), hashlib.sha256).hexdigest()
+        assert signature == f"sha256={expected}", body
+    assert AUDIT_KEY not in run.log
 
 
 def test_the_heartbeat_gets_no_runner_while_nothing_waits_on_time(world: World) -> None:

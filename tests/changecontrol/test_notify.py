@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from promoter.changecontrol.notify import NOTIFICATIONS_REF, SCHEMA, Event, Notifier
+from promoter.changecontrol.notify import NOTIFICATIONS_REF, SCHEMA, Event, Notifier, secrets_block
 from promoter.changecontrol.records import Records
 from promoter.gitcmd import Git
 from promoter.model import NOTIFY_EVENTS, Receiver, Source
@@ -129,3 +129,19 @@ def test_no_receiver_wants_it_then_nothing_is_recorded(tmp_path: Path) -> None:
     notifier = Notifier("platform", receivers("http://127.0.0.1:9")[1:], store, print, {})
     assert notifier.send([event("done", "qa")]) == []
     assert store.git.commit_of(NOTIFICATIONS_REF) is None
+
+
+def test_the_receivers_variables_may_come_as_lines_of_one_secret(tmp_path: Path, inbox: Inbox) -> None:
+    """``PROMOTER_NOTIFICATIONS_ENV`` (what the reusable workflow passes): NAME=value lines; a
+    variable of the environment itself wins."""
+    inbox.received.clear()
+    block = f"# the receivers\n\nCHAT_URL = {inbox.url}/block-chat\nAUDIT_KEY={SECRET}\nnot a line\n"
+    environ = {"PROMOTER_NOTIFICATIONS_ENV": block, "CHAT_URL": f"{inbox.url}/chat"}
+    said: list[str] = []
+    Notifier("platform", receivers(inbox.url), records(tmp_path), said.append, environ).send([event()])
+    assert sorted(path for path, _, _ in inbox.received) == ["/audit", "/chat"]
+    audit_headers, audit_body = next((h, b) for p, h, b in inbox.received if p == "/audit")
+    expected = "sha256=" + hmac.new(SECRET.encode(), audit_body, hashlib.sha256).hexdigest()
+    assert audit_headers["X-Promoter-Signature"] == expected
+    assert secrets_block(environ) == {"CHAT_URL": f"{inbox.url}/block-chat", "AUDIT_KEY": SECRET}
+    assert said == []
