@@ -220,7 +220,9 @@ def _source_rules(doc: Doc, sources: dict[tuple[str, str], str]) -> Iterator[str
 
 
 def _helmrelease_rules(doc: Doc, configmaps: ConfigMaps) -> Iterator[str]:
-    if ("chart" in doc.spec) == ("chartRef" in doc.spec):
+    # v2's CRD says it in a CEL rule of its own, evaluated with the schema; older versions do not
+    cel = str(doc.body.get("apiVersion", "")).endswith("/v2")
+    if not cel and ("chart" in doc.spec) == ("chartRef" in doc.spec):
         yield "a HelmRelease needs exactly one of spec.chart and spec.chartRef"
     values_from = doc.spec.get("valuesFrom")
     for ref in values_from if isinstance(values_from, list) else []:

@@ -85,9 +85,9 @@ def test_golden_source_trees_pass_the_checks() -> None:
         assert files and check_tree(parsed(files)) == []
 
 
-def release(namespace: str = "ns", **spec: Any) -> dict[str, Any]:
+def release(namespace: str = "ns", version: str = "v2", **spec: Any) -> dict[str, Any]:
     return {
-        "apiVersion": "helm.toolkit.fluxcd.io/v2",
+        "apiVersion": f"helm.toolkit.fluxcd.io/{version}",
         "kind": "HelmRelease",
         "metadata": {"name": "app", "namespace": namespace},
         "spec": {"interval": "5m", **spec},
@@ -193,8 +193,11 @@ def _helmrepo(namespace: str) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("docs", "says"),
     [
-        (_docs(release()), "exactly one of spec.chart and spec.chartRef"),
-        (_docs(release(chart=CHART, chartRef={"kind": "OCIRepository", "name": "a"})), "exactly one"),
+        (_docs(release(version="v2beta2")), "exactly one of spec.chart and spec.chartRef"),
+        (
+            _docs(release(version="v2beta2", chart=CHART, chartRef={"kind": "OCIRepository", "name": "a"})),
+            "exactly one",
+        ),
         (
             _docs(
                 release(chart=CHART, valuesFrom=[{"kind": "ConfigMap", "name": "vals"}]),
@@ -212,6 +215,13 @@ def _helmrepo(namespace: str) -> dict[str, Any]:
 def test_reference_rules_of_helm_releases(docs: list[Doc], says: str) -> None:
     problems = check_folder(docs)
     assert problems and says in str(problems[0]), problems
+
+
+@pytest.mark.parametrize("spec", [{}, {"chart": CHART, "chartRef": {"kind": "OCIRepository", "name": "a"}}])
+def test_a_v2_helm_release_s_chart_rule_is_its_crd_s_own_said_once(spec: dict[str, Any]) -> None:
+    (doc,) = _docs(release(**spec))
+    found = [str(p) for p in check_document(doc) + check_folder([doc]) if "chart" in str(p)]
+    assert len(found) == 1 and "either chart or chartRef must be set" in found[0], found
 
 
 def test_a_source_named_with_its_namespace_is_fine() -> None:
