@@ -44,10 +44,10 @@ def setup_of(
         raise UsageError(
             f"--main-branch {main!r}: not a plain branch name (letters, digits, '.', '_', '/', '-')"
         )
-    names, branches = _environments(environments, main)
+    names, branches, follows = _environments(environments, main)
     if main in branches:
         raise UsageError(f"--main-branch {main!r}: an environment's branch too")
-    return Setup(repo, ref, tag, names, main, auth, private, branches if branches != names else ())
+    return Setup(repo, ref, tag, names, main, auth, private, branches if branches != names else (), follows)
 
 
 def _tag_commit(repo: str, tag: str) -> str:
@@ -73,14 +73,19 @@ def _tag_commit(repo: str, tag: str) -> str:
     return sha
 
 
-def _environments(flag: str | None, main: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The environments' names and branches: from ``--environments``, else the Pipeline, else
-    dev, qa and prod."""
+Follows = tuple[tuple[str, tuple[str, ...]], ...]
+
+
+def _environments(flag: str | None, main: str) -> tuple[tuple[str, ...], tuple[str, ...], Follows]:
+    """The environments' names, branches and what each follows where that is not the one listed
+    before it: from ``--environments`` (``prod-eu:staging``, ``edge:prod-eu+prod-us``), else the
+    Pipeline, else dev, qa and prod."""
     if flag is None:
         found = _pipeline(main)
         if found is not None:
             return found
-    names = tuple(n.strip() for n in (flag or "dev,qa,prod").split(","))
+    entries = [item.strip().partition(":") for item in (flag or "dev,qa,prod").split(",")]
+    names = tuple(name.strip() for name, _, _ in entries)
     for name in names:
         if not ENV_NAME.fullmatch(name) or yaml.safe_load(name) != name:
             raise UsageError(
@@ -89,10 +94,32 @@ def _environments(flag: str | None, main: str) -> tuple[tuple[str, ...], tuple[s
             )
     if len(set(names)) != len(names):
         raise UsageError(f"--environments {flag!r}: an environment is named twice")
-    return names, names
+    follows = tuple(
+        (name.strip(), tuple(u.strip() for u in ups.split("+"))) for name, colon, ups in entries if colon
+    )
+    for name, ups in follows:
+        for up in ups:
+            if up not in names or up == name:
+                raise UsageError(
+                    f"--environments: {name} follows {up!r}, "
+                    + ("itself" if up == name else f"not one of {', '.join(names)}")
+                )
+    _no_cycle(names, dict(follows))
+    return names, names, follows
 
 
-def _pipeline(main: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+def _no_cycle(names: tuple[str, ...], given: dict[str, tuple[str, ...]]) -> None:
+    ups = {n: given.get(n, (names[i - 1],) if i else ()) for i, n in enumerate(names)}
+    done: set[str] = set()
+    while len(done) < len(names):
+        ready = {n for n in names if n not in done and set(ups[n]) <= done}
+        if not ready:
+            stuck = ", ".join(n for n in names if n not in done)
+            raise UsageError(f"--environments: a cycle: no commit could ever reach {stuck}")
+        done |= ready
+
+
+def _pipeline(main: str) -> tuple[tuple[str, ...], tuple[str, ...], Follows] | None:
     """The environments of the Pipeline at the head of ``main`` (local, else origin's; nothing is
     fetched) in the working directory's repo, or None without one."""
     git = Git(".")
@@ -104,6 +131,7 @@ def _pipeline(main: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     pipeline = ControlPlane(".", main, label="the working directory").main(head).pipeline
     names = tuple(env.name for env in pipeline.environments)
     branches = tuple(env.branch for env in pipeline.environments)
+    follows = tuple((env.name, env.follows) for env in pipeline.environments if env.follows is not None)
     odd = [b for b in branches if not _plain(b)]
     if odd:
         raise UsageError(
@@ -111,7 +139,7 @@ def _pipeline(main: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
             "(letters, digits, '.', '_', '/', '-'); give --environments to choose"
         )
     click.echo(f"environments from {main}:{PIPELINE_FILE} at {head[:12]}: {', '.join(names)}", err=True)
-    return names, branches
+    return names, branches, follows
 
 
 def _plain(branch: str) -> bool:

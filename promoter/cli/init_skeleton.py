@@ -14,13 +14,20 @@ import yaml
 HEADER = "apiVersion: promoter.dev/v1alpha1\n"
 
 
-def pipeline(environments: tuple[str, ...], platform_repo: str) -> str:
+def pipeline(
+    environments: tuple[str, ...], platform_repo: str, follows: tuple[tuple[str, tuple[str, ...]], ...] = ()
+) -> str:
     host = (urlsplit(platform_repo).hostname or "").lower()
     forge = "" if host == "github.com" else "    forge: github              # GitHub Enterprise Server\n"
+    given = dict(follows)
+    ups = {e: given.get(e, (environments[i - 1],) if i else ()) for i, e in enumerate(environments)}
+    followed = {u for e in environments for u in ups[e]}
     lines = []
-    for i, env in enumerate(environments):
-        last = i == len(environments) - 1 and len(environments) > 1
+    for env in environments:
+        last = env not in followed and len(environments) > 1
         lines.append(f"    - name: {env}\n")
+        if env in given:
+            lines.append(f"      follows: [{', '.join(given[env])}]\n")
         if last:
             lines.append("      merge: manual             # a person merges the promotion pull request\n")
             lines.append("      timeout: 24h              # the merge and the gates, together\n")
@@ -28,7 +35,7 @@ def pipeline(environments: tuple[str, ...], platform_repo: str) -> str:
             lines.append("      merge: auto\n")
             lines.append("      timeout: 30m\n")
         lines.append("      gates:\n        - command: [promoter, check-platform]\n")
-        if i:
+        if ups[env]:
             lines.append("        - soak: 5m              # run healthy this long before going on\n")
     return (
         "# The promotion pipeline: the order of environments and how each is merged and gated\n"
@@ -111,9 +118,11 @@ def config(environment: str) -> str:
     )
 
 
-def for_main(environments: tuple[str, ...], platform_repo: str) -> dict[str, str]:
+def for_main(
+    environments: tuple[str, ...], platform_repo: str, follows: tuple[tuple[str, tuple[str, ...]], ...] = ()
+) -> dict[str, str]:
     return {
-        "promoter.yaml": pipeline(environments, platform_repo),
+        "promoter.yaml": pipeline(environments, platform_repo, follows),
         "workloads/hello-world.yaml": workload(environments),
         "config-schema.yaml": CONFIG_SCHEMA,
     }

@@ -26,10 +26,38 @@ class Setup:
     auth: str = "app"  # app | token
     private_promoter: bool = False
     env_branches: tuple[str, ...] = ()  # each environment's control-plane branch (default: its name)
+    #: what an environment follows, where it is not the one listed before it (a graph)
+    follows: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def branches(self) -> tuple[str, ...]:
         return self.env_branches or self.environments
+
+    def upstreams(self, name: str) -> tuple[str, ...]:
+        """What ``name`` follows: as given, else the environment listed before it."""
+        given = dict(self.follows)
+        if name in given:
+            return given[name]
+        i = self.environments.index(name)
+        return (self.environments[i - 1],) if i else ()
+
+    @property
+    def last(self) -> str:
+        """The environments nothing follows (the last one of a list), comma-separated: the ones
+        held for approval."""
+        followed = {u for e in self.environments for u in self.upstreams(e)}
+        return ",".join(e for e in self.environments if e not in followed)
+
+    @property
+    def order(self) -> str:
+        """The promotion order, for the comments: ``dev -> qa -> prod``, or each environment with
+        what it follows for a graph."""
+        if not self.follows:
+            return " -> ".join(self.environments)
+        return ", ".join(
+            f"{e} (after {' and '.join(self.upstreams(e))})" if self.upstreams(e) else e
+            for e in self.environments
+        )
 
     def environment_of(self, branch: str) -> str:
         return self.environments[self.branches.index(branch)]
@@ -103,14 +131,14 @@ ARMED_ONLY = (
 
 
 def promote(s: Setup) -> str:
-    last = s.environments[-1]
+    last = s.last
     return (
-        f"# A push to {s.main_branch} promotes that commit {' -> '.join(s.environments)} (the promotion flow).\n"
+        f"# A push to {s.main_branch} promotes that commit {s.order} (the promotion flow).\n"
         "# No run waits: each does what needs no waiting and ends, and the next event goes on from\n"
         "# there: a promoter-wake dispatch from the platform repo (a promotion PR merged, a cluster's\n"
         "# status) or the hub (a verdict), the heartbeat (every 10 minutes, and only while a promotion\n"
         f"# waits on time: the variable {HEARTBEAT_VARIABLE}), or a run by hand.\n"
-        f"# {last} starts only after the GitHub Environment {last}'s reviewers approve (asked once).\n"
+        + _approval_comment(last)
         + _hosting(s)
         + f"name: promote\n\non:\n  push:\n    branches: [{s.main_branch}]\n"
         "  repository_dispatch:\n    types: [promoter-wake]\n"
@@ -118,6 +146,14 @@ def promote(s: Setup) -> str:
         "  workflow_dispatch:\n\npermissions: {}\n"
         + _call(s, "promote", ["commit: ${{ github.sha }}", f"hold-for-approval: {last}"], ARMED_ONLY)
     )
+
+
+def _approval_comment(last: str) -> str:
+    if "," not in last:
+        return f"# {last} starts only after the GitHub Environment {last}'s reviewers approve (asked once).\n"
+    names = last.split(",")
+    listed = ", ".join(names[:-1]) + f" and {names[-1]}"
+    return f"# {listed} each start only after the reviewers of the GitHub Environment of its name approve (asked once).\n"
 
 
 def promote_by_hand(s: Setup) -> str:
@@ -147,7 +183,7 @@ def promote_by_hand(s: Setup) -> str:
                 "to: ${{ inputs.to }}",
                 "commit: ${{ inputs.commit }}",
                 "force: ${{ inputs.force }}",
-                f"hold-for-approval: {s.environments[-1]}",
+                f"hold-for-approval: {s.last}",
             ],
         )
     )
@@ -169,7 +205,7 @@ def schedule(s: Setup) -> str:
         " where a push to an environment branch never looks.\n"
         + _hosting(s)
         + f"name: schedule\n\non:\n  push:\n    branches: {_flow(s.branches)}\n\npermissions: {{}}\n"
-        + _call(s, "schedule", [f"schedule: {which}", f"hold-for-approval: {s.environments[-1]}"])
+        + _call(s, "schedule", [f"schedule: {which}", f"hold-for-approval: {s.last}"])
     )
 
 

@@ -447,3 +447,72 @@ def test_the_skeletons_check_platform_gate_passes_when_the_platform_repo_is_a_ur
     assert result.output.startswith("ok: ") and result.output.rstrip().endswith(f"at {merged[:12]}")
     env.pop("PROMOTER_PLATFORM_CACHE")  # before: the URL alone
     assert CliRunner().invoke(cli, ["check-platform"], env=env).exit_code == 2
+
+
+FAN_OUT = "staging,prod-eu:staging,prod-us:staging,global-edge:prod-eu+prod-us"
+
+
+def test_init_writes_a_fan_out_whose_skeleton_validates_as_a_graph(tmp_path: Path) -> None:
+    """staging, then prod-eu and prod-us side by side, then global-edge after both: the Pipeline
+    says what each follows, the workflows hold the environment nothing follows for approval, and
+    they pass the linters."""
+    out = tmp_path / "out"
+    args = ["--skeleton", "--platform-repo", "https://github.com/acme/platform", "--environments", FAN_OUT]
+    result = init(*BASE, "--out", str(out), *args)
+    assert result.exit_code == 0, result.output
+    pipeline = yaml.safe_load((out / "main/promoter.yaml").read_text())["spec"]["environments"]
+    assert [(e["name"], e.get("follows"), e["merge"]) for e in pipeline] == [
+        ("staging", None, "auto"),
+        ("prod-eu", ["staging"], "auto"),
+        ("prod-us", ["staging"], "auto"),
+        ("global-edge", ["prod-eu", "prod-us"], "manual"),
+    ]
+    promote = (out / "main/.github/workflows/promote.yml").read_text()
+    assert "hold-for-approval: global-edge\n" in promote
+    assert (
+        "prod-eu (after staging), prod-us (after staging), global-edge (after prod-eu and prod-us)" in promote
+    )
+    schedule = (out / "prod-us/.github/workflows/schedule.yml").read_text()
+    assert "hold-for-approval: global-edge\n" in schedule
+    repo = tmp_path / "cp"
+    _git(tmp_path, "init", "-q", "-b", "main", str(repo))
+    for branch in ("main", "staging", "prod-eu", "prod-us", "global-edge"):
+        if branch != "main":
+            _git(repo, "checkout", "-q", "--orphan", branch)
+            _git(repo, "rm", "-rqf", "--ignore-unmatch", ".")
+        shutil.copytree(out / branch, repo, dirs_exist_ok=True)
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-qm", branch)
+    _git(repo, "checkout", "-q", "main")
+    graph = init("graph", "--control-plane", str(repo))
+    assert graph.exit_code == 0, graph.output
+    assert "e0 --> e1" in graph.stdout and "e2 --> e3" in graph.stdout and "e0 --> e3" not in graph.stdout
+    valid = init("validate", "--control-plane", str(repo), "--committed")
+    assert valid.exit_code == 0, valid.output
+    if shutil.which("shellcheck") is not None:
+        lint(sorted(str(p) for p in out.rglob("*.yml")))
+
+
+def test_two_leaves_are_both_held_for_approval(tmp_path: Path) -> None:
+    assert (
+        init(
+            *BASE, "--out", str(tmp_path), "--environments", "staging,prod-eu:staging,prod-us:staging"
+        ).exit_code
+        == 0
+    )
+    promote = (tmp_path / "main/.github/workflows/promote.yml").read_text()
+    assert "hold-for-approval: prod-eu,prod-us\n" in promote
+    assert "# prod-eu and prod-us each start only after the reviewers" in promote
+
+
+@pytest.mark.parametrize(
+    ("flag", "says"),
+    [
+        ("staging,prod:stagin", "prod follows 'stagin', not one of staging, prod"),
+        ("staging,prod:prod", "prod follows 'prod', itself"),
+        ("a:b,b:a", "a cycle: no commit could ever reach a, b"),
+    ],
+)
+def test_a_bad_graph_is_exit_2(flag: str, says: str, tmp_path: Path) -> None:
+    result = init(*BASE, "--out", str(tmp_path), "--environments", flag)
+    assert result.exit_code == 2 and says in result.output, result.output

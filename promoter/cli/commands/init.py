@@ -28,6 +28,10 @@ Examples:
   promoter init --promoter-repo acme/promoter --ref 5e1f4c2a9b7d3e8f6a0c1b2d4e6f8a0b1c3d5e7f \\
       --out /tmp/cp --skeleton --platform-repo https://github.com/acme/platform \\
       --auth token --environments dev,staging,prod
+  # a fan-out: staging, then prod-eu and prod-us side by side, then global-edge after both
+  promoter init --promoter-repo acme/promoter --ref 5e1f4c2a9b7d3e8f6a0c1b2d4e6f8a0b1c3d5e7f \\
+      --out /tmp/cp --skeleton --platform-repo https://github.com/acme/platform \\
+      --environments staging,prod-eu:staging,prod-us:staging,global-edge:prod-eu+prod-us
 """
 
 
@@ -56,7 +60,8 @@ Examples:
     default=None,
     metavar="A,B,...",
     shell_complete=complete_environment_list,
-    help="The environments in promotion order, each kept on the branch of its name "
+    help="The environments in promotion order, each kept on the branch of its name; NAME:UP1+UP2 for "
+    "one that follows others than the one before it (staging,prod-eu:staging,prod-us:staging) "
     "(default: the Pipeline's on the main branch of the working directory's repo, else dev,qa,prod).",
 )
 @click.option(
@@ -162,7 +167,7 @@ def _files(
         if branch == setup.main_branch:
             mine = init_workflows.for_main(setup)
             if skeleton:
-                mine |= init_skeleton.for_main(setup.environments, platform_repo)
+                mine |= init_skeleton.for_main(setup.environments, platform_repo, setup.follows)
         else:
             mine = init_workflows.for_environment(setup)
             if skeleton:
