@@ -325,6 +325,20 @@ def test_a_folder_that_cannot_be_written_leaves_nothing(tmp_path: Path) -> None:
     assert list(written(out)) == ["qa"]  # main's and dev's files, written first, are gone too
 
 
+def committed(out: Path, repo: Path, environments: tuple[str, ...]) -> Path:
+    """A control-plane repo holding what ``init --out`` wrote: main's files, then each environment
+    branch's, each branch a commit of its own."""
+    _git(repo.parent, "init", "-q", "-b", "main", str(repo))
+    for branch in ("main", *environments):
+        if branch != "main":
+            _git(repo, "checkout", "-q", "--orphan", branch)
+            _git(repo, "rm", "-rqf", "--ignore-unmatch", ".")
+        shutil.copytree(out / branch, repo, dirs_exist_ok=True)
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-qm", branch)
+    return repo
+
+
 def test_the_skeleton_validates_and_renders(tmp_path: Path) -> None:
     out = tmp_path / "out"
     args = [
@@ -336,15 +350,7 @@ def test_the_skeleton_validates_and_renders(tmp_path: Path) -> None:
     ]
     result = init(*BASE, "--out", str(out), *args)
     assert result.exit_code == 0, result.output
-    repo = tmp_path / "cp"
-    _git(tmp_path, "init", "-q", "-b", "main", str(repo))
-    for branch in ("main", "dev", "staging", "prod"):
-        if branch != "main":
-            _git(repo, "checkout", "-q", "--orphan", branch)
-            _git(repo, "rm", "-rqf", "--ignore-unmatch", ".")
-        shutil.copytree(out / branch, repo, dirs_exist_ok=True)
-        _git(repo, "add", "-A")
-        _git(repo, "commit", "-qm", branch)
+    repo = committed(out, tmp_path / "cp", ("dev", "staging", "prod"))
     pipeline = yaml.safe_load((out / "main/promoter.yaml").read_text())
     assert [(e["name"], e["merge"]) for e in pipeline["spec"]["environments"]] == [
         ("dev", "auto"), ("staging", "auto"), ("prod", "manual")]  # fmt: skip
@@ -474,15 +480,7 @@ def test_init_writes_a_fan_out_whose_skeleton_validates_as_a_graph(tmp_path: Pat
     )
     schedule = (out / "prod-us/.github/workflows/schedule.yml").read_text()
     assert "hold-for-approval: global-edge\n" in schedule
-    repo = tmp_path / "cp"
-    _git(tmp_path, "init", "-q", "-b", "main", str(repo))
-    for branch in ("main", "staging", "prod-eu", "prod-us", "global-edge"):
-        if branch != "main":
-            _git(repo, "checkout", "-q", "--orphan", branch)
-            _git(repo, "rm", "-rqf", "--ignore-unmatch", ".")
-        shutil.copytree(out / branch, repo, dirs_exist_ok=True)
-        _git(repo, "add", "-A")
-        _git(repo, "commit", "-qm", branch)
+    repo = committed(out, tmp_path / "cp", ("staging", "prod-eu", "prod-us", "global-edge"))
     _git(repo, "checkout", "-q", "main")
     graph = init("graph", "--control-plane", str(repo))
     assert graph.exit_code == 0, graph.output
