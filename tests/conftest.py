@@ -17,6 +17,14 @@ from tests.support.helpers import ControlPlaneFactory
 pytest_plugins = ["tests.support.hub_support", "tests.support.action_install"]
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that spend most of their time asleep while real time passes (marked ``asleep``) go
+    first: xdist hands the first tests out one per worker, so each sleep overlaps the other
+    workers' work instead of trailing the run (a 70-second sleep begun last was the run's last
+    minute)."""
+    items.sort(key=lambda item: item.get_closest_marker("asleep") is None)
+
+
 @pytest.fixture(autouse=True)
 def isolated_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     home = tmp_path_factory.mktemp("home")

@@ -217,6 +217,7 @@ PROMOTE = EXAMPLES / "control-plane/.github/workflows/promote.yml"
 WAKE = EXAMPLES / "platform-repo/.github/workflows/promoter-wake.yml"
 
 
+@pytest.mark.asleep  # the promote action's 5-second polls of each merge
 def test_a_push_to_main_promotes_every_environment_prod_after_its_approval(world: World) -> None:
     x = head(world.factory.path, "main")
     run = world.act("push", {"ref": "refs/heads/main", "after": x}, PROMOTE)

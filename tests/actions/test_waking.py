@@ -326,6 +326,7 @@ def test_a_newer_commit_while_prod_waits_supersedes_it_there(
     assert newer in (factory.platform_file("prod", ".promoter/promotion.yaml") or "")
 
 
+@pytest.mark.asleep  # until the window opens: 10 to 70 s
 def test_a_closed_window_ends_the_run_waiting_and_the_first_heartbeat_after_it_opens_goes_on(
     workflows: Callable[[dict[str, Any]], Workflows], factory: ControlPlaneFactory, github: GitHubStandIn
 ) -> None:
