@@ -9,7 +9,7 @@ import re
 import click
 import yaml
 
-from promoter.cli.init_workflows import Setup
+from promoter.cli.init_workflows import Follows, Setup, upstreams_of
 from promoter.controlplane.documents import PIPELINE_FILE
 from promoter.controlplane.repo import ControlPlane
 from promoter.errors import UsageError
@@ -73,9 +73,6 @@ def _tag_commit(repo: str, tag: str) -> str:
     return sha
 
 
-Follows = tuple[tuple[str, tuple[str, ...]], ...]
-
-
 def _environments(flag: str | None, main: str) -> tuple[tuple[str, ...], tuple[str, ...], Follows]:
     """The environments' names, branches and what each follows where that is not the one listed
     before it: from ``--environments`` (``prod-eu:staging``, ``edge:prod-eu+prod-us``), else the
@@ -104,12 +101,12 @@ def _environments(flag: str | None, main: str) -> tuple[tuple[str, ...], tuple[s
                     f"--environments: {name} follows {up!r}, "
                     + ("itself" if up == name else f"not one of {', '.join(names)}")
                 )
-    _no_cycle(names, dict(follows))
+    _no_cycle(names, follows)
     return names, names, follows
 
 
-def _no_cycle(names: tuple[str, ...], given: dict[str, tuple[str, ...]]) -> None:
-    ups = {n: given.get(n, (names[i - 1],) if i else ()) for i, n in enumerate(names)}
+def _no_cycle(names: tuple[str, ...], follows: Follows) -> None:
+    ups = upstreams_of(names, follows)
     done: set[str] = set()
     while len(done) < len(names):
         ready = {n for n in names if n not in done and set(ups[n]) <= done}

@@ -11,16 +11,15 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from promoter.cli.init_workflows import Follows, upstreams_of
+
 HEADER = "apiVersion: promoter.dev/v1alpha1\n"
 
 
-def pipeline(
-    environments: tuple[str, ...], platform_repo: str, follows: tuple[tuple[str, tuple[str, ...]], ...] = ()
-) -> str:
+def pipeline(environments: tuple[str, ...], platform_repo: str, follows: Follows = ()) -> str:
     host = (urlsplit(platform_repo).hostname or "").lower()
     forge = "" if host == "github.com" else "    forge: github              # GitHub Enterprise Server\n"
-    given = dict(follows)
-    ups = {e: given.get(e, (environments[i - 1],) if i else ()) for i, e in enumerate(environments)}
+    given, ups = dict(follows), upstreams_of(environments, follows)
     followed = {u for e in environments for u in ups[e]}
     lines = []
     for env in environments:
@@ -118,9 +117,7 @@ def config(environment: str) -> str:
     )
 
 
-def for_main(
-    environments: tuple[str, ...], platform_repo: str, follows: tuple[tuple[str, tuple[str, ...]], ...] = ()
-) -> dict[str, str]:
+def for_main(environments: tuple[str, ...], platform_repo: str, follows: Follows = ()) -> dict[str, str]:
     return {
         "promoter.yaml": pipeline(environments, platform_repo, follows),
         "workloads/hello-world.yaml": workload(environments),

@@ -14,6 +14,15 @@ from dataclasses import dataclass
 CHECKOUT = "actions/checkout@08c6903cd8c0fde910a37f88322edcfb5dd907a8 # v5.0.0"
 
 
+Follows = tuple[tuple[str, tuple[str, ...]], ...]
+
+
+def upstreams_of(environments: tuple[str, ...], follows: Follows) -> dict[str, tuple[str, ...]]:
+    """What each environment follows: as given, else the environment listed before it."""
+    given = dict(follows)
+    return {e: given.get(e, (environments[i - 1],) if i else ()) for i, e in enumerate(environments)}
+
+
 @dataclass(frozen=True)
 class Setup:
     """What the workflows depend on."""
@@ -27,7 +36,7 @@ class Setup:
     private_promoter: bool = False
     env_branches: tuple[str, ...] = ()  # each environment's control-plane branch (default: its name)
     #: what an environment follows, where it is not the one listed before it (a graph)
-    follows: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    follows: Follows = ()
 
     @property
     def branches(self) -> tuple[str, ...]:
@@ -35,11 +44,7 @@ class Setup:
 
     def upstreams(self, name: str) -> tuple[str, ...]:
         """What ``name`` follows: as given, else the environment listed before it."""
-        given = dict(self.follows)
-        if name in given:
-            return given[name]
-        i = self.environments.index(name)
-        return (self.environments[i - 1],) if i else ()
+        return upstreams_of(self.environments, self.follows)[name]
 
     @property
     def last(self) -> str:
