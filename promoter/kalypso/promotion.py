@@ -168,7 +168,9 @@ class KalypsoPromotion(ControlPlane):
             for p in placed
         ]
         cluster_types = tuple(sorted(rendered.branch.cluster_types))
-        return Rendered(files, cluster_types, assignments, True, dict(rendered.workload_commits), labels)
+        return Rendered(
+            files, cluster_types, assignments, True, dict(rendered.workload_commits), labels, len(kept)
+        )
 
     def base_commit(self, environment: str) -> str:
         """The main commit ``environment``'s BaseRepo pins (what Kalypso runs there)."""

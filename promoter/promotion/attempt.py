@@ -393,4 +393,4 @@ def _file_count(planned: Planned, step: Step) -> int:
 
 def _rendered_count(rendered: Rendered, step: Step) -> int:
     files = rendered.files
-    return len(files) if step.whole else len(FolderSubset(files, step.cluster_types))
+    return len(files) - rendered.kept if step.whole else len(FolderSubset(files, step.cluster_types))

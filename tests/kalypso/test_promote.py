@@ -370,6 +370,8 @@ def test_the_current_scheduler_keeps_what_its_commit_does_not_rewrite(
     code, output = promote(cp, "--environments-file", order)
 
     assert code == 0, output
+    rendered = len(expected_current("dev", main_sha))
+    assert f"dev: rendered {rendered} files" in output  # the kept file is not counted as rendered
     dev = branch_files(gitops, "dev")
     assert f"mainCommit: {main_sha}" in dev.pop(".promoter/promotion.yaml").decode()
     assert dev == {**expected_current("dev", main_sha), **kept}
