@@ -16,9 +16,9 @@ from promoter.errors import ConfigError, UsageError
 from promoter.kalypso.generation import Generation, generation_from, lenient_from
 from promoter.kalypso.gitops import (
     GitOpsState,
-    kept_in_folders,
     next_tree,
     read_gitops,
+    read_gitops_file,
     scheduler_tree,
     tree_changes,
 )
@@ -168,20 +168,14 @@ class KalypsoControlPlane:
             return Planned(rendered, gitops, state, next_tree(state.files, rendered.files))
         return Planned(rendered, gitops, state, scheduler_tree(state.files, rendered.files, layout(rendered)))
 
-    def landed(self, rendered: Render) -> tuple[dict[str, bytes], tuple[str, ...]]:
-        """What promoter lands for ``rendered`` besides it, against the GitOps branch head: the
-        files the scheduler (since 2024) keeps in the target folders it does not rewrite (none
-        for the 2023 scheduler, which replaced every folder), and the PR's labels: ``promoted``
-        when the tracked main commit changes (``addPromotedCommitId``)."""
-        gitops = rendered.branch.gitops
-        if gitops is None:
-            return {}, ()
-        state = read_gitops(gitops, self.cache.parent / "kalypso-gitops")
-        tracked = rendered.files.get(TRACKING)
-        labels = ("promoted",) if tracked and state.files.get(TRACKING) != tracked else ()
-        if self.naming == "2023":
-            return {}, labels
-        return kept_in_folders(state.files, rendered.files, layout(rendered)), labels
+    def pr_labels(self, rendered: Render) -> tuple[str, ...]:
+        """The labels of the PR that lands ``rendered``: ``promoted`` when the tracked main
+        commit changes on the GitOps branch (``addPromotedCommitId``)."""
+        gitops, tracked = rendered.branch.gitops, rendered.files.get(TRACKING)
+        if gitops is None or not tracked:
+            return ()
+        there = read_gitops_file(gitops, self.cache.parent / "kalypso-gitops", TRACKING)
+        return ("promoted",) if there != tracked else ()
 
     def check_base(self, rendered: Render) -> None:
         """The environment's BaseRepo, when it has one, pins a commit the repo has."""

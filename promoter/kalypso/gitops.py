@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from promoter.errors import ConfigError, GitError
+from promoter.gitcmd import Git
 from promoter.kalypso.fetch import fetch_branch, git_reason
 from promoter.kalypso.objects import GitOpsRepo
 from promoter.urls import redact
@@ -25,20 +26,32 @@ class GitOpsState:
 
 def read_gitops(gitops: GitOpsRepo, cache: Path) -> GitOpsState:
     ref = gitops.ref
-    try:
-        git, commit = fetch_branch(ref.repo, ref.branch, cache)
-    except GitError as err:
-        raise ConfigError(
-            f"spec: cannot fetch branch {ref.branch!r} of {redact(ref.repo)}: {git_reason(err)}",
-            file=gitops.source.file,
-            line=gitops.source.line,
-        ) from err
+    git, commit = _fetch(gitops, cache)
     if commit is None:
         return GitOpsState(None, {})
     entries = [e for e in git.ls_tree(commit, ref.path or None) if e.type == "blob"]
     blobs = git.read_blobs(e.sha for e in entries)
     prefix = f"{ref.path}/" if ref.path else ""
     return GitOpsState(commit, {e.path[len(prefix) :]: blobs[e.sha] for e in entries})
+
+
+def read_gitops_file(gitops: GitOpsRepo, cache: Path, path: str) -> bytes | None:
+    """One file of the GitOps branch (``path`` under its folder), None where there is none."""
+    git, commit = _fetch(gitops, cache)
+    where = f"{gitops.ref.path}/{path}" if gitops.ref.path else path
+    return git.read_file(commit, where) if commit is not None else None
+
+
+def _fetch(gitops: GitOpsRepo, cache: Path) -> tuple[Git, str | None]:
+    ref = gitops.ref
+    try:
+        return fetch_branch(ref.repo, ref.branch, cache)
+    except GitError as err:
+        raise ConfigError(
+            f"spec: cannot fetch branch {ref.branch!r} of {redact(ref.repo)}: {git_reason(err)}",
+            file=gitops.source.file,
+            line=gitops.source.line,
+        ) from err
 
 
 def next_tree(old: dict[str, bytes], rendered: dict[str, bytes]) -> dict[str, bytes]:
@@ -65,17 +78,6 @@ def scheduler_tree(
         return top in layout and (second == "README.md" or second in layout[top])
 
     return dict(sorted({**{p: d for p, d in old.items() if kept(p)}, **rendered}.items()))
-
-
-def kept_in_folders(
-    old: dict[str, bytes], rendered: dict[str, bytes], layout: dict[str, set[str]]
-) -> dict[str, bytes]:
-    """The files of the branch head that the scheduler's commit since 2024 keeps under its
-    cluster-type folders without rewriting them (a file in a deployment-target folder that is
-    still placed there): promoter, which replaces the cluster-type folders whole, writes them
-    again so that the branch ends as ``scheduler_tree`` says."""
-    whole = scheduler_tree(old, rendered, layout)
-    return {p: d for p, d in whole.items() if p not in rendered and "/" in p and not p.startswith(".")}
 
 
 def tree_changes(old: dict[str, bytes], new: dict[str, bytes]) -> dict[str, tuple[int, int, int]]:

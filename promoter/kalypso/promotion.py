@@ -160,16 +160,21 @@ class KalypsoPromotion(ControlPlane):
         """``environment``'s tree as Kalypso's scheduler would commit it, rendered from main
         commit ``main.commit`` and the environment branch at ``objects.commit``."""
         rendered = self.kcp.render(environment, main.commit, objects.commit)
-        kept, labels = self.kcp.landed(rendered)
-        files = {**rendered.files, **kept}
         assignments = [
             Assignment(environment, p.cluster_type, p.target.workload, p.target.target, dict(p.config))
             for placed in rendered.placements.values()
             for p in placed
         ]
         cluster_types = tuple(sorted(rendered.branch.cluster_types))
+        # the scheduler since 2024 keeps a target folder's files it does not write; 2023's replaced folders
         return Rendered(
-            files, cluster_types, assignments, True, dict(rendered.workload_commits), labels, len(kept)
+            rendered.files,
+            cluster_types,
+            assignments,
+            True,
+            dict(rendered.workload_commits),
+            self.kcp.pr_labels(rendered),
+            keeps_unwritten=self.kcp.naming != "2023",
         )
 
     def base_commit(self, environment: str) -> str:

@@ -169,7 +169,9 @@ class Attempts(Stops, ABC):
         provenance = Provenance.of(main, env, objects, rendered)
         files, managed = rendered.files, rendered.cluster_types
         if rendered.owns_tree:  # Kalypso's layout: stale folders go, dot-folders keep their files
-            files, stale = owned_tree(self.platform, base, env.gitops_path, rendered.files)
+            files, stale = owned_tree(
+                self.platform, base, env.gitops_path, rendered.files, rendered.keeps_unwritten
+            )
             managed = (*managed, *stale)
         only = None
         there = deployed
@@ -393,4 +395,4 @@ def _file_count(planned: Planned, step: Step) -> int:
 
 def _rendered_count(rendered: Rendered, step: Step) -> int:
     files = rendered.files
-    return len(files) - rendered.kept if step.whole else len(FolderSubset(files, step.cluster_types))
+    return len(files) if step.whole else len(FolderSubset(files, step.cluster_types))

@@ -41,9 +41,9 @@ class Rendered:
     sources: Mapping[str, str] = field(default_factory=dict)
     # Labels for the promotion PR (Kalypso's `promoted`, when its tracked main commit changes).
     labels: tuple[str, ...] = ()
-    # How many of ``files`` were kept from the branch head, not rendered (Kalypso's scheduler
-    # keeps a target folder's files it does not write): not counted as rendered.
-    kept: int = 0
+    # With owns_tree: a file of the branch in a folder two deep that the render writes into stays
+    # unless rewritten, as Kalypso's scheduler since 2024 keeps a target folder's other files.
+    keeps_unwritten: bool = False
 
 
 class RenderedFolders(Mapping[str, bytes]):
