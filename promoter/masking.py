@@ -6,6 +6,8 @@ import os
 
 from promoter.urls import redact
 
+#: The notification receivers' variables, as lines ``NAME=value`` in one (changecontrol/notify.py).
+NOTIFICATIONS_ENV = "PROMOTER_NOTIFICATIONS_ENV"
 # Environment variables whose values are secrets wherever they appear.
 SECRET_VARIABLES = (
     "PROMOTER_GITHUB_TOKEN",
@@ -17,7 +19,7 @@ SECRET_VARIABLES = (
     "PROMOTER_PROMETHEUS_TOKEN",
     "PROMOTER_HUB_TOKEN",
     "PROMOTER_HUB_KEY",
-    "PROMOTER_NOTIFICATIONS_ENV",  # and each value of its NAME=value lines (changecontrol/notify.py)
+    NOTIFICATIONS_ENV,  # and each value of its NAME=value lines
 )
 
 _extra: set[str] = set()
@@ -31,7 +33,7 @@ def register_secret(value: str | None) -> None:
 
 def secrets() -> list[str]:
     found = {os.environ.get(name, "") for name in SECRET_VARIABLES} | _extra
-    for line in os.environ.get("PROMOTER_NOTIFICATIONS_ENV", "").splitlines():
+    for line in os.environ.get(NOTIFICATIONS_ENV, "").splitlines():
         found.add(line.partition("=")[2].strip())
     # longest first, so that a secret containing another is masked whole
     return sorted((s for s in found if len(s) >= 4), key=len, reverse=True)

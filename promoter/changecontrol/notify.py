@@ -21,7 +21,7 @@ from typing import Any
 from promoter.changecontrol.records import Records
 from promoter.clock import iso
 from promoter.errors import PromoterError
-from promoter.masking import mask, register_secret
+from promoter.masking import NOTIFICATIONS_ENV, mask, register_secret
 from promoter.model import NotifyEvent, Receiver
 
 NOTIFICATIONS_REF = "refs/promoter/notifications"
@@ -30,8 +30,6 @@ SIGNATURE_HEADER = "X-Promoter-Signature"
 TIMEOUT = 5.0
 #: Keys kept in the record (older ones drop out; an event that old does not come back).
 KEPT_KEYS = 2000
-#: One variable holding the receivers' other variables, as lines ``NAME=value`` (``secrets_block``).
-NOTIFICATIONS_ENV = "PROMOTER_NOTIFICATIONS_ENV"
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from promoter.cli.init_workflows import Follows, upstreams_of
+from promoter.cli.init_workflows import Follows, leaves_of, upstreams_of
 
 HEADER = "apiVersion: promoter.dev/v1alpha1\n"
 
@@ -20,10 +20,10 @@ def pipeline(environments: tuple[str, ...], platform_repo: str, follows: Follows
     host = (urlsplit(platform_repo).hostname or "").lower()
     forge = "" if host == "github.com" else "    forge: github              # GitHub Enterprise Server\n"
     given, ups = dict(follows), upstreams_of(environments, follows)
-    followed = {u for e in environments for u in ups[e]}
+    leaves = leaves_of(environments, follows)
     lines = []
     for env in environments:
-        last = env not in followed and len(environments) > 1
+        last = env in leaves and len(environments) > 1
         lines.append(f"    - name: {env}\n")
         if env in given:
             lines.append(f"      follows: [{', '.join(given[env])}]\n")

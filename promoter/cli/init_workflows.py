@@ -23,6 +23,12 @@ def upstreams_of(environments: tuple[str, ...], follows: Follows) -> dict[str, t
     return {e: given.get(e, (environments[i - 1],) if i else ()) for i, e in enumerate(environments)}
 
 
+def leaves_of(environments: tuple[str, ...], follows: Follows) -> tuple[str, ...]:
+    """The environments nothing follows (the last one of a list)."""
+    followed = {u for ups in upstreams_of(environments, follows).values() for u in ups}
+    return tuple(e for e in environments if e not in followed)
+
+
 @dataclass(frozen=True)
 class Setup:
     """What the workflows depend on."""
@@ -50,8 +56,7 @@ class Setup:
     def last(self) -> str:
         """The environments nothing follows (the last one of a list), comma-separated: the ones
         held for approval."""
-        followed = {u for e in self.environments for u in self.upstreams(e)}
-        return ",".join(e for e in self.environments if e not in followed)
+        return ",".join(leaves_of(self.environments, self.follows))
 
     @property
     def order(self) -> str:

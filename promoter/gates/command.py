@@ -20,7 +20,7 @@ from typing import Any
 
 from promoter.clock import format_duration, parse_duration
 from promoter.gates.base import Gate, GateContext, Observation, spec_error
-from promoter.masking import mask
+from promoter.masking import NOTIFICATIONS_ENV, mask
 from promoter.model import Source
 
 # The promoter's write access to the repos and its receivers' secrets: a health check never
@@ -32,7 +32,7 @@ REPO_CREDENTIALS = frozenset(
         "GITHUB_TOKEN",
         "GH_TOKEN",
         "PROMOTER_GITHUB_APP_PRIVATE_KEY",
-        "PROMOTER_NOTIFICATIONS_ENV",
+        NOTIFICATIONS_ENV,
     }
 )
 

@@ -150,10 +150,7 @@ def _platforms(cp: ControlPlane, main: MainObjects) -> Runtime | None:
 def _github_credentials() -> bool:
     from promoter.forges.github import auth  # heavy: PyGithub loads only when GitHub is used
 
-    env = os.environ
-    if any(env.get(name, "").strip() for name in auth.TOKEN_VARIABLES):
-        return True
-    return bool(env.get(auth.APP_ID, "").strip() and env.get(auth.APP_KEY, "").strip())
+    return auth.credentials_in(os.environ)
 
 
 def _removals(

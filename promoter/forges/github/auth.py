@@ -134,6 +134,13 @@ def _expiry(value: Any, default: float) -> float:
         return default
 
 
+def credentials_in(environ: Mapping[str, str]) -> bool:
+    """Whether ``environ`` gives a token or a whole GitHub App, as ``credentials_from_env`` reads them."""
+    if any(environ.get(name, "").strip() for name in TOKEN_VARIABLES):
+        return True
+    return bool(environ.get(APP_ID, "").strip() and environ.get(APP_KEY, "").strip())
+
+
 def credentials_from_env(
     http: GitHubHttp, environ: Mapping[str, str] | None = None, repositories: Sequence[str] = ()
 ) -> Credentials:
