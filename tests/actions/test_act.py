@@ -24,8 +24,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -34,6 +33,7 @@ from tests.actions.test_workflow_harness import EXAMPLES
 from tests.support.fake_github import GitServer
 from tests.support.fake_github_server import FakeGitHubServer
 from tests.support.helpers import WORKLOAD, ControlPlaneFactory, pipeline
+from tests.support.inbox import Inbox
 from tests.support.paths import ROOT
 
 CP, P = "org/control-plane", "org/platform"
@@ -79,34 +79,6 @@ class ActRun:
 
 
 @dataclass
-class Receiver:
-    """A webhook receiver on loopback HTTP: each request's body and signature header."""
-
-    got: list[tuple[dict[str, object], str]] = field(default_factory=list)
-    url: str = ""
-
-    def start(self) -> Receiver:
-        got = self.got
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                got.append(
-                    (json.loads(body), self.headers.get("X-Promoter-Signature", "") + " " + body.hex())
-                )
-                self.send_response(204)
-                self.end_headers()
-
-            def log_message(self, format: str, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return self
-
-
-@dataclass
 class World:
     """The control plane (its workflows' repository) and the platform repo, on the fake GitHub."""
 
@@ -116,7 +88,7 @@ class World:
     promoter_sha: str
     promoter_root: Path
     install: Path
-    receiver: Receiver
+    receiver: Inbox
 
     def act(
         self,
@@ -177,9 +149,10 @@ def world(
     api = FakeGitHubServer(tokens=(TOKEN,))
     api.fake.mergeable_delay = 0
     gitd = GitServer({"/org/platform.git": factory.platform}, token=TOKEN)
-    receiver = Receiver().start()
+    receiver = Inbox()
+    threading.Thread(target=receiver.serve_forever, daemon=True).start()
     text = pipeline("dev", "qa", "prod", platform=f"{{url: {gitd.url}/{P}, forge: github}}")
-    text += f"  notifications:\n    - name: audit\n      webhook: {{url: {receiver.url}, secretFrom: AUDIT_KEY}}\n"
+    text += f"  notifications:\n    - name: audit\n      webhook: {{url: {receiver.url}/hook, secretFrom: AUDIT_KEY}}\n"
     text += "      events: [approval, done]\n"
     path = factory.create(
         {"promoter.yaml": text, "workloads/app.yaml": WORKLOAD}, platform_branches=("dev", "qa", "prod")
@@ -202,7 +175,7 @@ def world(
         (github / name).parent.mkdir(parents=True, exist_ok=True)
         (github / name).symlink_to(repo)
     yield World(factory, api, tmp_path, sha, action_root, install, receiver)
-    receiver.server.shutdown()
+    receiver.shutdown()
     api.stop()
     gitd.stop()
 
@@ -244,12 +217,13 @@ def test_a_push_to_main_promotes_every_environment_prod_after_its_approval(world
     assert world.api.fake.variables[CP] == {"PROMOTER_HEARTBEAT": "idle"}  # nothing waits on time
     assert "::error" not in run.log
     # the receiver's key came through the caller's secret, the reusable workflow and the action
-    events = [(body["event"], body["environment"]) for body, _ in world.receiver.got]
+    events = [
+        (json.loads(body)["event"], json.loads(body)["environment"]) for _, _, body in world.receiver.received
+    ]
     assert sorted(events) == [("approval", "prod"), ("done", "dev"), ("done", "prod"), ("done", "qa")]
-    for body, signed in world.receiver.got:
-        signature, raw = signed.split(" ")
-        expected = hmac.new(AUDIT_KEY.encode(), bytes.fromhex(raw), hashlib.sha256).hexdigest()
-        assert signature == f"sha256={expected}", body
+    for _, headers, body in world.receiver.received:
+        expected = hmac.new(AUDIT_KEY.encode(), body, hashlib.sha256).hexdigest()
+        assert headers["X-Promoter-Signature"] == f"sha256={expected}", body
     assert AUDIT_KEY not in run.log
 
 

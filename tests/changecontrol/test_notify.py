@@ -11,9 +11,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -21,32 +19,9 @@ from promoter.changecontrol.notify import NOTIFICATIONS_REF, SCHEMA, Event, Noti
 from promoter.changecontrol.records import Records
 from promoter.gitcmd import Git
 from promoter.model import NOTIFY_EVENTS, Receiver, Source
+from tests.support.inbox import Inbox
 
 SECRET = "s3cr3t-hmac-key"
-
-
-class Inbox(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.received: list[tuple[str, dict[str, str], bytes]] = []
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}"
-
-
-class _Handler(BaseHTTPRequestHandler):
-    def do_POST(self) -> None:
-        body = self.rfile.read(int(self.headers["Content-Length"]))
-        assert isinstance(self.server, Inbox)
-        self.server.received.append((self.path, dict(self.headers), body))
-        self.send_response(200)
-        self.end_headers()
-
-    def log_message(self, *args: Any) -> None:
-        pass
 
 
 @pytest.fixture(scope="module")
