@@ -29,7 +29,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.actions.test_workflow_harness import EXAMPLES
+from tests.actions.releases import git
+from tests.actions.test_workflow_harness import EXAMPLES, head
 from tests.support.fake_github import GitServer
 from tests.support.fake_github_server import FakeGitHubServer
 from tests.support.helpers import WORKLOAD, ControlPlaneFactory, pipeline
@@ -167,9 +168,7 @@ def world(
         monkeypatch.setenv(f"GIT_CONFIG_KEY_{n}", f"url.{repo}.insteadOf")
         monkeypatch.setenv(f"GIT_CONFIG_VALUE_{n}", url)
     promoter = action_root.parent.parent / "repo"
-    sha = subprocess.run(
-        ["git", "-C", str(promoter), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
-    ).stdout.strip()
+    sha = git(promoter, "rev-parse", "HEAD")
     github = tmp_path / "github"  # the repositories the checkout stand-in clones, by owner/name
     for name, repo in {CP: path, "your-org/promoter": promoter}.items():
         (github / name).parent.mkdir(parents=True, exist_ok=True)
@@ -180,19 +179,13 @@ def world(
     gitd.stop()
 
 
-def head(repo: Path, ref: str = "HEAD") -> str:
-    return subprocess.run(
-        ["git", "-C", str(repo), "rev-parse", ref], capture_output=True, text=True, check=True
-    ).stdout.strip()
-
-
 PROMOTE = EXAMPLES / "control-plane/.github/workflows/promote.yml"
 WAKE = EXAMPLES / "platform-repo/.github/workflows/promoter-wake.yml"
 
 
 @pytest.mark.asleep  # the promote action's 5-second polls of each merge
 def test_a_push_to_main_promotes_every_environment_prod_after_its_approval(world: World) -> None:
-    x = head(world.factory.path, "main")
+    x = head(world.factory)
     run = world.act("push", {"ref": "refs/heads/main", "after": x}, PROMOTE)
 
     assert run.returncode == 0, run.log[-6000:]
