@@ -36,23 +36,29 @@ def sample_with_gitops(root: Path) -> tuple[Path, str, Path]:
     """The sample, its GitOpsRepos pointed at a bare repo whose dev branch holds what Kalypso
     committed (tracking the sample's own main commit) and some files of its own."""
     cp, main_sha = build_sample(root / "repos")
+    files = {**expected_tree("dev", SAMPLE_MAIN_SHA), **LEFTOVERS}
+    gitops = with_gitops(root, cp, files, "https://github.com/microsoft/kalypso-gitops", ("dev", "stage"))
+    return cp, main_sha, gitops
+
+
+def with_gitops(root: Path, cp: Path, files: dict[str, bytes], url: str, envs: tuple[str, ...]) -> Path:
+    """A bare GitOps repo whose dev branch holds ``files``, the GitOpsRepo of each of ``envs``
+    (on its branch of control plane ``cp``) pointed at it instead of ``url``."""
     gitops = root / "kalypso-gitops.git"
     Git(root).run("init", "--quiet", "--bare", "--initial-branch=main", str(gitops))
     seed = root / "gitops-src"
-    for path, data in {**expected_tree("dev", SAMPLE_MAIN_SHA), **LEFTOVERS}.items():
+    for path, data in files.items():
         (seed / path).parent.mkdir(parents=True, exist_ok=True)
         (seed / path).write_bytes(data)
     commit_folder(Git(gitops), seed, "dev", "Kalypso Scheduler commit")
     git = Git(cp)
-    for env in ("dev", "stage"):
+    for env in envs:
         git.run("checkout", "--quiet", env)
         text = (cp / "gitops-repo.yaml").read_text()
-        (cp / "gitops-repo.yaml").write_text(
-            text.replace("https://github.com/microsoft/kalypso-gitops", f"file://{gitops}")
-        )
+        (cp / "gitops-repo.yaml").write_text(text.replace(url, f"file://{gitops}"))
         git.run("commit", "--quiet", "-am", f"{env}: the GitOps repo of this test")
     git.run("checkout", "--quiet", "main")
-    return cp, main_sha, gitops
+    return gitops
 
 
 def branch_files(repo: Path, branch: str) -> dict[str, bytes]:
@@ -344,27 +350,14 @@ def test_the_current_scheduler_keeps_what_its_commit_does_not_rewrite(
     that is gone, a target no longer placed, or beside the targets goes."""
     monkeypatch.delenv("PROMOTER_KALYPSO_NAMING")
     cp, main_sha = build_current(tmp_path / "repos")
-    gitops = tmp_path / "kalypso-gitops.git"
-    Git(tmp_path).run("init", "--quiet", "--bare", "--initial-branch=main", str(gitops))
     kept = {"east-large/observability-dev/runbook.md": b"# Not YAML, and not Kalypso's\n"}
     gone = {
         "east-large/retired-target/reconciler.yaml": b"kind: Old\n",
         "retired-type/app/reconciler.yaml": b"kind: Old\n",
         "east-large/notes.txt": b"beside the targets\n",
     }
-    seed = tmp_path / "gitops-src"
-    for path, data in {**expected_current("dev", main_sha), **kept, **gone}.items():
-        (seed / path).parent.mkdir(parents=True, exist_ok=True)
-        (seed / path).write_bytes(data)
-    commit_folder(Git(gitops), seed, "dev", "Kalypso Scheduler commit")
-    git = Git(cp)
-    git.run("checkout", "--quiet", "dev")
-    text = (cp / "gitops-repo.yaml").read_text()
-    (cp / "gitops-repo.yaml").write_text(
-        text.replace("https://github.com/contoso/kalypso-gitops", f"file://{gitops}")
-    )
-    git.run("commit", "--quiet", "-am", "dev: the GitOps repo of this test")
-    git.run("checkout", "--quiet", "main")
+    files = {**expected_current("dev", main_sha), **kept, **gone}
+    gitops = with_gitops(tmp_path, cp, files, "https://github.com/contoso/kalypso-gitops", ("dev",))
     order = write(tmp_path / "order.yaml", ENVIRONMENTS.split("    - name: stage")[0])
 
     code, output = promote(cp, "--environments-file", order)
