@@ -21,7 +21,9 @@ PYTEST_WORKERS ?= $(shell echo $$(( $$(nproc) * 2 )))
 # last's at the end of each run, one file at a time, with both cores idle.
 SHM_FREE := $(shell [ -d /dev/shm ] && [ -w /dev/shm ] && df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 {print $$4}')
 TEST_TMP_BASE ?= $(if $(shell [ "$(or $(SHM_FREE),0)" -ge 8388608 ] && echo yes),/dev/shm,$(or $(TMPDIR),/tmp))
-TEST_TMP ?= $(TEST_TMP_BASE)/promoter-tests-$(shell printf '%s' "$(CURDIR)/$(VENV)" | sha256sum | cut -c1-12)
+ifeq ($(origin TEST_TMP),undefined)  # worked out once, not at each use
+TEST_TMP := $(TEST_TMP_BASE)/promoter-tests-$(shell printf '%s' "$(CURDIR)/$(VENV)" | sha256sum | cut -c1-12)
+endif
 # $(call fresh_tmp,NAME): a fresh $(TEST_TMP)/NAME for pytest's --basetemp and NAME-tmp for TMPDIR.
 define fresh_tmp
 	@mkdir -p $(TEST_TMP) && for d in $(1) $(1)-tmp; do if [ -e $(TEST_TMP)/$$d ]; then mv $(TEST_TMP)/$$d $(TEST_TMP)/$$d.old.$$$$; fi; done; \
