@@ -75,7 +75,11 @@ class Git:
         self._layout: Layout | None = None
 
     def layout(self) -> Layout | None:
-        """The repository ``path`` is in, asked of git once per handle; None outside any."""
+        """The repository ``path`` is in, once per handle: read from its files when ``path`` is
+        plainly the top of a clone or a bare repository (see ``_plain_layout``), else asked of
+        git; None outside any."""
+        if self._layout is None:
+            self._layout = _plain_layout(self.path, self.env)
         if self._layout is None:
             proc = self.run(
                 "rev-parse",
@@ -288,12 +292,68 @@ class Git:
             proc = self.run("cat-file", "blob", operands=[f"{commit}:{path}"], check=False)
             return proc.stdout if proc.returncode == 0 else None
 
+    def note(self, ref: str, obj: str) -> bytes | None:
+        """What ``git notes --ref=<ref> show <obj>`` prints; None when ``obj`` has no note. Read
+        through the reader: a note is the blob named by its object's id in the notes ref's
+        tree, at whatever fan-out git gave it (``ab/cdef...``, ``ab/cd/ef...``)."""
+        full = ref if ref.startswith("refs/") else f"refs/notes/{ref}"
+        try:
+            sha = self.rev_parse(obj)
+            if sha is None:
+                return None
+            names = [
+                f"{full}:{'/'.join([*(sha[2 * i : 2 * i + 2] for i in range(n)), sha[2 * n :]])}"
+                for n in range(4)
+            ]
+            found = [a for a in self._batch.ask([("contents", name) for name in names]) if a is not None]
+            return next((a.contents for a in found if a.type == "blob"), None)
+        except Unavailable:
+            proc = self.run("notes", f"--ref={full}", "show", operands=[obj], check=False)
+            return proc.stdout if proc.returncode == 0 else None
+
     def update_ref(self, ref: str, new: str, old: str | None, message: str = "promoter") -> None:
         """Compare-and-swap: move ``ref`` to ``new`` only if it is still at ``old`` (None: absent)."""
         self.run("update-ref", "-m", message, operands=[ref, new, old or "0" * 40])
 
     def delete_ref(self, ref: str) -> None:
         self.run("update-ref", "-d", operands=[ref], check=False)
+
+
+# Settings that move a repository's parts away from where git looks first: with any of them
+# set in the environment or the repository's config, git is asked.
+_MOVED_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_CONFIG_PARAMETERS")
+_MOVED_CONFIG = re.compile(r"^\s*(?:worktree|worktreeconfig)\s*=|^\s*\[\s*include", re.I | re.M)
+_BARE_CONFIG = re.compile(r"^\s*bare\s*=\s*true\s*$", re.I | re.M)
+
+
+def _plain_layout(path: Path, env: Mapping[str, str]) -> Layout | None:
+    """The layout of the two plain cases without a git process: ``path`` holds a ``.git``
+    folder (the top of a clone) or is a bare repository, owned by this user (git refuses a
+    repository of another owner), its config moving nothing (``core.worktree``,
+    ``core.bare`` in a clone, includes), no ``GIT_DIR``-like variable set. None otherwise:
+    git answers (a folder inside a clone, a worktree's ``.git`` file, anything unusual)."""
+    if any(env.get(key) for key in _MOVED_ENV):
+        return None
+    try:
+        dot_git = path / ".git"
+        if dot_git.is_dir():
+            config = (dot_git / "config").read_text(errors="replace")
+            moved = _MOVED_CONFIG.search(config) or _BARE_CONFIG.search(config)
+            if (dot_git / "HEAD").is_file() and not moved and _owned(path, dot_git):
+                here = Path(os.path.realpath(path))
+                return Layout(False, here / ".git" / "index", here)
+            return None
+        if (path / "HEAD").is_file() and (path / "objects").is_dir() and (path / "refs").is_dir():
+            config = (path / "config").read_text(errors="replace")
+            if _BARE_CONFIG.search(config) and not _MOVED_CONFIG.search(config) and _owned(path):
+                return Layout(True, Path(os.path.realpath(path)) / "index", None)
+    except OSError:
+        pass
+    return None
+
+
+def _owned(*paths: Path) -> bool:
+    return all(p.stat().st_uid == os.geteuid() for p in paths)
 
 
 def argv(path: Path, args: Sequence[str], operands: Sequence[str], paths: Sequence[str]) -> list[str]:
@@ -338,11 +398,22 @@ def require_git(version: tuple[int, int] | None = None) -> None:
         )
 
 
+_PLAIN_BRANCH = re.compile(r"[A-Za-z0-9._/-]+")
+
+
 @lru_cache(maxsize=4096)
 def valid_branch(name: str) -> bool:
     """Whether git accepts ``name`` as a branch (``git check-ref-format refs/heads/<name>``)."""
     if not name or name.startswith("-") or name == "HEAD" or "@{" in name:
         return False
+    if _PLAIN_BRANCH.fullmatch(name):
+        # letters, digits, ".", "_", "-" and "/": git's rules that remain, without a process
+        parts = name.split("/")
+        return (
+            ".." not in name
+            and not name.endswith(".")
+            and all(part and not part.startswith(".") and not part.endswith(".lock") for part in parts)
+        )
     proc = subprocess.run(
         ["git", "check-ref-format", f"refs/heads/{name}"],
         capture_output=True,

@@ -13,7 +13,7 @@ from promoter.cli.main import cli
 from promoter.errors import GitError
 from promoter.gitbatch import BatchReader
 from promoter.gitcmd import MIN_GIT, git_version, require_git
-from tests.support.helpers import ControlPlaneFactory
+from tests.support.helpers import Commit, ControlPlaneFactory, import_commits
 
 
 def test_this_machines_git_is_new_enough() -> None:
@@ -83,17 +83,114 @@ def test_answers_about_full_shas_are_asked_once_and_about_refs_every_time(
     assert git.rev_parse(missing) is None and asked[-2:] == [f"info {missing}"] * 2
 
 
-def test_the_layout_is_read_in_one_git_process(tmp_path: Path, factory: ControlPlaneFactory) -> None:
-    """What ``git rev-parse`` says of a repository from any of its folders, through symlinks."""
+def _asked(where: Path, env: dict[str, str] | None = None) -> gitcmd.Layout | None:
+    """The layout as git says it, the files not read."""
+    git = gitcmd.Git(where, env)
+    plain, gitcmd._plain_layout = gitcmd._plain_layout, lambda path, env: None  # type: ignore[assignment]
+    try:
+        return git.layout()
+    finally:
+        gitcmd._plain_layout = plain  # type: ignore[assignment]
+
+
+def test_the_layout_is_what_git_rev_parse_says(tmp_path: Path, factory: ControlPlaneFactory) -> None:
+    """Read from the files at the top of a clone or a bare repository, asked of git in one
+    process anywhere else; the same answers either way, through symlinks."""
     clone = factory.create()
     (clone / "sub" / "deeper").mkdir(parents=True)
     (tmp_path / "link").symlink_to(clone / "sub")
+    (tmp_path / "top-link").symlink_to(clone)
     top = Path(os.path.realpath(clone))
-    for where in (clone, clone / "sub" / "deeper", tmp_path / "link", tmp_path / "link" / "deeper"):
+    for where in (
+        clone,
+        tmp_path / "top-link",
+        clone / "sub" / "deeper",
+        tmp_path / "link",
+        tmp_path / "link" / "deeper",
+    ):
         layout = gitcmd.Git(where).layout()
-        assert layout == gitcmd.Layout(False, top / ".git" / "index", top), where
+        assert layout == gitcmd.Layout(False, top / ".git" / "index", top) == _asked(where), where
         assert gitcmd.Git(where).at_top().path == top
     bare = gitcmd.Git(factory.platform).layout()
-    assert bare is not None and bare.bare and bare.top is None
+    assert bare is not None and bare.bare and bare.top is None and bare == _asked(factory.platform)
     assert gitcmd.Git(clone / ".git").layout() == gitcmd.Layout(False, top / ".git" / "index", None)
     assert gitcmd.Git(tmp_path).layout() is None
+    assert (
+        gitcmd._plain_layout(clone, {}) is not None and gitcmd._plain_layout(factory.platform, {}) is not None
+    )
+    # what moves a repository's parts is left to git
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    assert gitcmd._plain_layout(clone, {"GIT_WORK_TREE": str(elsewhere)}) is None
+    gitcmd.Git(clone).run("config", "core.worktree", str(elsewhere))
+    assert gitcmd._plain_layout(clone, {}) is None
+    moved = gitcmd.Git(clone).layout()
+    assert moved == _asked(clone) and moved is not None and moved.top != top
+
+
+def test_notes_are_read_as_git_notes_show_prints_them_at_any_fan_out(factory: ControlPlaneFactory) -> None:
+    clone = factory.create()
+    git = gitcmd.Git(clone)
+    main = git.rev_parse("main")
+    dev = git.rev_parse("dev")
+    assert main and dev
+    assert git.note("refs/notes/promoter", main) is None  # no notes ref yet
+    git.run("notes", "--ref=refs/notes/promoter", "add", "-m", "line one", operands=[main])
+    # a notes tree fanned out one and two levels, as git writes one with many notes
+    for ref, path in (("fan1", f"{dev[:2]}/{dev[2:]}"), ("fan2", f"{dev[:2]}/{dev[2:4]}/{dev[4:]}")):
+        (sha,) = import_commits(clone, [Commit(f"notes-{ref}", {path: "fanned\n"}, "notes")])
+        git.run("update-ref", operands=[f"refs/notes/{ref}", sha])
+    for ref, obj in (
+        ("refs/notes/promoter", main),
+        ("promoter", "main"),
+        ("fan1", dev),
+        ("fan2", "dev"),
+        ("fan1", main),
+    ):
+        shown = git.run("notes", f"--ref={ref}", "show", operands=[obj], check=False)
+        assert git.note(ref, obj) == (shown.stdout if shown.returncode == 0 else None), (ref, obj)
+    assert git.note("promoter", "no-such-branch") is None
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "main",
+        "feature/x-1",
+        "release/v1.2",
+        "a.b",
+        "under_score",
+        "-x",
+        "HEAD",
+        "a..b",
+        "a/.b",
+        "a.lock",
+        "a/b.lock/c",
+        "a//b",
+        "a/",
+        "/a",
+        "a.",
+        "@",
+        "a@{1}",
+        "a b",
+        "a~1",
+        "a^",
+        "a:b",
+        "a?",
+        "a*",
+        "a[",
+        "a\\b",
+        "ünïcode",
+        "x/@/y",
+        ".hidden",
+        "ok.lockx",
+    ],
+)
+def test_branch_names_are_judged_as_git_check_ref_format_judges_them(name: str) -> None:
+    import subprocess
+
+    asked = subprocess.run(
+        ["git", "check-ref-format", f"refs/heads/{name}"], capture_output=True, check=False
+    )
+    by_git = asked.returncode == 0 and not name.startswith("-") and name != "HEAD"
+    assert gitcmd.valid_branch(name) == by_git

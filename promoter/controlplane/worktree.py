@@ -45,19 +45,51 @@ def _bare(git: Git) -> bool:
     return layout is None or layout.bare
 
 
-def checked_out_branch(git: Git) -> str | None:
-    proc = git.run("symbolic-ref", "--quiet", "--short", "HEAD", check=False)
-    return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+@dataclass(frozen=True)
+class _Status:
+    """``git status`` in one process: the branch, its head and the paths that differ."""
+
+    branch: str | None  # None when HEAD is detached
+    head: str | None  # None when the branch is unborn
+    staged: tuple[str, ...]  # paths whose index entry differs from HEAD
+    changed: tuple[str, ...]  # paths whose index entry or working file differs, or untracked
+
+
+def _status(git: Git) -> _Status:
+    raw = git.run(
+        "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all", "--no-renames"
+    ).stdout.decode("utf-8", "surrogateescape")
+    branch = head = None
+    staged: list[str] = []
+    changed: list[str] = []
+    for record in raw.split("\0"):
+        kind = record[:2]
+        if record.startswith("# branch.oid "):
+            head = None if record.endswith("(initial)") else record.split(" ", 2)[2]
+        elif record.startswith("# branch.head "):
+            branch = None if record.endswith("(detached)") else record.split(" ", 2)[2]
+        elif kind in ("1 ", "u "):  # ordinary and unmerged entries: "1 XY sub mH mI mW hH hI path"
+            fields = record.split(" ", 8 if kind == "1 " else 10)
+            path, index_state = fields[-1], fields[1][0]
+            changed.append(path)
+            if index_state != "." or kind == "u ":
+                staged.append(path)
+        elif kind == "? ":
+            changed.append(record[2:])
+    return _Status(branch, head, tuple(staged), tuple(changed))
 
 
 def snapshot(git: Git, *, staged: bool) -> Snapshot | None:
     """The edits of a working clone as a commit; None for a bare repo, a detached or unborn
-    HEAD, or when no control-plane file differs from the branch head."""
+    HEAD, or when no control-plane file differs from the branch head. A clean clone costs one
+    ``git status``; the throwaway index is built only when a control-plane file differs."""
     if _bare(git):
         return None
-    branch = checked_out_branch(git)
-    head = git.commit_of("HEAD")
+    state = _status(git)
+    branch, head = state.branch, state.head
     if branch is None or head is None:
+        return None
+    if not any(is_control_plane_file(p) for p in (state.staged if staged else state.changed)):
         return None
     tree = _tree(git, staged)
     changed = git.run(

@@ -28,6 +28,15 @@ class LocalForge(Forge):
     def __init__(self, control_plane: Git, platform: PlatformRepo, clock: Clock | None = None) -> None:
         self.statuses = NoteStatuses(control_plane, wall=clock.wall if clock else time.time)
         self.platform = platform
+        self._remote: Git | None = None
+
+    @property
+    def remote(self) -> Git:
+        """The platform repository itself (a path: this forge's platform repo is local), where
+        its statuses and PR labels are kept; one handle, so one reader, for the run."""
+        if self._remote is None:
+            self._remote = Git(self.platform.url)
+        return self._remote
 
     def get_statuses(self, commit: str) -> dict[str, Status]:
         return self.statuses.latest(commit)
@@ -42,7 +51,7 @@ class LocalForge(Forge):
         return f"{self.platform.url}#{head_branch}"
 
     def platform_statuses(self, sha: str) -> list[Status]:
-        return NoteStatuses(Git(self.platform.url)).history(sha)
+        return NoteStatuses(self.remote).history(sha)
 
     def find_pr(self, env: Environment, head_branch: str) -> PullRequest | None:
         heads = self.platform.fetch([head_branch, env.gitops_branch])
@@ -75,10 +84,8 @@ class LocalForge(Forge):
     def _labels(self, head: str) -> tuple[str, ...]:
         """A PR's labels: the lines of its head commit's note in ``refs/notes/promoter-labels``
         of the platform repo (``git notes --ref=promoter-labels add -m promoter/hold <sha>``)."""
-        proc = Git(self.platform.url).run(
-            "notes", f"--ref={LABELS_REF}", "show", operands=[head], check=False
-        )
-        text = proc.stdout.decode("utf-8", "replace") if proc.returncode == 0 else ""
+        note = self.remote.note(LABELS_REF, head)
+        text = note.decode("utf-8", "replace") if note is not None else ""
         return tuple(line.strip() for line in text.splitlines() if line.strip())
 
     def open_pr(
@@ -96,7 +103,7 @@ class LocalForge(Forge):
             raise GitError(f"branch {head_branch} is not at {head_sha[:12]}; it moved")
         missing = [label for label in labels if label not in pr.labels]
         if missing:  # in the labels' notes, where a person puts promoter/hold
-            Git(self.platform.url).run(
+            self.remote.run(
                 "notes", f"--ref={LABELS_REF}", "append", "-m", "\n".join(missing), operands=[head_sha]
             )
             pr = replace(pr, labels=(*pr.labels, *missing))

@@ -31,11 +31,11 @@ class NoteStatuses:
         self.wall = wall
 
     def history(self, commit: str) -> list[Status]:
-        proc = self.git.run("notes", f"--ref={self.ref}", "show", operands=[commit], check=False)
-        if proc.returncode != 0:
+        note = self.git.note(self.ref, commit)
+        if note is None:
             return []
         out = []
-        for line in proc.stdout.decode("utf-8", "replace").splitlines():
+        for line in note.decode("utf-8", "replace").splitlines():
             line = line.strip()
             if not line:
                 continue

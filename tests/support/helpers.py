@@ -128,22 +128,42 @@ def import_commits(repo: Path, commits: Sequence[Commit]) -> list[str]:
 
 
 def _branches(repo: Path) -> set[str]:
-    """The branches of ``repo``, read from its files (loose refs and packed-refs) as git reads
-    them, without a git process: the tests make thousands of repositories."""
+    """The branches of ``repo``, read from its files without a git process: the tests make
+    thousands of repositories."""
+    return {ref for ref in read_refs(repo) if ref.startswith("refs/heads/")}
+
+
+def read_refs(repo: Path) -> dict[str, str]:
+    """Every ref under ``refs/`` of ``repo`` (a working clone or a bare repo) and the sha it
+    points at, as ``git for-each-ref`` lists them, read from the ref files as git reads them
+    (a loose ref over a packed one; a symbolic ref as the ref it names), without a git process."""
     git_dir = repo / ".git" if (repo / ".git").exists() else repo
     if not (git_dir / "refs").is_dir():  # a .git file (a worktree) or a ref store of another kind
-        return set(Git(repo).out("for-each-ref", "--format=%(refname)", "refs/heads/").split())
-    heads = git_dir / "refs" / "heads"
-    found = {
-        f"refs/heads/{p.relative_to(heads).as_posix()}"
-        for p in heads.rglob("*")
-        if p.is_file() and not p.name.endswith(".lock")
-    }
+        listed = Git(repo).out("for-each-ref", "--format=%(refname) %(objectname)")
+        return dict(line.split(" ", 1) for line in listed.splitlines())
+    found: dict[str, str] = {}
     packed = git_dir / "packed-refs"
     if packed.exists():
-        lines = packed.read_text().splitlines()
-        found |= {ref for _, _, ref in (ln.partition(" ") for ln in lines) if ref.startswith("refs/heads/")}
-    return found
+        for line in packed.read_text().splitlines():
+            sha, _, ref = line.partition(" ")
+            if ref.startswith("refs/"):  # not the header, not a peeled "^sha" line
+                found[ref] = sha
+    texts = {
+        p.relative_to(git_dir).as_posix(): p.read_text().strip()
+        for p in (git_dir / "refs").rglob("*")
+        if p.is_file() and not p.name.endswith(".lock")
+    }
+    for ref, text in texts.items():
+        seen = {ref}
+        while text.startswith("ref: "):  # symbolic: what its target points at, if anything
+            target = text[5:].strip()
+            if target in seen:
+                break
+            seen.add(target)
+            text = texts.get(target) or found.get(target, "")
+        if text and not text.startswith("ref: "):
+            found[ref] = text
+    return dict(sorted(found.items()))
 
 
 class ControlPlaneFactory:
@@ -193,17 +213,8 @@ class ControlPlaneFactory:
         """Every ref of both repos (including notes), to assert that nothing moved."""
         out = {}
         for repo in (self.path, self.platform):
-            if not repo.exists():
-                continue
-            text = subprocess.run(
-                ["git", "-C", str(repo), "for-each-ref", "--format=%(refname) %(objectname)"],
-                capture_output=True,
-                text=True,
-                check=True,
-            ).stdout
-            for line in text.splitlines():
-                ref, sha = line.split(" ")
-                out[f"{repo.name}:{ref}"] = sha
+            if repo.exists():
+                out.update({f"{repo.name}:{ref}": sha for ref, sha in read_refs(repo).items()})
         return out
 
     def platform_file(self, branch: str, path: str) -> str | None:
