@@ -2,16 +2,18 @@
 
 Ingest answers 2xx only after the report's transaction committed (201 new, 200 a retry of a
 delivery already stored); a refusal is a 4xx JSON ``{"error": ...}`` and one log line, never a
-stack trace. Blocking database work runs in Starlette's thread pool.
+stack trace. Blocking database work runs in Starlette's thread pool; a report's write, in the
+group writer's threads (writer.py), awaited without a thread of its own.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping
 from typing import Any
 
 from starlette.applications import Starlette
@@ -28,11 +30,10 @@ from promoter.hub.db import Database, database_errors
 from promoter.hub.ingest import KeyCache, KeyMiss, Limits, late_retry, prepare, record, stale
 from promoter.hub.keys import Cluster
 from promoter.hub.metrics import REFUSED, Counters, exposition
-from promoter.hub.payloads import IngestError, Report
+from promoter.hub.payloads import IngestError
 from promoter.hub.reads import DEFAULT_WINDOW, parse_window, read, repo_urls
 from promoter.hub.rollout import NotFound
 from promoter.hub.sealing import Sealer
-from promoter.hub.store import Stored
 from promoter.hub.writer import GroupWriter
 
 log = logging.getLogger("promoter.hub")
@@ -55,36 +56,65 @@ class Hub:
         self.counters = Counters()
         self.writer = GroupWriter(db, counters=self.counters)
         self.keys = KeyCache(sealer=sealer)
+        self._tasks: set[asyncio.Future[None]] = set()
 
-    async def body(self, headers: Mapping[str, str], stream: AsyncIterator[bytes]) -> bytes:
-        """The body, refused before it is read when it says it is too long or not JSON."""
+    def _declared(self, headers: Mapping[str, str]) -> None:
+        """Refuse a body by its headers, before it is read: too long, or not JSON."""
         kind = headers.get("content-type", "").split(";")[0].strip().lower()
         if kind != "application/json":
             raise IngestError(415, f"Content-Type must be application/json, got {kind or 'none'!r}")
         declared = headers.get("content-length")
         if declared and declared.isdigit() and int(declared) > self.limits.max_body:
             raise IngestError(413, f"the body is {declared} bytes, over the limit of {self.limits.max_body}")
+
+    def _too_long(self) -> IngestError:
+        return IngestError(413, f"the body is over the limit of {self.limits.max_body} bytes")
+
+    async def body(self, headers: Mapping[str, str], stream: AsyncIterator[bytes]) -> bytes:
+        """The body, refused before it is read when it says it is too long or not JSON."""
+        self._declared(headers)
         chunks, size = [], 0
         async for chunk in stream:
             size += len(chunk)
             if size > self.limits.max_body:
-                raise IngestError(413, f"the body is over the limit of {self.limits.max_body} bytes")
+                raise self._too_long()
             chunks.append(chunk)
         return b"".join(chunks)
 
+    async def received(self, headers: Mapping[str, str], receive: Receive) -> bytes:
+        """``body``, read from ASGI messages (the ingest fast path)."""
+        self._declared(headers)
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                break
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.limits.max_body:
+                raise self._too_long()
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
     async def ingest(self, request: Request) -> Response:
+        """An ingest route through Starlette (``FastIngest`` takes the POSTs before it)."""
         source = request.url.path.split("/")[3] if request.url.path.startswith("/v1/ingest/") else "native"
-        return await self.deliver(
-            source, request.path_params.get("cluster"), request.headers, request.stream()
+        status, body = await self.deliver(
+            source, request.path_params.get("cluster"), request.headers, request.receive
         )
+        return Response(body, status, media_type="application/json")
 
     async def deliver(
-        self, source: str, cluster: str | None, headers: Mapping[str, str], stream: AsyncIterator[bytes]
-    ) -> Response:
+        self, source: str, cluster: str | None, headers: Mapping[str, str], receive: Receive
+    ) -> tuple[int, bytes]:
         """Authenticate and parse in the event loop when the sender's keys are cached (CPU only:
-        HMAC and JSON), else in a worker thread; then await the group writer's commit."""
+        HMAC and JSON), else in a worker thread; then await the group writer's commit. The
+        status and JSON body of the answer."""
         try:
-            body = await self.body(headers, stream)
+            body = await self.received(headers, receive)
             args = (self.db, source, cluster, headers, body, self.limits, self.keys)
             try:
                 # On SQLite the sender's key is one indexed read of a local file (tens of
@@ -93,25 +123,34 @@ class Hub:
                 who, report, digest = prepare(*args, offline=self.db.dialect != "sqlite")
             except KeyMiss:
                 who, report, digest = await run_in_threadpool(prepare, *args)
+            if self.keys.due():
+                self._background(run_in_threadpool(self.keys.check, self.db))
             now = self.clock()
-            stored = await self._store(who, report, digest, now)
+            if stale(report, now, self.limits):  # a late retry of a stored delivery stays idempotent
+                earlier = await run_in_threadpool(late_retry, self.db, report, digest, now, self.limits)
+                stored = earlier if earlier is not None else await self.writer.wait(who, report, digest, now)
+            else:
+                stored = await self.writer.wait(who, report, digest, now)
         except IngestError as err:
-            return self.refuse(err, f"{source} report for {cluster or 'a Bearer key'}", source)
+            self.refused(err, f"{source} report for {cluster or 'a Bearer key'}", source)
+            return err.status, _json({"error": err.message})
         except database_errors() as err:
-            return self.unavailable(err)
+            self.unavailable(err)
+            return 503, _UNAVAILABLE
         # 201 only when history grew; a retry or a report that changed nothing is 200.
-        status = 200 if stored.duplicate or stored.unchanged else 201
-        answer: dict[str, Any] = {"id": stored.id, "cluster": who.name, "duplicate": stored.duplicate}
         if stored.unchanged:
-            answer["unchanged"] = True
-        return JSONResponse(answer, status)
+            return 200, _json(
+                {"id": stored.id, "cluster": who.name, "duplicate": stored.duplicate, "unchanged": True}
+            )
+        return 200 if stored.duplicate else 201, _json(
+            {"id": stored.id, "cluster": who.name, "duplicate": stored.duplicate}
+        )
 
-    async def _store(self, who: Cluster, report: Report, digest: str, now: float) -> Stored:
-        if stale(report, now, self.limits):  # a late retry of a stored delivery stays idempotent
-            earlier = await run_in_threadpool(late_retry, self.db, report, digest, now, self.limits)
-            if earlier is not None:
-                return earlier
-        return await asyncio.wrap_future(self.writer.submit(who, report, digest, now))
+    def _background(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work`` in this event loop, holding on to it until it is done."""
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def commits(self, request: Request) -> Response:
         try:
@@ -124,9 +163,13 @@ class Hub:
         return JSONResponse({"recorded": new}, 201 if new else 200)
 
     def refuse(self, err: IngestError, what: str, source: str) -> Response:
+        self.refused(err, what, source)
+        return JSONResponse({"error": err.message}, err.status)
+
+    def refused(self, err: IngestError, what: str, source: str) -> None:
+        """Count and log a refusal (one line)."""
         self.counters.add(REFUSED, {"source": source, "status": str(err.status)})
         log.warning("refused %s: HTTP %d: %s", one_line(what), err.status, one_line(err.message))
-        return JSONResponse({"error": err.message}, err.status)
 
     def unavailable(self, err: Exception) -> Response:
         log.error("database unavailable: %s", str(err).strip().splitlines()[0] if str(err).strip() else err)
@@ -154,10 +197,11 @@ class Hub:
         known = self.keys.get("reader", key_digest)
         if known is not None:
             return known[0].name
+        generation = self.keys.generation
         owner = await run_in_threadpool(self._reader_of, key_digest)
         if owner is None:
             raise IngestError(401, "the read key is unknown or revoked")
-        self.keys.put("reader", key_digest, Cluster(owner, "", ""), [])
+        self.keys.put("reader", key_digest, Cluster(owner, "", ""), [], generation)
         return owner
 
     def _reader_of(self, key_digest: str) -> str | None:
@@ -293,7 +337,8 @@ def build_app(
 
 class FastIngest:
     """The ASGI app: reports (the bulk of the traffic, thousands a second) go straight to
-    ``Hub.deliver``, without the router and request objects; everything else to Starlette."""
+    ``Hub.deliver``, without the router, request and response objects; everything else to
+    Starlette."""
 
     def __init__(self, hub: Hub, app: Starlette) -> None:
         self.hub, self.app = hub, app
@@ -303,9 +348,39 @@ class FastIngest:
         if route is None:
             await self.app(scope, receive, send)
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        response = await self.hub.deliver(route[0], route[1], headers, _chunks(receive))
-        await response(scope, receive, send)
+        status, body = await self.hub.deliver(route[0], route[1], _headers(scope["headers"]), receive)
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+
+#: The request headers ingest reads (a report is authenticated and read with these alone).
+_INGEST_HEADERS = {
+    name.encode(): name for name in ("content-type", "content-length", "x-signature", "authorization")
+}
+
+
+def _headers(raw: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
+    """The headers ingest reads, by lowercase name (of a repeated one, the last)."""
+    found = {}
+    for name, value in raw:
+        key = _INGEST_HEADERS.get(name) or _INGEST_HEADERS.get(name.lower())
+        if key is not None:
+            found[key] = value.decode("latin-1")
+    return found
+
+
+def _json(payload: dict[str, Any]) -> bytes:
+    """A JSON answer's body, as Starlette's JSONResponse renders it."""
+    return json.dumps(payload, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+
+
+_UNAVAILABLE = _json({"error": "the database is unavailable; retry"})
 
 
 def _ingest_route(scope: Scope) -> tuple[str, str | None] | None:
@@ -319,13 +394,3 @@ def _ingest_route(scope: Scope) -> tuple[str, str | None] | None:
     if len(parts) == 5 and parts[1:3] == ["v1", "ingest"] and parts[3] in ("flux", "argocd") and parts[4]:
         return parts[3], parts[4]
     return None
-
-
-async def _chunks(receive: Receive) -> AsyncIterator[bytes]:
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return
-        yield message.get("body", b"")
-        if not message.get("more_body", False):
-            return

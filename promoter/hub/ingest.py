@@ -7,6 +7,7 @@ Authentication comes before the body is parsed: an unsigned body is never read a
 from __future__ import annotations
 
 import hmac
+import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ from typing import Any
 
 from promoter.hub import keys
 from promoter.hub.commits import CommitRecord, record_commit
-from promoter.hub.db import Database
+from promoter.hub.db import Database, database_errors
 from promoter.hub.payloads import IngestError, Report, argocd_notification, decode, flux_event, native_report
 from promoter.hub.sealing import Sealer
 from promoter.hub.store import Stored, check_fresh, check_identity, report_digest, stored_as
@@ -43,9 +44,15 @@ class KeyMiss(Exception):
 
 
 class KeyCache:
-    """Senders' keys, for ``ttl`` seconds, so that a report needs no database read before its
-    write: a key revoked (or a cluster registered) takes effect within ``ttl``. Only found
-    senders are kept (an unknown name costs a lookup each time, and no memory)."""
+    """Senders' keys, so that a report needs no database read before its write. An entry is
+    trusted for ``ttl`` seconds after it was read, and for ``ttl`` seconds after the start of
+    the last ``check`` that found ``sender_keys`` unchanged (no key made or revoked since the
+    check before): a key revoked (or a cluster registered) takes effect within ``ttl``. A
+    check that finds a change (the first one too) reads every cluster's keys afresh in one
+    query, in place of all it held, so that a hub hearing from thousands of clusters reads no
+    key per report, not even at a cluster's first report. Senders found one by one (readers,
+    and clusters when there are more than ``size`` keys) are kept too; unknown names are not
+    (an unknown name costs a lookup each time, and no memory)."""
 
     def __init__(
         self,
@@ -53,21 +60,82 @@ class KeyCache:
         size: int = 100_000,
         clock: Callable[[], float] = time.monotonic,
         sealer: Sealer | None = None,
+        check_every: float = 1.0,
     ) -> None:
-        self.ttl, self.size, self.clock = ttl, size, clock
+        self.ttl, self.size, self.clock, self.check_every = ttl, size, clock, check_every
         self.sealer = sealer  # opens the cluster keys the database keeps sealed
-        self._entries: dict[tuple[str, str], tuple[float, keys.Cluster, list[str]]] = {}
+        #: Bumped by each check that finds a change: an entry read before it is not kept.
+        self.generation = 0
+        self._entries: dict[tuple[str, str], tuple[float, int, keys.Cluster, list[str]]] = {}
+        self._fingerprint: Any = None
+        self._verified = -math.inf  # when the last check that found nothing changed began
+        self._checked = -math.inf  # when the last check began
+        self._checking = False
 
     def get(self, kind: str, name: str) -> tuple[keys.Cluster, list[str]] | None:
         entry = self._entries.get((kind, name))
-        if entry is None or entry[0] < self.clock():
+        if entry is None:
             return None
-        return entry[1], entry[2]
+        read_at, generation, cluster, secrets = entry
+        if generation != self.generation:
+            return None
+        trusted_until = max(read_at, self._verified) + self.ttl
+        if trusted_until < self.clock():
+            return None
+        return cluster, secrets
 
-    def put(self, kind: str, name: str, cluster: keys.Cluster, secrets: list[str]) -> None:
+    def put(
+        self, kind: str, name: str, cluster: keys.Cluster, secrets: list[str], generation: int | None = None
+    ) -> None:
+        """Keep a sender's keys, read from the database while ``generation`` (the cache's, read
+        before the database was) was current: not kept if a check has forgotten all since."""
+        if generation is not None and generation != self.generation:
+            return
         if len(self._entries) >= self.size:
             self._entries.clear()
-        self._entries[(kind, name)] = (self.clock() + self.ttl, cluster, secrets)
+        self._entries[(kind, name)] = (self.clock(), self.generation, cluster, secrets)
+
+    def due(self) -> bool:
+        """Whether a ``check`` is due (at most one runs at a time); the caller then runs it."""
+        if self._checking or self.clock() - self._checked < self.check_every:
+            return False
+        self._checking = True
+        return True
+
+    def check(self, db: Database) -> None:
+        """Read ``sender_keys``' fingerprint (how many keys, the newest one's id, how many are
+        revoked: keys are never deleted nor revoked twice, so any key made or revoked moves
+        it); forget every entry when it moved. Blocking: run off the event loop."""
+        started = self._checked = self.clock()
+        try:
+            with db.transaction(write=False) as tx:
+                fingerprint = tx.one(FINGERPRINT)
+                if fingerprint == self._fingerprint:
+                    self._verified = started
+                    return
+                # Read after the fingerprint: as new as it, or newer (a change after it moves
+                # the next check's).
+                count = int(fingerprint[0]) if fingerprint else 0
+                found = keys.clusters_with_secrets(tx, self.sealer) if 2 * count <= self.size else None
+        except database_errors():
+            return  # entries lapse after ``ttl``; requests say the database is unavailable
+        finally:
+            self._checking = False
+        generation = self.generation + 1
+        entries: dict[tuple[str, str], tuple[float, int, keys.Cluster, list[str]]] = {}
+        if found is not None:
+            by_name, by_digest = found
+            for name, (cluster, secrets) in by_name.items():
+                entries[("flux", name)] = (started, generation, cluster, secrets)
+            for key_digest, cluster in by_digest.items():
+                entries[("bearer", key_digest)] = (started, generation, cluster, [])
+        self._entries = entries
+        self.generation = generation
+        self._fingerprint = fingerprint
+        self._verified = started
+
+
+FINGERPRINT = "SELECT COUNT(*), MAX(id), COUNT(revoked_at) FROM sender_keys"
 
 
 def authenticate(
@@ -90,10 +158,11 @@ def authenticate(
     if known is None:
         if offline:
             raise KeyMiss(token_digest)
+        generation = cache.generation if cache else 0
         with db.transaction(write=False) as tx:
             found = keys.cluster_of_key_digest(tx, token_digest)
         if found is not None and cache:
-            cache.put("bearer", token_digest, found, [])
+            cache.put("bearer", token_digest, found, [], generation)
     else:
         found = known[0]
     if found is None:
@@ -112,10 +181,11 @@ def _signed(
     if known is None:
         if offline:
             raise KeyMiss(name)
+        generation = cache.generation if cache else 0
         with db.transaction(write=False) as tx:
             found, secrets = keys.cluster_with_secrets(tx, name, cache.sealer if cache else None)
         if found is not None and cache:
-            cache.put("flux", name, found, secrets)
+            cache.put("flux", name, found, secrets, generation)
     else:
         found, secrets = known
     if found is None:

@@ -163,11 +163,27 @@ def signature_matches(secrets: list[str], body: bytes, signature: str) -> bool:
     algorithm, _, given = signature.strip().partition("=")
     if algorithm not in ("sha224", "sha256", "sha384", "sha512") or not given:
         return False
+    given = given.lower()
     for secret in secrets:
-        expected = hmac.new(secret.encode(), body, algorithm).hexdigest()
-        if hmac.compare_digest(expected, given.lower()):
+        keyed = _keyed(secret, algorithm)
+        keyed.update(body)
+        if hmac.compare_digest(keyed.hexdigest(), given):
             return True
     return False
+
+
+_KEYED: dict[tuple[str, str], hmac.HMAC] = {}
+
+
+def _keyed(secret: str, algorithm: str) -> hmac.HMAC:
+    """A fresh HMAC of ``secret``: a copy of one made once per key (making one looks the
+    digest up in OpenSSL's providers and hashes the padded key, each time)."""
+    base = _KEYED.get((secret, algorithm))
+    if base is None:
+        if len(_KEYED) >= 100_000:
+            _KEYED.clear()
+        base = _KEYED[(secret, algorithm)] = hmac.new(secret.encode(), digestmod=algorithm)
+    return base.copy()
 
 
 def cluster_with_secrets(tx: Tx, name: str, sealer: Sealer | None = None) -> tuple[Cluster | None, list[str]]:
@@ -183,6 +199,33 @@ def cluster_with_secrets(tx: Tx, name: str, sealer: Sealer | None = None) -> tup
         return None, []
     found = [opened(str(r[3]), str(r[4]), sealer) for r in rows if r[3]]
     return Cluster(*rows[0][:3]), [k for k in found if k]
+
+
+def clusters_with_secrets(
+    tx: Tx, sealer: Sealer | None = None
+) -> tuple[dict[str, tuple[Cluster, list[str]]], dict[str, Cluster]]:
+    """What ``cluster_with_secrets`` answers of every registered, unrevoked cluster (by name),
+    and ``cluster_of_key_digest`` of every active cluster key (by its digest). Two plain scans,
+    joined here: a join's plan depends on the tables' statistics, which a database loaded in
+    bulk may not have yet (PostgreSQL then nests loops over both tables)."""
+    by_name: dict[str, tuple[Cluster, list[str]]] = {
+        str(name): (Cluster(str(name), str(environment), str(cluster_type)), [])
+        for name, environment, cluster_type in tx.rows(
+            "SELECT name, environment, cluster_type FROM clusters WHERE revoked_at IS NULL"
+        )
+    }
+    by_digest: dict[str, Cluster] = {}
+    for owner, stored, key_digest in tx.rows(
+        "SELECT owner, secret, digest FROM sender_keys WHERE role = 'cluster' AND revoked_at IS NULL ORDER BY id"
+    ):
+        entry = by_name.get(str(owner))
+        if entry is None:  # registered since the clusters were read
+            continue
+        by_digest[str(key_digest)] = entry[0]
+        key = opened(str(stored), str(key_digest), sealer) if stored else None
+        if key:
+            entry[1].append(key)
+    return by_name, by_digest
 
 
 def reseal(db: Database, old: Sealer | None, new: Sealer) -> tuple[int, int]:

@@ -140,7 +140,9 @@ def flux_revision(metadata: dict[str, str]) -> str:
 def _meta(metadata: dict[str, str], key: str) -> str:
     if metadata.get(key):
         return metadata[key]
-    return next((v for k, v in sorted(metadata.items()) if k.endswith("/" + key) and v), "")
+    suffix = "/" + key
+    prefixed = [(k, v) for k, v in metadata.items() if v and k.endswith(suffix)]
+    return min(prefixed)[1] if prefixed else ""  # the first key in sorted order
 
 
 def _names_commit(value: str) -> bool:
