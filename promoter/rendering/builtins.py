@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from importlib import resources
 
 from promoter.controlplane.objects import template_from_document
@@ -12,6 +13,12 @@ from promoter.model import MainObjects, Template
 
 def builtin_templates() -> dict[str, Template]:
     """The default templates shipped with the package (flux, argocd, default, configmap)."""
+    return dict(_read_builtins())
+
+
+@lru_cache(maxsize=1)
+def _read_builtins() -> dict[str, Template]:
+    """Read once per process: package data does not change while it runs."""
     out: dict[str, Template] = {}
     folder = resources.files("promoter") / "templates"
     for item in sorted(folder.iterdir(), key=lambda p: p.name):
