@@ -1,5 +1,6 @@
 """One delivery, from bytes to a committed row: who sent it (the key decides), what it says,
-whether it is fresh, and storing it. Blocking; the HTTP layer runs it in a worker thread.
+whether it is fresh, and storing it. Blocking when it reads the database; the HTTP layer runs
+it in the event loop when the sender's keys are cached (``KeyCache``), else in a worker thread.
 
 Authentication comes before the body is parsed: an unsigned body is never read as JSON.
 """
