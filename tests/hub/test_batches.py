@@ -28,8 +28,9 @@ def _report(reconciler: str, state: str, revision: str, at: float | None, messag
 
 
 def _batch(db: Database) -> list[Pending]:
-    """Reports of two clusters: transitions, a heartbeat, a retry of one delivery within the batch,
-    three of one reconciler (read against each other), a failure, and a late (older) event."""
+    """Reports of two clusters: transitions, a heartbeat, retries (of a delivery in the batch, and
+    a late one of a delivery its reconciler has moved on from), four of one reconciler (each read
+    against what the one before wrote), a failure, and an event older than the latest held."""
     with db.transaction() as tx:
         one, two = keys.cluster(tx, "edge-1"), keys.cluster(tx, "edge-2")
     assert one is not None and two is not None
@@ -37,6 +38,7 @@ def _batch(db: Database) -> list[Pending]:
         (one, _report("a", "progressing", M, T + 1), "d1", T + 2),
         (one, _report("a", "success", M, T + 3), "d2", T + 4),
         (one, _report("a", "success", M, T + 5, "again"), "d3", T + 6),  # a heartbeat of d2's state
+        (one, _report("a", "progressing", M, T + 1), "d1", T + 7),  # a late retry of d1: stored already
         (one, _report("b", "failure", M, T + 1), "d4", T + 2),
         (one, _report("b", "failure", M, T + 1), "d4", T + 3),  # a retry of d4
         (two, _report("a", "success", M, T + 1), "d5", T + 2),
@@ -95,6 +97,7 @@ def test_a_batch_is_stored_as_its_reports_one_by_one(hub_url: str) -> None:
         (False, False),
         (False, False),
         (False, True),
+        (True, False),
         (False, False),
         (True, True),
         (False, False),
@@ -102,7 +105,7 @@ def test_a_batch_is_stored_as_its_reports_one_by_one(hub_url: str) -> None:
         (False, False),
     ]
     assert together[2].unchanged and together[2].id == together[1].id
-    assert together[4].id == together[3].id
+    assert together[3].id == together[0].id and together[5].id == together[4].id
     again = Database(hub_url)
     # The same rows, and the same summaries and last-seen times (refreshed once per cluster).
     assert _state(again) == expected
