@@ -17,13 +17,13 @@ import re
 import subprocess
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from promoter import gitbatch
 from promoter.errors import GitError, UsageError
 from promoter.gitbatch import BatchReader, TreeEntry, Unavailable
+from promoter.gitlayout import ASK_LAYOUT, Layout, parse_layout, plain_layout
 from promoter.masking import mask
 
 # git merge-tree --write-tree (the local forge's merges) came in 2.38; --end-of-options in 2.24.
@@ -48,15 +48,6 @@ IDENTITY = {
 }
 
 
-@dataclass(frozen=True)
-class Layout:
-    """Where a repository keeps what: its kind, its index, the top of its working tree."""
-
-    bare: bool
-    index: Path
-    top: Path | None  # None for a bare repository (or a folder inside .git)
-
-
 class Git:
     """Runs git against one repository (a working clone or a bare repo)."""
 
@@ -76,29 +67,15 @@ class Git:
 
     def layout(self) -> Layout | None:
         """The repository ``path`` is in, once per handle: read from its files when ``path`` is
-        plainly the top of a clone or a bare repository (see ``_plain_layout``), else asked of
-        git; None outside any."""
+        plainly the top of a clone or a bare repository (``gitlayout.plain_layout``), else
+        asked of git in one process; None outside any."""
         if self._layout is None:
-            self._layout = _plain_layout(self.path, self.env)
+            self._layout = plain_layout(self.path, self.env)
         if self._layout is None:
-            proc = self.run(
-                "rev-parse",
-                "--is-bare-repository",
-                "--is-inside-work-tree",
-                "--show-prefix",
-                "--path-format=absolute",
-                "--git-path",
-                "index",
-                check=False,
-            )
+            proc = self.run("rev-parse", *ASK_LAYOUT, check=False)
             if proc.returncode != 0:
                 return None
-            bare, inside, prefix, index = proc.stdout.decode("utf-8", "surrogateescape").split("\n")[:4]
-            top = None
-            if bare != "true" and inside == "true":  # as many folders up as the prefix has
-                here = Path(os.path.realpath(self.path))
-                top = here.parents[prefix.count("/") - 1] if prefix else here
-            self._layout = Layout(bare == "true", Path(index), top)
+            self._layout = parse_layout(proc.stdout, self.path)
         return self._layout
 
     def at_top(self) -> Git:
@@ -317,43 +294,6 @@ class Git:
 
     def delete_ref(self, ref: str) -> None:
         self.run("update-ref", "-d", operands=[ref], check=False)
-
-
-# Settings that move a repository's parts away from where git looks first: with any of them
-# set in the environment or the repository's config, git is asked.
-_MOVED_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_CONFIG_PARAMETERS")
-_MOVED_CONFIG = re.compile(r"^\s*(?:worktree|worktreeconfig)\s*=|^\s*\[\s*include", re.I | re.M)
-_BARE_CONFIG = re.compile(r"^\s*bare\s*=\s*true\s*$", re.I | re.M)
-
-
-def _plain_layout(path: Path, env: Mapping[str, str]) -> Layout | None:
-    """The layout of the two plain cases without a git process: ``path`` holds a ``.git``
-    folder (the top of a clone) or is a bare repository, owned by this user (git refuses a
-    repository of another owner), its config moving nothing (``core.worktree``,
-    ``core.bare`` in a clone, includes), no ``GIT_DIR``-like variable set. None otherwise:
-    git answers (a folder inside a clone, a worktree's ``.git`` file, anything unusual)."""
-    if any(env.get(key) for key in _MOVED_ENV):
-        return None
-    try:
-        dot_git = path / ".git"
-        if dot_git.is_dir():
-            config = (dot_git / "config").read_text(errors="replace")
-            moved = _MOVED_CONFIG.search(config) or _BARE_CONFIG.search(config)
-            if (dot_git / "HEAD").is_file() and not moved and _owned(path, dot_git):
-                here = Path(os.path.realpath(path))
-                return Layout(False, here / ".git" / "index", here)
-            return None
-        if (path / "HEAD").is_file() and (path / "objects").is_dir() and (path / "refs").is_dir():
-            config = (path / "config").read_text(errors="replace")
-            if _BARE_CONFIG.search(config) and not _MOVED_CONFIG.search(config) and _owned(path):
-                return Layout(True, Path(os.path.realpath(path)) / "index", None)
-    except OSError:
-        pass
-    return None
-
-
-def _owned(*paths: Path) -> bool:
-    return all(p.stat().st_uid == os.geteuid() for p in paths)
 
 
 def argv(path: Path, args: Sequence[str], operands: Sequence[str], paths: Sequence[str]) -> list[str]:

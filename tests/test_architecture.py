@@ -24,6 +24,7 @@ LAYERS: dict[str, int] = {
     "masking": 1,
     "console": 2,
     "gitbatch": 1,
+    "gitlayout": 1,
     "gitcmd": 2,
     "model": 3,
     "gates.registry": 4,

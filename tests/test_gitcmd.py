@@ -86,11 +86,11 @@ def test_answers_about_full_shas_are_asked_once_and_about_refs_every_time(
 def _asked(where: Path, env: dict[str, str] | None = None) -> gitcmd.Layout | None:
     """The layout as git says it, the files not read."""
     git = gitcmd.Git(where, env)
-    plain, gitcmd._plain_layout = gitcmd._plain_layout, lambda path, env: None  # type: ignore[assignment]
+    plain, gitcmd.plain_layout = gitcmd.plain_layout, lambda path, env: None  # type: ignore[assignment]
     try:
         return git.layout()
     finally:
-        gitcmd._plain_layout = plain  # type: ignore[assignment]
+        gitcmd.plain_layout = plain  # type: ignore[assignment]
 
 
 def test_the_layout_is_what_git_rev_parse_says(tmp_path: Path, factory: ControlPlaneFactory) -> None:
@@ -116,14 +116,14 @@ def test_the_layout_is_what_git_rev_parse_says(tmp_path: Path, factory: ControlP
     assert gitcmd.Git(clone / ".git").layout() == gitcmd.Layout(False, top / ".git" / "index", None)
     assert gitcmd.Git(tmp_path).layout() is None
     assert (
-        gitcmd._plain_layout(clone, {}) is not None and gitcmd._plain_layout(factory.platform, {}) is not None
+        gitcmd.plain_layout(clone, {}) is not None and gitcmd.plain_layout(factory.platform, {}) is not None
     )
     # what moves a repository's parts is left to git
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    assert gitcmd._plain_layout(clone, {"GIT_WORK_TREE": str(elsewhere)}) is None
+    assert gitcmd.plain_layout(clone, {"GIT_WORK_TREE": str(elsewhere)}) is None
     gitcmd.Git(clone).run("config", "core.worktree", str(elsewhere))
-    assert gitcmd._plain_layout(clone, {}) is None
+    assert gitcmd.plain_layout(clone, {}) is None
     moved = gitcmd.Git(clone).layout()
     assert moved == _asked(clone) and moved is not None and moved.top != top
 
