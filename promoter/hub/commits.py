@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from promoter.hub.db import Database, Tx
-from promoter.hub.store import refresh_cluster
+from promoter.hub.summary import refresh_cluster
 
 
 @dataclass(frozen=True)
