@@ -145,10 +145,4 @@ def uncommitted(git: Git) -> tuple[str, ...]:
     deleted or untracked (``.gitignore`` honoured); none for a bare repo."""
     if _bare(git):
         return ()
-    raw = git.run("status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames").stdout
-    files = []
-    for record in raw.decode("utf-8", "surrogateescape").split("\0"):
-        path = record[3:]
-        if path and is_control_plane_file(path):
-            files.append(path)
-    return tuple(sorted(set(files)))
+    return tuple(sorted({p for p in _status(git).changed if is_control_plane_file(p)}))
