@@ -13,7 +13,7 @@ import base64
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import Any
 
 from starlette.applications import Starlette
@@ -58,32 +58,15 @@ class Hub:
         self.keys = KeyCache(sealer=sealer)
         self._tasks: set[asyncio.Future[None]] = set()
 
-    def _declared(self, headers: Mapping[str, str]) -> None:
-        """Refuse a body by its headers, before it is read: too long, or not JSON."""
+    async def body(self, headers: Mapping[str, str], receive: Receive) -> bytes:
+        """The body, read from its ASGI messages; refused before it is read when its headers say
+        it is too long or not JSON, and as soon as it grows past the limit."""
         kind = headers.get("content-type", "").split(";")[0].strip().lower()
         if kind != "application/json":
             raise IngestError(415, f"Content-Type must be application/json, got {kind or 'none'!r}")
         declared = headers.get("content-length")
         if declared and declared.isdigit() and int(declared) > self.limits.max_body:
             raise IngestError(413, f"the body is {declared} bytes, over the limit of {self.limits.max_body}")
-
-    def _too_long(self) -> IngestError:
-        return IngestError(413, f"the body is over the limit of {self.limits.max_body} bytes")
-
-    async def body(self, headers: Mapping[str, str], stream: AsyncIterator[bytes]) -> bytes:
-        """The body, refused before it is read when it says it is too long or not JSON."""
-        self._declared(headers)
-        chunks, size = [], 0
-        async for chunk in stream:
-            size += len(chunk)
-            if size > self.limits.max_body:
-                raise self._too_long()
-            chunks.append(chunk)
-        return b"".join(chunks)
-
-    async def received(self, headers: Mapping[str, str], receive: Receive) -> bytes:
-        """``body``, read from ASGI messages (the ingest fast path)."""
-        self._declared(headers)
         chunks: list[bytes] = []
         size = 0
         while True:
@@ -93,7 +76,7 @@ class Hub:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.limits.max_body:
-                raise self._too_long()
+                raise IngestError(413, f"the body is over the limit of {self.limits.max_body} bytes")
             chunks.append(chunk)
             if not message.get("more_body", False):
                 break
@@ -114,7 +97,7 @@ class Hub:
         HMAC and JSON), else in a worker thread; then await the group writer's commit. The
         status and JSON body of the answer."""
         try:
-            body = await self.received(headers, receive)
+            body = await self.body(headers, receive)
             args = (self.db, source, cluster, headers, body, self.limits, self.keys)
             try:
                 # On SQLite the sender's key is one indexed read of a local file (tens of
@@ -154,7 +137,7 @@ class Hub:
 
     async def commits(self, request: Request) -> Response:
         try:
-            body = await self.body(request.headers, request.stream())
+            body = await self.body(request.headers, request.receive)
             new = await run_in_threadpool(record, self.db, request.headers, body, self.clock())
         except IngestError as err:
             return self.refuse(err, "a commit record", "commits")

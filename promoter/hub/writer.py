@@ -134,10 +134,7 @@ class GroupWriter:
         loops: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Stored], Outcome]]] = {}
         for item, outcome in outcomes:
             if isinstance(item.done, Future):
-                if isinstance(outcome, BaseException):
-                    item.done.set_exception(outcome)
-                else:
-                    item.done.set_result(outcome)
+                _resolve(item.done, outcome)
             else:
                 loops.setdefault(item.done.get_loop(), []).append((item.done, outcome))
         for loop, settled in loops.items():
@@ -176,9 +173,12 @@ def _changes(outcome: Outcome) -> bool:
 
 def _settle_in_loop(settled: list[tuple[asyncio.Future[Stored], Outcome]]) -> None:
     for done, outcome in settled:
-        if done.done():  # cancelled: the client went away
-            continue
-        if isinstance(outcome, BaseException):
-            done.set_exception(outcome)
-        else:
-            done.set_result(outcome)
+        if not done.done():  # else cancelled: the client went away
+            _resolve(done, outcome)
+
+
+def _resolve(done: Future[Stored] | asyncio.Future[Stored], outcome: Outcome) -> None:
+    if isinstance(outcome, BaseException):
+        done.set_exception(outcome)
+    else:
+        done.set_result(outcome)
