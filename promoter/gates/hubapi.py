@@ -1,5 +1,5 @@
-"""The hub's HTTP API as the promoter speaks it: record a merged platform commit, read a
-rollout. The ``hub`` gate and the ``promoter hub`` commands use it; the hub's server lives in
+"""The hub's HTTP API as the promoter speaks it: record a merged platform commit, tell the
+holds in force, read a rollout. The ``hub`` gate and the ``promoter hub`` commands use it; the hub's server lives in
 ``promoter.hub``, above the gates, and this module never imports it.
 
 ``commit_record`` describes a platform commit from the platform repo (any object with the
@@ -170,10 +170,9 @@ def record_merge(
     at the hub named by ``PROMOTER_HUB_URL`` with the promoter key in ``PROMOTER_HUB_TOKEN``.
     Does nothing without ``PROMOTER_HUB_URL``; never raises: returns what went wrong, for a
     warning (the hub gate, and ``promoter hub sync``, record it again later)."""
-    url = os.environ.get(URL_ENV)
-    if not url:
+    client = _configured()
+    if client is None:
         return None
-    client = HubClient.from_env(url)
     if not client.token:
         return f"{URL_ENV} is set but {TOKEN_ENV} is not: the hub did not record {sha[:12]}"
     try:
@@ -181,3 +180,25 @@ def record_merge(
     except HttpProblem as err:
         return f"the hub did not record {sha[:12]}: {err}"
     return None
+
+
+def send_holds(environment: str, holds: list[dict[str, Any]]) -> str | None:
+    """Tell the hub named by ``PROMOTER_HUB_URL`` the holds in force on ``environment`` (each as
+    ``Hold.to_json`` gives it; none: it is not held), replacing what it had (docs/hub.md#holds).
+    Does nothing without ``PROMOTER_HUB_URL``; never raises: returns what went wrong, for a
+    warning (the next run that judges the environment sends them again)."""
+    client = _configured()
+    if client is None:
+        return None
+    if not client.token:
+        return f"{URL_ENV} is set but {TOKEN_ENV} is not: the hub was not told {environment}'s holds"
+    try:
+        client.post("/v1/holds", {"environment": environment, "holds": holds})
+    except HttpProblem as err:
+        return f"the hub was not told {environment}'s holds: {err}"
+    return None
+
+
+def _configured() -> HubClient | None:
+    url = os.environ.get(URL_ENV)
+    return HubClient.from_env(url) if url else None

@@ -27,7 +27,7 @@ from promoter.clock import parse_duration
 from promoter.errors import one_line
 from promoter.hub import keys, pages
 from promoter.hub.db import Database, database_errors
-from promoter.hub.ingest import KeyCache, KeyMiss, Limits, late_retry, prepare, record, stale
+from promoter.hub.ingest import KeyCache, KeyMiss, Limits, late_retry, prepare, record, record_holds_of, stale
 from promoter.hub.keys import Cluster
 from promoter.hub.metrics import REFUSED, Counters, exposition
 from promoter.hub.payloads import IngestError
@@ -144,6 +144,16 @@ class Hub:
         except database_errors() as err:
             return self.unavailable(err)
         return JSONResponse({"recorded": new}, 201 if new else 200)
+
+    async def holds(self, request: Request) -> Response:
+        try:
+            body = await self.body(request.headers, request.receive)
+            count = await run_in_threadpool(record_holds_of, self.db, request.headers, body, self.clock())
+        except IngestError as err:
+            return self.refuse(err, "holds", "holds")
+        except database_errors() as err:
+            return self.unavailable(err)
+        return JSONResponse({"holds": count})
 
     def refuse(self, err: IngestError, what: str, source: str) -> Response:
         self.refused(err, what, source)
@@ -294,6 +304,8 @@ def build_app(
         Route("/v1/ingest/argocd/{cluster}", hub.ingest, methods=["POST"]),
         Route("/v1/reports", hub.ingest, methods=["POST"]),
         Route("/v1/commits", hub.commits, methods=["POST"]),
+        Route("/v1/holds", hub.holds, methods=["POST"]),
+        Route("/v1/holds", reader("holds")),
         Route("/v1/rollout", reader("rollout")),
         Route("/v1/environments", reader("environments")),
         Route("/v1/environments/{name}", reader("environment")),

@@ -17,6 +17,7 @@ from typing import Any
 from promoter.hub import keys
 from promoter.hub.commits import CommitRecord, record_commit
 from promoter.hub.db import Database, database_errors
+from promoter.hub.holds import holds_from_json, record_holds
 from promoter.hub.payloads import IngestError, Report, argocd_notification, decode, flux_event, native_report
 from promoter.hub.sealing import Sealer
 from promoter.hub.store import Stored, check_fresh, check_identity, report_digest, stored_as
@@ -351,9 +352,21 @@ def _assignments(items: Any) -> list[tuple[str, str]]:
 
 def record(db: Database, headers: Mapping[str, str], body: bytes, now: float) -> bool:
     """``POST /v1/commits``: a promoter key records a merged platform commit."""
+    _promoter(db, headers)
+    return record_commit(db, commit_from_json(decode(body)), now)
+
+
+def record_holds_of(db: Database, headers: Mapping[str, str], body: bytes, now: float) -> int:
+    """``POST /v1/holds``: a promoter key sends an environment's holds in force (replacing the
+    ones it sent before); how many the environment has now."""
+    _promoter(db, headers)
+    environment, found = holds_from_json(decode(body))
+    return record_holds(db, environment, found, now)
+
+
+def _promoter(db: Database, headers: Mapping[str, str]) -> None:
     with db.transaction(write=False) as tx:
         if keys.sender_of(tx, bearer(headers), "promoter") is None:
             raise IngestError(
                 401, "the Bearer key is not an active promoter key (promoter hub keys add-promoter)"
             )
-    return record_commit(db, commit_from_json(decode(body)), now)

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
-from promoter.hub import dora
+from promoter.hub import dora, holds
 from promoter.hub.db import Database, Tx
 from promoter.hub.queries import environment_names, head
 from promoter.hub.rollout import find_commit, rollout
@@ -107,7 +107,26 @@ def exposition(db: Database, now: float, stale_after: float, window: float, coun
     with db.transaction(write=False) as tx:
         counted = tx.rows("SELECT name, labels, value FROM counters ORDER BY name, labels")
         rollouts, delivery = _rollouts(tx, now, stale_after), _delivery(tx, now, window)
-    return "\n".join([*_counted(counted), *_rollout_lines(rollouts, window), *_dora_lines(delivery)]) + "\n"
+        held = holds.in_force(tx, now)
+    lines = [
+        *_counted(counted),
+        *_rollout_lines(rollouts, window),
+        *_held_lines(held),
+        *_dora_lines(delivery),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _held_lines(held: list[dict[str, Any]]) -> list[str]:
+    return _family(
+        "promoter_hub_holds",
+        "gauge",
+        'Holds in force, by environment and wave ("": the whole environment); 1 each.',
+        (
+            _sample("promoter_hub_holds", {"environment": h["environment"], "wave": h["wave"] or ""}, 1)
+            for h in held
+        ),
+    )
 
 
 def _counted(counted: list[Any]) -> list[str]:

@@ -21,7 +21,7 @@ vertical-align:middle;letter-spacing:.02em}.badge.healthy{background:#2e7d32}.ba
 code{font-size:.9em}nav{display:flex;flex-wrap:wrap;gap:.3rem 1rem;margin-bottom:.4rem}p.head{margin:.3rem 0}
 small.muted,.abs,p.crumbs,p.filters{color:#666}p.crumbs{margin:.2rem 0}h1{margin:.4rem 0;font-size:1.6rem}
 h2{margin:1rem 0 .3rem;font-size:1.25rem}ul.failing{margin:.3rem 0 .6rem;padding-left:1.2rem}
-ul.failing li{margin:.2rem 0;overflow-wrap:anywhere}section.env{border-top:1px solid #ddd;padding-top:.2rem}
+ul.failing li,ul.holds li{margin:.2rem 0;overflow-wrap:anywhere}ul.holds{margin:.3rem 0 .6rem;padding-left:1.2rem}section.env{border-top:1px solid #ddd;padding-top:.2rem}
 @media (max-width:640px){body{margin:.6rem .7rem}h1{font-size:1.3rem}td.msg{min-width:12rem}}
 """
 
@@ -83,6 +83,13 @@ failed{% if h.runningSince %} after running it{% endif %}</span>; {{ r|successes
 <td>{{ d.commit|commit(d.environment, repos) }}</td><td class="n">{{ d.behind if d.behind is not none else 'no platform commit' }}</td>
 <td class="{{ 'stale' if d.stale }}">{{ 'yes' if d.stale else 'no' }}</td></tr>
 {% else %}<tr><td colspan="6">Every cluster is at its environment's head.</td></tr>{% endfor %}</table></div>{% endmacro %}
+{% macro holds_list(holds, environment) %}<ul class="holds">{% for h in holds %}<li data-wave="{{ h.wave or '' }}">{{ badge('held') }}
+{% if h.wave %}Wave <b>{{ h.wave }}</b>{% else %}The whole environment{% endif %} held
+{% if h.origin == 'label' %}by the label <code>promoter/hold</code> on {% if h.url %}<a href="{{ h.url }}">its promotion PR</a>{% else %}its promotion PR{% endif %}
+{%- else %}by <b>{{ h.by }}</b>{% endif %} {{ 'seen' if h.origin == 'label' else 'since' }} {{ h.since|ago }}{% if h.until %}, until {{ h.until|ago }}{% endif %}
+{%- if h.origin != 'label' and h.reason %}: {{ h.reason }}{% endif %}. <small class="muted">{% if h.origin == 'label' %}Remove the label
+{%- else %}<code>promoter release {{ environment }}{% if h.wave %} --wave {{ h.wave }}{% endif %}</code>{% endif %} lets it go.</small></li>
+{% endfor %}</ul>{% endmacro %}
 {% macro filters_line(shown) %}{% if shown %}<p class="filters">Only {{ shown|join(', ') }}. <a href="?">Show all</a></p>{% endif %}{% endmacro %}"""
 
 _FAILING_TABLE = """<div class="scroll"><table class="failing-clusters"><tr><th>cluster</th><th>environment</th><th>type</th>
@@ -108,16 +115,17 @@ windows before it, oldest first. Definitions: docs/hub.md, "Delivery figures".</
 {% else %}<p>No environment yet.</p>{% endfor %}{% endblock %}"""
 
 TEMPLATES = {
-    "environments": """{% extends "base" %}{% from "_macros" import rollout_table, head_line, badge, failing_list with context %}{% block body %}
+    "environments": """{% extends "base" %}{% from "_macros" import rollout_table, head_line, badge, failing_list, holds_list with context %}{% block body %}
 {% set failing = data|sum(attribute='failing', start=[]) %}{% if failing %}<p class="failed"><b>{{ failing|length }} cluster{{ 's' if failing|length != 1 }} failing</b>: <a href="/failing">what is failing now</a>.</p>{% endif %}
 {% for e in data %}<section class="env" data-environment="{{ e.environment }}"><h2><a href="/environments/{{ e.environment|q }}">{{ e.environment }}</a> {{ badge(e.state) }}</h2>
-{% if e.head %}{{ head_line(e.environment, e.head, e.rollout, e.state) }}{% if e.failing %}{{ failing_list(e.failing, repos) }}{% endif %}{{ rollout_table(e.rollout) }}
+{% if e.holds %}{{ holds_list(e.holds, e.environment) }}{% endif %}
+{% if e.head %}{{ head_line(e.environment, e.head, e.rollout, e.rollout.state) }}{% if e.failing %}{{ failing_list(e.failing, repos) }}{% endif %}{{ rollout_table(e.rollout) }}
 {% else %}<p>No platform commit recorded yet.</p>{% endif %}</section>
 {% else %}<p>No environment yet: record a platform commit or register a cluster (docs/hub.md).</p>{% endfor %}
 {% endblock %}""",
-    "environment": """{% extends "base" %}{% from "_macros" import rollout_table, head_line, clusters_table, badge, failing_list with context %}{% block body %}
-<p class="state">State {{ badge(data.state) }}</p>
-{% if data.head %}{{ head_line(data.environment, data.head, data.rollout, data.state) }}{% set failing = data.clusters|selectattr('failingReconciler')|list %}{% if failing %}{{ failing_list(failing, repos) }}{% endif %}
+    "environment": """{% extends "base" %}{% from "_macros" import rollout_table, head_line, clusters_table, badge, failing_list, holds_list with context %}{% block body %}
+<p class="state">State {{ badge(data.state) }}</p>{% if data.holds %}{{ holds_list(data.holds, data.environment) }}{% endif %}
+{% if data.head %}{{ head_line(data.environment, data.head, data.rollout, data.rollout.state) }}{% set failing = data.clusters|selectattr('failingReconciler')|list %}{% if failing %}{{ failing_list(failing, repos) }}{% endif %}
 {% if data.waves %}<h2>Waves</h2><div class="scroll"><table class="waves"><tr><th>wave</th><th>state</th><th>cluster types</th><th>main commit</th></tr>
 {% for w in data.waves %}<tr data-wave="{{ w.name }}"><td>{{ w.name }}</td><td class="state">{{ badge(w.state) }}</td><td>{{ w.clusterTypes|join(', ') }}</td>
 <td>{% for m in w.mainCommits %}<code>{{ m[:12] }}</code>{{ ', ' if not loop.last }}{% else %}-{% endfor %}</td></tr>{% endfor %}</table></div>{% endif %}

@@ -11,7 +11,7 @@ import itertools
 from collections.abc import Sequence
 from typing import Any
 
-from promoter.hub import badges
+from promoter.hub import badges, holds
 from promoter.hub.db import Tx
 from promoter.hub.rollout import NotFound, cluster_states, find_commit, is_stale, rollout
 
@@ -213,7 +213,8 @@ def environment_state(tx: Tx, environment: str, now: float, stale_after: float) 
     carries that assignment), per cluster type and deployment target; and the head's rollout."""
     top = head(tx, environment)
     members = clusters(tx, now, stale_after, environment)
-    if top is None and not members:
+    held = holds.in_force(tx, now, environment)
+    if top is None and not members and not held:
         raise NotFound(f"environment {environment} is not known to the hub")
     targets: list[dict[str, Any]] = []
     if top:
@@ -238,18 +239,22 @@ def environment_state(tx: Tx, environment: str, now: float, stale_after: float) 
         top["runningSince"] = running_since(progress)
     return {
         "environment": environment,
-        "state": progress["state"] if progress else "stale",
+        "state": holds.judged(progress["state"] if progress else "stale", held),
+        "holds": held,
         "head": top,
-        "waves": waves(tx, environment, top["commit"], progress) if top and progress else [],
+        "waves": waves(tx, environment, top["commit"], progress, held) if top and progress else [],
         "targets": targets,
         "rollout": progress,
         "clusters": members,
     }
 
 
-def waves(tx: Tx, environment: str, sha: str, progress: dict[str, Any]) -> list[dict[str, Any]]:
+def waves(
+    tx: Tx, environment: str, sha: str, progress: dict[str, Any], held: list[dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
     """A waved environment's waves at its head, in the order they first landed: each wave's cluster
-    types, the main commit their folders hold, and its state (its types' most urgent)."""
+    types, the main commit their folders hold, and its state (its types' most urgent; ``held``
+    when one of ``held`` covers it and none failed)."""
     rows = tx.rows(
         "SELECT cluster_type, wave, main_commit FROM commit_folders WHERE environment = ? AND sha = ?"
         " ORDER BY cluster_type",
@@ -276,7 +281,9 @@ def waves(tx: Tx, environment: str, sha: str, progress: dict[str, Any]) -> list[
                 "clusterTypes": types,
                 "mainCommit": mains[0] if len(mains) == 1 else None,
                 "mainCommits": mains,
-                "state": badges.worst(per_type[t]["state"] for t in types if t in per_type),
+                "state": holds.judged(
+                    badges.worst(per_type[t]["state"] for t in types if t in per_type), held or [], name
+                ),
             }
         )
     return out
@@ -301,6 +308,7 @@ def overview(tx: Tx, now: float, stale_after: float) -> list[dict[str, Any]]:
     and its failing clusters (named, since when, why)."""
     out = []
     failing_now = failing(tx, now, stale_after)
+    held = holds.by_environment(holds.in_force(tx, now))
     for name in environment_names(tx):
         top = head(tx, name)
         progress = rollout(tx, name, top["commit"], now, stale_after) if top else None
@@ -309,7 +317,8 @@ def overview(tx: Tx, now: float, stale_after: float) -> list[dict[str, Any]]:
         out.append(
             {
                 "environment": name,
-                "state": progress["state"] if progress else "stale",
+                "state": holds.judged(progress["state"] if progress else "stale", held.get(name, [])),
+                "holds": held.get(name, []),
                 "head": top,
                 "rollout": progress,
                 "failing": [c for c in failing_now if c["environment"] == name],

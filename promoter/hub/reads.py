@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from promoter.clock import parse_duration
-from promoter.hub import dora, queries
+from promoter.hub import dora, holds, queries
 from promoter.hub.db import Database, Tx
 from promoter.hub.payloads import IngestError
 from promoter.hub.rollout import rollout
@@ -27,6 +27,7 @@ READS = (
     "stale",
     "failing",
     "delivery",
+    "holds",
 )
 
 
@@ -94,6 +95,7 @@ def _readers(tx: Tx, q: Mapping[str, Any], now: float, stale_after: float) -> di
         "stale": lambda: queries.stale(tx, now, stale_after, q.get("environment")),
         "failing": lambda: queries.failing(tx, now, stale_after, q.get("environment")),
         "delivery": lambda: _delivery(tx, q, now),
+        "holds": lambda: holds.in_force(tx, now, q.get("environment")),
     }
 
 

@@ -97,9 +97,19 @@ _V3 = (
     " PRIMARY KEY (name, labels))",
 )
 
+_V4 = (
+    # Holds, as the promoter last sent each environment's (order of arrival): wave '' is the
+    # whole environment; held_at and held_until are the promoter's times, recorded_at the hub's.
+    "CREATE TABLE holds ("
+    " environment TEXT NOT NULL, wave TEXT NOT NULL, reason TEXT NOT NULL, held_by TEXT NOT NULL,"
+    " held_at DOUBLE PRECISION NOT NULL, held_until DOUBLE PRECISION, origin TEXT NOT NULL, url TEXT NOT NULL,"
+    " recorded_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (environment, wave))",
+)
+
 #: (version, name, statements), oldest first.
 MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (1, "initial schema", _V1),
     (2, "heartbeats, busy reconcilers, platform repo URL, retention index", _V2),
     (3, "the hub's receipt times beside the clusters' own, waves, counters", _V3),
+    (4, "holds", _V4),
 )

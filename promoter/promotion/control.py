@@ -9,11 +9,15 @@ it would land next (the next wave, the next environment) meets the hold or the w
 
 from __future__ import annotations
 
+import json
+import os
+
 from promoter.changecontrol import windows as change_windows
 from promoter.changecontrol.holds import HOLD_LABEL, Hold, HoldBook, actor
 from promoter.clock import Clock, format_duration
 from promoter.console import Console
 from promoter.forges.base import Forge
+from promoter.gates.hubapi import URL_ENV, send_holds
 from promoter.model import Environment, MainObjects, Pipeline, WaitFor, Windows, promotion_branch
 from promoter.promotion.options import Options
 from promoter.promotion.waiting import Wait, Waiting
@@ -38,6 +42,7 @@ class ChangeControl:
         self.opts = options
         self.policy = policy
         self.overridden: dict[tuple[str, str], str] = {}  # (environment, wave) -> what was passed
+        self.told: dict[str, str] = {}  # environment -> the holds the hub was last told, as JSON
 
     def stop(self, main: MainObjects, env: Environment, step: Step, forge: Forge | None) -> None:
         """Raise Waiting where ``step`` of ``env`` is held or outside its windows (or, waiting in
@@ -46,6 +51,7 @@ class ChangeControl:
         if (env.name, step.name) in self.overridden:
             return
         hold = self.hold_on(env, step.name, forge)
+        self.tell_hub(env.name, hold)
         if hold is not None:
             self._stop(main, env, step, "hold", hold.describe(), hold.at, hold.until)
             return
@@ -74,6 +80,25 @@ class ChangeControl:
         if pr is not None and pr.state == "open" and HOLD_LABEL in pr.labels:
             return Hold(env.name, None, f"label {HOLD_LABEL}", "label", now, origin="label", url=pr.url)
         return None
+
+    def tell_hub(self, environment: str, found: Hold | None) -> None:
+        """The environment's holds in force (recorded, and ``found`` when it is a label's), at the
+        hub named by PROMOTER_HUB_URL, once per run unless they change: what its pages show as
+        held. A hub that does not answer is a warning."""
+        if self.opts.dry_run or not os.environ.get(URL_ENV):
+            return
+        now = self.clock.wall()
+        held = [h for h in (self.book.holds(now) if self.book else []) if h.environment == environment]
+        if found is not None and found.origin == "label":
+            held.append(found)
+        told = [h.to_json() for h in held]
+        key = json.dumps([{**h, "at": None} if h["origin"] == "label" else h for h in told], sort_keys=True)
+        if self.told.get(environment) == key:
+            return
+        self.told[environment] = key
+        problem = send_holds(environment, told)
+        if problem:
+            self.out.say(f"{environment}: warning: {problem}")
 
     def windows_of(self, env: Environment, step: Step) -> tuple[Windows, ...]:
         """The environment's windows and its wave's (every wave's for a whole step), as ``policy``

@@ -6,6 +6,7 @@ said, no page wider than the screen, a refresh without a reload. One browser for
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -14,6 +15,7 @@ import pytest
 
 from promoter.hub.commits import CommitRecord, record_commit
 from promoter.hub.db import Database
+from promoter.hub.holds import holds_from_json, record_holds
 from promoter.hub.ingest import ingest
 from tests.support.hub_support import (
     LiveHub,
@@ -162,8 +164,9 @@ WIDTHS = (1400, 390)
 
 @pytest.fixture(scope="module")
 def glance(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveHub]:
-    """One SQLite hub for the module: dev healthy; prod failed (edge-2's HelmRelease failed after
-    it applied M), a stale cluster, and a cluster still progressing."""
+    """One SQLite hub for the module: dev healthy but held; prod failed (edge-2's HelmRelease
+    failed after it applied M), a stale cluster, a cluster still progressing, and its wave
+    fleet held."""
     db = Database(str(tmp_path_factory.mktemp("glance") / "hub.sqlite3"))
     db.migrate()
     now = time.time()
@@ -191,6 +194,9 @@ def glance(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveHub]:
     _report(db, "edge-2", "prod", "HelmRelease", "UpgradeFailed", "6.5.4", now - 330)
     _report(db, "edge-3", "prod", "Kustomization", "Progressing", f"prod@sha1:{GLANCE_M}", now - 200)
     register(db, "edge-4", environment="prod")  # never reports: stale
+    hold = {"by": "alice", "reason": "incident 4711: payments degraded", "at": rfc3339(now - 900)}
+    for env, extra in (("dev", {"until": rfc3339(now + 4 * 3600)}), ("prod", {"wave": "fleet"})):
+        record_holds(db, *holds_from_json({"environment": env, "holds": [{**hold, **extra}]}), now)
     with LiveHub(db) as live:
         yield live
     db.close()
@@ -253,7 +259,18 @@ def test_the_overview_names_what_fails_at_a_glance(browser: Any, glance: LiveHub
         s.get_attribute("data-environment"): s.find_element(By.CSS_SELECTOR, "h2 .badge").text
         for s in browser.find_elements(By.CSS_SELECTOR, "section.env")
     }
-    assert badges == {"dev": "healthy", "prod": "failed"}
+    assert badges == {"dev": "held", "prod": "failed"}  # a failure is more urgent than a hold
+    held = browser.find_element(By.CSS_SELECTOR, 'section[data-environment="dev"] ul.holds li')
+    assert _visible(browser, held, width)
+    assert held.text.startswith("held The whole environment held by alice since 15 min ago (")
+    assert (
+        re.search(r"until in (4 h|3 h 5\d min) \(", held.text)
+        and ": incident 4711: payments degraded." in held.text
+    )
+    assert "promoter release dev lets it go." in held.text
+    assert (
+        "Running on" in browser.find_element(By.CSS_SELECTOR, 'section[data-environment="dev"] p.head').text
+    )
     prod = browser.find_element(By.CSS_SELECTOR, 'section[data-environment="prod"]')
     head = prod.find_element(By.CSS_SELECTOR, "p.head").text
     assert "Failed: 1 of 4 clusters failed" in head and "Rolling out" not in head
@@ -295,7 +312,9 @@ def test_environment_cluster_and_failing_pages_link_back_and_say_their_filters(
         [c.text for c in r.find_elements(By.TAG_NAME, "td")]
         for r in browser.find_elements(By.CSS_SELECTOR, "table.waves tr[data-wave]")
     ]  # canary landed M on small (failed); fleet's large, no cluster yet, still holds the older main commit
-    assert waves == [["canary", "failed", "small", "b" * 12], ["fleet", "stale", "large", "a" * 12]]
+    assert waves == [["canary", "failed", "small", "b" * 12], ["fleet", "held", "large", "a" * 12]]
+    held = browser.find_element(By.CSS_SELECTOR, 'ul.holds li[data-wave="fleet"]').text
+    assert held.startswith("held Wave fleet held by alice since") and "--wave fleet" in held
     browser.find_element(By.CSS_SELECTOR, 'table.clusters tr[data-cluster="edge-2"] a').click()
     assert browser.find_element(By.CSS_SELECTOR, "p.crumbs").text == "Environments › prod › Cluster edge-2"
     _fits(browser, width)

@@ -18,6 +18,7 @@ from promoter.cli.commands.promote import github_options
 from promoter.clock import iso, parse_duration, parse_iso
 from promoter.console import Console
 from promoter.errors import UsageError
+from promoter.gates.hubapi import send_holds
 from promoter.model import Pipeline
 from promoter.runtime import build_runtime
 
@@ -73,10 +74,13 @@ def hold(
     if dry_run:
         click.echo(f"dry run: would hold {held.where()}: {held.describe()}")
         return
-    if not HoldBook(change.records_for(cp, runtime.forge, HOLDS_REF)).hold(held):
+    book = HoldBook(change.records_for(cp, runtime.forge, HOLDS_REF))
+    if not book.hold(held):
         click.echo(f"{held.where()} is already held so: {held.describe()}")
+        _tell_hub(book, environment, now)
         return
     click.echo(f"held {held.where()}: {held.describe()}")
+    _tell_hub(book, environment, now)
     event = Event(
         "held",
         environment,
@@ -123,6 +127,7 @@ def release(
         return
     for h in released:
         click.echo(f"released {h.where()} (it was {h.describe()})")
+    _tell_hub(book, environment, now)
     message = f"{where}: released by {actor()}"
     event = Event(
         "released", environment, wave, None, message, now, f"released:{environment}:{wave}:{int(now)}"
@@ -167,6 +172,14 @@ def _until(text: str | None, now: float) -> float | None:
     if when <= now:
         raise UsageError(f"--until {text}: that is in the past ({iso(when)})")
     return when
+
+
+def _tell_hub(book: HoldBook, environment: str, now: float) -> None:
+    """The environment's holds in force now, at the hub named by PROMOTER_HUB_URL (if any)."""
+    held = [h.to_json() for h in book.holds(now) if h.environment == environment]
+    problem = send_holds(environment, held)
+    if problem:
+        _warn(f"warning: {problem}")
 
 
 def _warn(line: str) -> None:

@@ -71,6 +71,7 @@ _HELP = {
     "stale": "Clusters silent for longer than --stale-after.",
     "failing": "Clusters failing now, longest first: since when, which reconciler, why.",
     "delivery": "The four DORA measures per environment and cluster type over --window (docs/hub.md).",
+    "holds": "The holds in force, as the promoter last sent them (docs/hub.md#holds).",
 }
 _PATHS = {
     "rollout": "/v1/rollout",
@@ -84,6 +85,7 @@ _PATHS = {
     "stale": "/v1/stale",
     "failing": "/v1/failing",
     "delivery": "/v1/delivery",
+    "holds": "/v1/holds",
 }
 
 
@@ -181,13 +183,28 @@ def _overview_lines(rows: list[dict[str, Any]]) -> list[str]:
             lines += _rollout_lines(e["rollout"])
         else:
             lines.append(f"{e['environment']}: no platform commit recorded")
+        lines += [f"  HELD: {_hold_text(h)}" for h in e.get("holds") or []]
     return lines
+
+
+def _hold_text(h: dict[str, Any]) -> str:
+    """``prod, wave canary: held by alice since ... until ...: incident 4711``."""
+    where = f"{h['environment']}, wave {h['wave']}" if h.get("wave") else str(h["environment"])
+    until = f" until {_when(h['until'])}" if h.get("until") else ""
+    if h.get("origin") == "label":
+        return f"{where}: held by the label promoter/hold on {h.get('url') or 'its promotion PR'}"
+    return f"{where}: held by {h['by']} since {_when(h['since'])}{until}: {h['reason']}"
+
+
+def _holds_lines(rows: list[dict[str, Any]]) -> list[str]:
+    return [_hold_text(h) for h in rows] or ["no hold in force"]
 
 
 def _environment_lines(e: dict[str, Any]) -> list[str]:
     lines = (
         _rollout_lines(e["rollout"]) if e["rollout"] else [f"{e['environment']}: no platform commit recorded"]
     )
+    lines += [f"  HELD: {_hold_text(h)}" for h in e.get("holds") or []]
     for t in e["targets"]:
         lines.append(
             f"  {t['clusterType']}/{t['deploymentTarget']}: deployed on {t['deployed']} of {t['clusters']}"
@@ -277,6 +294,7 @@ def read_commands() -> list[click.Command]:
             ],
             _delivery_lines,
         ),
+        ("holds", "holds", [env_option(help="Only this environment.")], _holds_lines),
     ]
     return [_command(*spec) for spec in specs]
 
