@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -108,8 +109,10 @@ def commit_record(
     branch: str,
     main_commit: str | None = None,
     order: tuple[str, ...] = (),
+    follows: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, Any]:
-    """The ``POST /v1/commits`` body for platform commit ``sha`` of ``environment``."""
+    """The ``POST /v1/commits`` body for platform commit ``sha`` of ``environment``; ``order``
+    the Pipeline's environments, ``follows`` the environments each follows (its graph)."""
     parents = platform.git.out("rev-list", "--parents", "-n", "1", operands=[sha]).split()[1:]
     provenance = platform.provenance(sha, root)
     assignments = set()
@@ -129,6 +132,7 @@ def commit_record(
         "environments": list(order),
         "platformRepo": repo_web_url(str(getattr(platform, "url", "") or "")),
         **_waves(provenance),
+        **({"follows": {name: list(ups) for name, ups in follows.items()}} if follows else {}),
     }
 
 
@@ -165,6 +169,7 @@ def record_merge(
     branch: str,
     main_commit: str | None,
     order: tuple[str, ...] = (),
+    follows: Mapping[str, Sequence[str]] | None = None,
 ) -> str | None:
     """What a promotion run calls once it landed ``sha`` on ``environment``'s branch: records it
     at the hub named by ``PROMOTER_HUB_URL`` with the promoter key in ``PROMOTER_HUB_TOKEN``.
@@ -176,7 +181,7 @@ def record_merge(
     if not client.token:
         return f"{URL_ENV} is set but {TOKEN_ENV} is not: the hub did not record {sha[:12]}"
     try:
-        client.record(commit_record(platform, sha, root, environment, branch, main_commit, order))
+        client.record(commit_record(platform, sha, root, environment, branch, main_commit, order, follows))
     except HttpProblem as err:
         return f"the hub did not record {sha[:12]}: {err}"
     return None

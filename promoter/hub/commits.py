@@ -5,6 +5,7 @@ folders and assignments, and the clusters that reported it before it was recorde
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -27,12 +28,15 @@ class CommitRecord:
     repo_url: str = ""  # the platform repo's web page, when it has one (links on the pages)
     wave: str = ""  # the wave whose landing made this commit ('' : the whole environment)
     folders: tuple[tuple[str, str, str | None], ...] = ()  # (cluster type, its wave, its main commit)
+    follows: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (environment, the environments it follows)
 
 
 def record_commit(db: Database, record: CommitRecord, now: float) -> bool:
     """Record a merged platform commit; False when it was recorded already."""
     with db.transaction() as tx:
         _environments(tx, record.environment, record.branch, record.order)
+        for name, upstreams in record.follows:
+            tx.run("UPDATE environments SET follows = ? WHERE name = ?", (json.dumps(list(upstreams)), name))
         if record.repo_url:
             tx.run(
                 "UPDATE environments SET repo_url = ? WHERE name = ?", (record.repo_url, record.environment)

@@ -277,6 +277,7 @@ def commit_from_json(body: dict[str, Any]) -> CommitRecord:
         "platformRepo",
         "wave",
         "folders",
+        "follows",
     }
     unknown = sorted(set(body) - known)
     if unknown:
@@ -304,7 +305,25 @@ def commit_from_json(body: dict[str, Any]) -> CommitRecord:
         repo_url=_web_url(body.get("platformRepo")),
         wave=_text(body.get("wave"), "wave"),
         folders=_folders(body.get("folders") or {}),
+        follows=_follows(body.get("follows") or {}, order),
     )
+
+
+def _follows(value: Any, order: list[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``{"prod-eu": ["staging"], "staging": []}``: the environments each follows (a graph of
+    environments), each name one of ``environments`` when that is given."""
+    if not isinstance(value, dict) or not all(
+        isinstance(v, list) and all(isinstance(u, str) and u for u in v) for v in value.values()
+    ):
+        raise IngestError(422, "'follows' must map each environment to the list of environments it follows")
+    known = set(order)
+    for name, upstreams in sorted(value.items()):
+        unknown = [n for n in [name, *upstreams] if known and n not in known]
+        if unknown:
+            raise IngestError(
+                422, f"'follows.{name}' names {unknown[0]!r}, which 'environments' does not list"
+            )
+    return tuple((str(name), tuple(dict.fromkeys(upstreams))) for name, upstreams in sorted(value.items()))
 
 
 def _text(value: Any, name: str) -> str:

@@ -21,7 +21,7 @@ vertical-align:middle;letter-spacing:.02em}.badge.healthy{background:#2e7d32}.ba
 code{font-size:.9em}nav{display:flex;flex-wrap:wrap;gap:.3rem 1rem;margin-bottom:.4rem}p.head{margin:.3rem 0}
 small.muted,.abs,p.crumbs,p.filters{color:#666}p.crumbs{margin:.2rem 0}h1{margin:.4rem 0;font-size:1.6rem}
 h2{margin:1rem 0 .3rem;font-size:1.25rem}ul.failing{margin:.3rem 0 .6rem;padding-left:1.2rem}
-ul.failing li,ul.holds li{margin:.2rem 0;overflow-wrap:anywhere}ul.holds{margin:.3rem 0 .6rem;padding-left:1.2rem}section.env{border-top:1px solid #ddd;padding-top:.2rem}
+ul.failing li,ul.holds li{margin:.2rem 0;overflow-wrap:anywhere}ul.holds{margin:.3rem 0 .6rem;padding-left:1.2rem}p.graph .tier{white-space:nowrap}p.follows{margin:.2rem 0}section.env{border-top:1px solid #ddd;padding-top:.2rem}
 @media (max-width:640px){body{margin:.6rem .7rem}h1{font-size:1.3rem}td.msg{min-width:12rem}}
 """
 
@@ -90,6 +90,8 @@ failed{% if h.runningSince %} after running it{% endif %}</span>; {{ r|successes
 {%- if h.origin != 'label' and h.reason %}: {{ h.reason }}{% endif %}. <small class="muted">{% if h.origin == 'label' %}Remove the label
 {%- else %}<code>promoter release {{ environment }}{% if h.wave %} --wave {{ h.wave }}{% endif %}</code>{% endif %} lets it go.</small></li>
 {% endfor %}</ul>{% endmacro %}
+{% macro follows_line(follows, waits) %}{% if follows %}<p class="follows">After {% for u in follows %}<a href="/environments/{{ u|q }}">{{ u }}</a>{{ ' and ' if loop.revindex == 2 else ', ' if not loop.last }}{% endfor %}
+{%- for w in waits or [] %}{{ '; waits on ' if loop.first else ', ' }}{{ w.environment }}'s main <code>{{ w.mainCommit[:12] }}</code>{% endfor %}.</p>{% endif %}{% endmacro %}
 {% macro filters_line(shown) %}{% if shown %}<p class="filters">Only {{ shown|join(', ') }}. <a href="?">Show all</a></p>{% endif %}{% endmacro %}"""
 
 _FAILING_TABLE = """<div class="scroll"><table class="failing-clusters"><tr><th>cluster</th><th>environment</th><th>type</th>
@@ -115,16 +117,18 @@ windows before it, oldest first. Definitions: docs/hub.md, "Delivery figures".</
 {% else %}<p>No environment yet.</p>{% endfor %}{% endblock %}"""
 
 TEMPLATES = {
-    "environments": """{% extends "base" %}{% from "_macros" import rollout_table, head_line, badge, failing_list, holds_list with context %}{% block body %}
+    "environments": """{% extends "base" %}{% from "_macros" import rollout_table, head_line, badge, failing_list, holds_list, follows_line with context %}{% block body %}
 {% set failing = data|sum(attribute='failing', start=[]) %}{% if failing %}<p class="failed"><b>{{ failing|length }} cluster{{ 's' if failing|length != 1 }} failing</b>: <a href="/failing">what is failing now</a>.</p>{% endif %}
-{% for e in data %}<section class="env" data-environment="{{ e.environment }}"><h2><a href="/environments/{{ e.environment|q }}">{{ e.environment }}</a> {{ badge(e.state) }}</h2>
+{% if graph %}<p class="graph">{% for tier in graph %}<span class="tier">{% for n in tier %}<a href="/environments/{{ n|q }}">{{ n }}</a> {{ badge(states[n]) }}{{ ', ' if not loop.last }}{% endfor %}</span>{{ ' → ' if not loop.last }}{% endfor %}</p>{% endif %}
+{% for e in data %}<section class="env" id="env-{{ e.environment }}" data-environment="{{ e.environment }}"><h2><a href="/environments/{{ e.environment|q }}">{{ e.environment }}</a> {{ badge(e.state) }}</h2>
+{{ follows_line(e.follows, e.waitsOn) }}
 {% if e.holds %}{{ holds_list(e.holds, e.environment) }}{% endif %}
 {% if e.head %}{{ head_line(e.environment, e.head, e.rollout, e.rollout.state) }}{% if e.failing %}{{ failing_list(e.failing, repos) }}{% endif %}{{ rollout_table(e.rollout) }}
 {% else %}<p>No platform commit recorded yet.</p>{% endif %}</section>
 {% else %}<p>No environment yet: record a platform commit or register a cluster (docs/hub.md).</p>{% endfor %}
 {% endblock %}""",
-    "environment": """{% extends "base" %}{% from "_macros" import rollout_table, head_line, clusters_table, badge, failing_list, holds_list with context %}{% block body %}
-<p class="state">State {{ badge(data.state) }}</p>{% if data.holds %}{{ holds_list(data.holds, data.environment) }}{% endif %}
+    "environment": """{% extends "base" %}{% from "_macros" import rollout_table, head_line, clusters_table, badge, failing_list, holds_list, follows_line with context %}{% block body %}
+<p class="state">State {{ badge(data.state) }}</p>{{ follows_line(data.follows, []) }}{% if data.holds %}{{ holds_list(data.holds, data.environment) }}{% endif %}
 {% if data.head %}{{ head_line(data.environment, data.head, data.rollout, data.rollout.state) }}{% set failing = data.clusters|selectattr('failingReconciler')|list %}{% if failing %}{{ failing_list(failing, repos) }}{% endif %}
 {% if data.waves %}<h2>Waves</h2><div class="scroll"><table class="waves"><tr><th>wave</th><th>state</th><th>cluster types</th><th>main commit</th></tr>
 {% for w in data.waves %}<tr data-wave="{{ w.name }}"><td>{{ w.name }}</td><td class="state">{{ badge(w.state) }}</td><td>{{ w.clusterTypes|join(', ') }}</td>

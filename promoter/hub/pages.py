@@ -18,6 +18,7 @@ from jinja2.runtime import Context
 from markupsafe import Markup
 
 from promoter.hub.page_templates import BASE, MACROS, SCRIPT, STYLE, TEMPLATES
+from promoter.hub.queries import tiers
 
 _COLORS = {"success": "#2e9d4d", "failed": "#d64541", "pending": "#b0b0b0", "stale": "#e0b020"}
 _SENDERS = {"flux": "Flux", "argocd": "Argo CD", "native": "native"}
@@ -236,7 +237,10 @@ def render(
         else ""
     )
     page = _ENV.get_template(name)
+    graph = tiers({e["environment"]: e["follows"] for e in data}) if name == "environments" else []
     return page.render(
+        graph=graph if len(graph) > 1 else [],
+        states={e["environment"]: e["state"] for e in data} if name == "environments" else {},
         data=data,
         title=_TITLES[name].format(subject),
         now=now,

@@ -7,7 +7,7 @@ platform commit recorded for it. Nothing here selects from ``sender_keys``.
 
 from __future__ import annotations
 
-import itertools
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,6 +23,45 @@ def environment_names(tx: Tx) -> list[str]:
     ordered = [str(r[0]) for r in tx.rows("SELECT name FROM environments ORDER BY position, name")]
     others = tx.rows("SELECT DISTINCT environment FROM clusters ORDER BY environment")
     return ordered + [str(r[0]) for r in others if r[0] not in ordered]
+
+
+def graph(tx: Tx, names: Sequence[str] | None = None) -> dict[str, list[str]]:
+    """The environments each follows, in the Pipeline's order: as the promoter recorded the graph,
+    else (a list Pipeline, or a hub told no graph) the one before it."""
+    names = list(names) if names is not None else environment_names(tx)
+    said = {str(n): f for n, f in tx.rows("SELECT name, follows FROM environments WHERE follows IS NOT NULL")}
+    out: dict[str, list[str]] = {}
+    for i, name in enumerate(names):
+        if name in said:
+            try:
+                found = json.loads(said[name])
+            except ValueError:
+                found = []
+            out[name] = [str(u) for u in found if u in names] if isinstance(found, list) else []
+        else:
+            out[name] = [names[i - 1]] if i else []
+    return out
+
+
+def tiers(follows: dict[str, list[str]]) -> list[list[str]]:
+    """The environments in tiers: each after every environment it follows (a chain: one per tier)."""
+    depth: dict[str, int] = {}
+
+    def of(name: str, seen: frozenset[str]) -> int:
+        if name not in depth:
+            ups = [
+                u for u in follows.get(name, []) if u not in seen
+            ]  # a cycle (a hand-made record) ends here
+            depth[name] = 1 + max((of(u, seen | {name}) for u in ups), default=-1)
+        return depth[name]
+
+    out: list[list[str]] = []
+    for name in follows:
+        level = of(name, frozenset())
+        while len(out) <= level:
+            out.append([])
+        out[level].append(name)
+    return [t for t in out if t]
 
 
 def head(tx: Tx, environment: str) -> dict[str, Any] | None:
@@ -241,6 +280,7 @@ def environment_state(tx: Tx, environment: str, now: float, stale_after: float) 
         "environment": environment,
         "state": holds.judged(progress["state"] if progress else "stale", held),
         "holds": held,
+        "follows": graph(tx).get(environment, []),
         "head": top,
         "waves": waves(tx, environment, top["commit"], progress, held) if top and progress else [],
         "targets": targets,
@@ -304,12 +344,15 @@ def running_since(progress: dict[str, Any] | None) -> float | None:
 
 
 def overview(tx: Tx, now: float, stale_after: float) -> list[dict[str, Any]]:
-    """Each environment in order: its state, its head and the head's rollout per cluster type,
-    and its failing clusters (named, since when, why)."""
-    out = []
+    """Each environment in order: its state, its holds, the environments it follows and those of
+    them that run a main commit it does not yet (``waitsOn``), its head and the head's rollout per
+    cluster type, and its failing clusters (named, since when, why)."""
+    out: list[dict[str, Any]] = []
     failing_now = failing(tx, now, stale_after)
     held = holds.by_environment(holds.in_force(tx, now))
-    for name in environment_names(tx):
+    names = environment_names(tx)
+    follows = graph(tx, names)
+    for name in names:
         top = head(tx, name)
         progress = rollout(tx, name, top["commit"], now, stale_after) if top else None
         if top:
@@ -319,11 +362,20 @@ def overview(tx: Tx, now: float, stale_after: float) -> list[dict[str, Any]]:
                 "environment": name,
                 "state": holds.judged(progress["state"] if progress else "stale", held.get(name, [])),
                 "holds": held.get(name, []),
+                "follows": follows[name],
                 "head": top,
                 "rollout": progress,
                 "failing": [c for c in failing_now if c["environment"] == name],
             }
         )
+    mains = {e["environment"]: (e["head"] or {}).get("mainCommit") for e in out}
+    for e in out:
+        # What it waits on: each environment it follows that runs a main commit it does not yet.
+        e["waitsOn"] = [
+            {"environment": u, "mainCommit": mains[u]}
+            for u in e["follows"]
+            if mains.get(u) and mains[u] != mains[e["environment"]]
+        ]
     return out
 
 
@@ -340,12 +392,14 @@ def failing(tx: Tx, now: float, stale_after: float, environment: str | None = No
 
 
 def discrepancies(tx: Tx, now: float, stale_after: float) -> list[dict[str, Any]]:
-    """Between each environment and the next in the Pipeline's order: a main commit the one
-    runs and the next does not yet; and in every environment, clusters not at its head."""
+    """Between each environment and each it follows (the one before it, in a list Pipeline): a
+    main commit the one runs and the other does not yet; and in every environment, clusters not
+    at its head."""
     items: list[dict[str, Any]] = []
     names = environment_names(tx)
     heads = {n: head(tx, n) for n in names}
-    for upstream, downstream in itertools.pairwise(names):
+    edges = [(u, d) for d, ups in graph(tx, names).items() for u in ups]
+    for upstream, downstream in edges:
         up, down = heads[upstream], heads[downstream]
         if up and down and up["mainCommit"] != down["mainCommit"]:
             items.append(

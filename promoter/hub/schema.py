@@ -104,6 +104,9 @@ _V4 = (
     " environment TEXT NOT NULL, wave TEXT NOT NULL, reason TEXT NOT NULL, held_by TEXT NOT NULL,"
     " held_at DOUBLE PRECISION NOT NULL, held_until DOUBLE PRECISION, origin TEXT NOT NULL, url TEXT NOT NULL,"
     " recorded_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (environment, wave))",
+    # Environments as a graph: the environments each follows, as a JSON list (NULL: not said,
+    # the one before it in the Pipeline's order, as a list Pipeline has it).
+    "ALTER TABLE environments ADD COLUMN follows TEXT",
 )
 
 #: (version, name, statements), oldest first.
@@ -111,5 +114,5 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (1, "initial schema", _V1),
     (2, "heartbeats, busy reconcilers, platform repo URL, retention index", _V2),
     (3, "the hub's receipt times beside the clusters' own, waves, counters", _V3),
-    (4, "holds", _V4),
+    (4, "holds, environments as a graph", _V4),
 )

@@ -70,9 +70,18 @@ class Gating:
     def _record(self, main: MainObjects, env: Environment, merge_sha: str) -> None:
         """The landed commit, at the hub named by PROMOTER_HUB_URL (docs/hub.md): what every
         cluster should now run. A hub that does not answer is a warning, never a failure."""
-        order = tuple(e.name for e in main.pipeline.environments)
+        pipeline = main.pipeline
+        order = tuple(e.name for e in pipeline.environments)
+        follows = {name: pipeline.upstreams(name) for name in order}
         problem = record_merge(
-            self.platform, merge_sha, env.gitops_path, env.name, env.gitops_branch, main.commit, order
+            self.platform,
+            merge_sha,
+            env.gitops_path,
+            env.name,
+            env.gitops_branch,
+            main.commit,
+            order,
+            follows,
         )
         if problem:
             self.out.say(f"{env.name}: warning: {problem}")

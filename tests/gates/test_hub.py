@@ -211,7 +211,11 @@ def test_record_merge_is_what_a_promotion_run_calls(
     monkeypatch.setenv("PROMOTER_HUB_TOKEN", "phk_wrong")
     assert "HTTP 401" in (record_merge(platform, m, "", "dev", "dev", None) or "")
     monkeypatch.setenv("PROMOTER_HUB_TOKEN", keys.add_promoter_key(live_hub.db, "ci")[1])
-    assert record_merge(platform, m, "", "dev", "dev", "c" * 40, ("dev", "qa")) is None
+    graph = {"dev": (), "qa": ("dev",)}
+    assert record_merge(platform, m, "", "dev", "dev", "c" * 40, ("dev", "qa"), graph) is None
     with live_hub.db.transaction() as tx:
         assert tx.one("SELECT main_commit FROM platform_commits WHERE sha = ?", (m,)) == ("c" * 40,)
-        assert tx.rows("SELECT name FROM environments ORDER BY position") == [("dev",), ("qa",)]
+        assert tx.rows("SELECT name, follows FROM environments ORDER BY position") == [
+            ("dev", "[]"),
+            ("qa", '["dev"]'),
+        ]

@@ -191,6 +191,9 @@ def test_a_run_that_meets_a_hold_label_tells_the_hub(
     path, clock = create(factory, merge="manual"), FakeClock()
     assert run(path, clock).wait.waiting_for == "merge"  # type: ignore[union-attr]
     assert read(live_hub.db, "holds", {}, time.time(), 1800) == []
+    with live_hub.db.transaction() as tx:  # the run recorded what it merged, with the Pipeline's graph
+        follows = tx.rows("SELECT name, follows FROM environments ORDER BY position")
+    assert follows == [("dev", "[]"), ("qa", '["dev"]'), ("prod", '["qa"]')]
     platform = Git(factory.platform)
     head = platform.out("rev-parse", "promoter/prod")
     platform.run("notes", "--ref=promoter-labels", "add", "-m", "promoter/hold", operands=[head])

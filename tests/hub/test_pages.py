@@ -260,6 +260,7 @@ def test_the_overview_names_what_fails_at_a_glance(browser: Any, glance: LiveHub
         for s in browser.find_elements(By.CSS_SELECTOR, "section.env")
     }
     assert badges == {"dev": "held", "prod": "failed"}  # a failure is more urgent than a hold
+    assert browser.find_element(By.CSS_SELECTOR, "p.graph").text == "dev held → prod failed"
     held = browser.find_element(By.CSS_SELECTOR, 'section[data-environment="dev"] ul.holds li')
     assert _visible(browser, held, width)
     assert held.text.startswith("held The whole environment held by alice since 15 min ago (")
