@@ -17,8 +17,8 @@ from jinja2 import DictLoader, Environment, pass_context, select_autoescape
 from jinja2.runtime import Context
 from markupsafe import Markup
 
+from promoter.hub.graph import tiers
 from promoter.hub.page_templates import BASE, MACROS, SCRIPT, STYLE, TEMPLATES
-from promoter.hub.queries import tiers
 
 _COLORS = {"success": "#2e9d4d", "failed": "#d64541", "pending": "#b0b0b0", "stale": "#e0b020"}
 _SENDERS = {"flux": "Flux", "argocd": "Argo CD", "native": "native"}

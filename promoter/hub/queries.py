@@ -7,12 +7,12 @@ platform commit recorded for it. Nothing here selects from ``sender_keys``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
 from promoter.hub import badges, holds
 from promoter.hub.db import Tx
+from promoter.hub.graph import graph
 from promoter.hub.rollout import NotFound, cluster_states, find_commit, is_stale, rollout
 
 HISTORY_LIMIT = 1000
@@ -23,45 +23,6 @@ def environment_names(tx: Tx) -> list[str]:
     ordered = [str(r[0]) for r in tx.rows("SELECT name FROM environments ORDER BY position, name")]
     others = tx.rows("SELECT DISTINCT environment FROM clusters ORDER BY environment")
     return ordered + [str(r[0]) for r in others if r[0] not in ordered]
-
-
-def graph(tx: Tx, names: Sequence[str] | None = None) -> dict[str, list[str]]:
-    """The environments each follows, in the Pipeline's order: as the promoter recorded the graph,
-    else (a list Pipeline, or a hub told no graph) the one before it."""
-    names = list(names) if names is not None else environment_names(tx)
-    said = {str(n): f for n, f in tx.rows("SELECT name, follows FROM environments WHERE follows IS NOT NULL")}
-    out: dict[str, list[str]] = {}
-    for i, name in enumerate(names):
-        if name in said:
-            try:
-                found = json.loads(said[name])
-            except ValueError:
-                found = []
-            out[name] = [str(u) for u in found if u in names] if isinstance(found, list) else []
-        else:
-            out[name] = [names[i - 1]] if i else []
-    return out
-
-
-def tiers(follows: dict[str, list[str]]) -> list[list[str]]:
-    """The environments in tiers: each after every environment it follows (a chain: one per tier)."""
-    depth: dict[str, int] = {}
-
-    def of(name: str, seen: frozenset[str]) -> int:
-        if name not in depth:
-            ups = [
-                u for u in follows.get(name, []) if u not in seen
-            ]  # a cycle (a hand-made record) ends here
-            depth[name] = 1 + max((of(u, seen | {name}) for u in ups), default=-1)
-        return depth[name]
-
-    out: list[list[str]] = []
-    for name in follows:
-        level = of(name, frozenset())
-        while len(out) <= level:
-            out.append([])
-        out[level].append(name)
-    return [t for t in out if t]
 
 
 def head(tx: Tx, environment: str) -> dict[str, Any] | None:
@@ -280,7 +241,7 @@ def environment_state(tx: Tx, environment: str, now: float, stale_after: float) 
         "environment": environment,
         "state": holds.judged(progress["state"] if progress else "stale", held),
         "holds": held,
-        "follows": graph(tx).get(environment, []),
+        "follows": graph(tx, environment_names(tx)).get(environment, []),
         "head": top,
         "waves": waves(tx, environment, top["commit"], progress, held) if top and progress else [],
         "targets": targets,
