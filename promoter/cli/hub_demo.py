@@ -25,7 +25,7 @@ from typing import Any
 import requests
 import yaml
 
-from promoter.gates.hubapi import TOKEN_ENV
+from promoter.gates.hubapi import TOKEN_ENV, URL_ENV
 from promoter.gitcmd import Git
 from promoter.hub import keys
 from promoter.hub.db import Database
@@ -95,7 +95,9 @@ class DemoHub:
         self.server = uvicorn.Server(config)
         self.platform = Git(platform)
         self.clusters = self._register(environments)
+        self._saved = {name: os.environ.get(name) for name in (TOKEN_ENV, URL_ENV)}
         os.environ[TOKEN_ENV] = keys.add_promoter_key(self.db, "demo")[1]
+        os.environ[URL_ENV] = self.url  # runs record what they merge, with the Pipeline's order and graph
         self._stop = threading.Event()
         self._threads = [
             threading.Thread(target=self.server.run, daemon=True),
@@ -125,7 +127,11 @@ class DemoHub:
         self.server.should_exit = True
         for thread in self._threads:
             thread.join(5)
-        os.environ.pop(TOKEN_ENV, None)
+        for name, value in self._saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
     def _simulate(self) -> None:
         """Each cluster reconciles its environment's branch head, a moment after it moves."""

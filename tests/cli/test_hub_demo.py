@@ -40,8 +40,14 @@ def test_the_demo_gates_every_environment_on_its_hub(tmp_path: Path, monkeypatch
         hubs = [(g.gate, g.state) for g in result.gates if g.gate.startswith("hub ")]
         assert hubs == (waves if result.environment == "prod" else every), result.environment
     db = Database(str(tmp_path / "demo" / "hub.sqlite3"))
-    names = [e["environment"] for e in read(db, "environments", {}, 1e10, 1e12)]
-    assert names == ["dev", "qa", "prod"]
+    overview = read(db, "environments", {}, 1e10, 1e12)
+    assert [e["environment"] for e in overview] == ["dev", "qa", "prod"]
+    with db.transaction() as tx:  # the runs recorded the Pipeline's graph with what they merged
+        assert tx.rows("SELECT follows FROM environments ORDER BY position") == [
+            ("[]",),
+            ('["dev"]',),
+            ('["qa"]',),
+        ]
     assert read(db, "drift", {}, 1e10, 1e12) == []
 
 
