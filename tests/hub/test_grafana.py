@@ -13,6 +13,7 @@ import pytest
 
 from promoter.hub.commits import CommitRecord, record_commit
 from promoter.hub.db import Database
+from promoter.hub.holds import record_holds
 from tests.support.hub_support import (
     LiveHub,
     drop_pg_database,
@@ -61,6 +62,16 @@ def test_every_panel_query_runs_on_postgresql(pg_db: Database) -> None:
                 ),
             )
     register(hub_db, "edge-3")
+    held = {
+        "wave": "",
+        "reason": "incident 4711",
+        "by": "alice",
+        "at": 1e9,
+        "until": None,
+        "origin": "hold",
+        "url": "",
+    }
+    record_holds(hub_db, "dev", [held], 2e9)
     dashboard = json.loads(DASHBOARD.read_text())
     variable = dashboard["templating"]["list"][0]["query"]
     results = {}
@@ -76,6 +87,7 @@ def test_every_panel_query_runs_on_postgresql(pg_db: Database) -> None:
     assert results["Clusters per platform commit"] == [(f"dev {M[:12]}", 2), ("dev none", 1)]
     assert [r[0] for r in results["Stale clusters (silent for 30 minutes)"]] == ["edge-3"]
     assert [r[1] for r in results["Latest failures"]] == ["edge-2"]
+    assert [r[:4] for r in results["Holds in force"]] == [("dev", None, "alice", "incident 4711")]
 
 
 def test_every_prometheus_panel_reads_metrics_the_hub_serves(tmp_path: Path) -> None:
