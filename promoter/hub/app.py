@@ -136,24 +136,25 @@ class Hub:
         task.add_done_callback(self._tasks.discard)
 
     async def commits(self, request: Request) -> Response:
-        try:
-            body = await self.body(request.headers, request.receive)
-            new = await run_in_threadpool(record, self.db, request.headers, body, self.clock())
-        except IngestError as err:
-            return self.refuse(err, "a commit record", "commits")
-        except database_errors() as err:
-            return self.unavailable(err)
-        return JSONResponse({"recorded": new}, 201 if new else 200)
+        new = await self._promoter_write(request, record, "a commit record", "commits")
+        return new if isinstance(new, Response) else JSONResponse({"recorded": new}, 201 if new else 200)
 
     async def holds(self, request: Request) -> Response:
+        count = await self._promoter_write(request, record_holds_of, "holds", "holds")
+        return count if isinstance(count, Response) else JSONResponse({"holds": count})
+
+    async def _promoter_write(
+        self, request: Request, work: Callable[..., Any], what: str, source: str
+    ) -> Any:
+        """``work(db, headers, body, now)`` in a worker thread: what it returns, else the
+        refusal or the 503 to answer."""
         try:
             body = await self.body(request.headers, request.receive)
-            count = await run_in_threadpool(record_holds_of, self.db, request.headers, body, self.clock())
+            return await run_in_threadpool(work, self.db, request.headers, body, self.clock())
         except IngestError as err:
-            return self.refuse(err, "holds", "holds")
+            return self.refuse(err, what, source)
         except database_errors() as err:
             return self.unavailable(err)
-        return JSONResponse({"holds": count})
 
     def refuse(self, err: IngestError, what: str, source: str) -> Response:
         self.refused(err, what, source)
