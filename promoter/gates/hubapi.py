@@ -1,6 +1,7 @@
 """The hub's HTTP API as the promoter speaks it: record a merged platform commit, tell the
-holds in force, read a rollout. The ``hub`` gate and the ``promoter hub`` commands use it; the hub's server lives in
-``promoter.hub``, above the gates, and this module never imports it.
+holds in force, read a rollout. The ``hub`` gate, promotion runs, ``promoter hold`` and the
+``promoter hub`` commands use it; the hub's server lives in ``promoter.hub``, above the gates,
+and this module never imports it.
 
 ``commit_record`` describes a platform commit from the platform repo (any object with the
 ``PlatformRepo`` methods ``listing``, ``provenance`` and ``git``): its first parent, its main

@@ -75,12 +75,12 @@ def hold(
         click.echo(f"dry run: would hold {held.where()}: {held.describe()}")
         return
     book = HoldBook(change.records_for(cp, runtime.forge, HOLDS_REF))
-    if not book.hold(held):
-        click.echo(f"{held.where()} is already held so: {held.describe()}")
-        _tell_hub(book, environment, now)
+    recorded = book.hold(held)
+    said = "held {}: {}" if recorded else "{} is already held so: {}"
+    click.echo(said.format(held.where(), held.describe()))
+    _tell_hub(book, environment, now)  # again when already held: a hub that missed it learns it
+    if not recorded:
         return
-    click.echo(f"held {held.where()}: {held.describe()}")
-    _tell_hub(book, environment, now)
     event = Event(
         "held",
         environment,
