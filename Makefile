@@ -46,8 +46,11 @@ $(STAMP): $(BIN)/python requirements/run.lock pyproject.toml
 	$(PIP) install --quiet --no-deps --no-build-isolation -e .
 	touch $@
 
+# --no-compile: mypy ships its modules as compiled extensions and as the sources beside them,
+# which pip would byte-compile (half of this install) for nothing; a module that is imported
+# gets its bytecode then.
 $(TEST_STAMP): $(STAMP) requirements/dev.lock
-	$(PIP) install --quiet --require-hashes --no-deps -r requirements/dev.lock
+	$(PIP) install --quiet --no-compile --require-hashes --no-deps -r requirements/dev.lock
 	touch $@
 else
 # The newest releases of everything: no lock, an eager upgrade on every run.
