@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import MutableMapping
 
 from promoter.urls import redact
 
 #: The notification receivers' variables, as lines ``NAME=value`` in one (changecontrol/notify.py).
 NOTIFICATIONS_ENV = "PROMOTER_NOTIFICATIONS_ENV"
+#: The gates' and the hub's variables (tokens, ``PROMOTER_HUB_URL``), as lines ``NAME=value`` in
+#: one: what a reusable workflow can pass as a single secret (``load_gates_env``).
+GATES_ENV = "PROMOTER_GATES_ENV"
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Environment variables whose values are secrets wherever they appear.
 SECRET_VARIABLES = (
     "PROMOTER_GITHUB_TOKEN",
@@ -20,6 +26,7 @@ SECRET_VARIABLES = (
     "PROMOTER_HUB_TOKEN",
     "PROMOTER_HUB_KEY",
     NOTIFICATIONS_ENV,  # and each value of its NAME=value lines
+    GATES_ENV,  # the same
 )
 
 _extra: set[str] = set()
@@ -33,8 +40,9 @@ def register_secret(value: str | None) -> None:
 
 def secrets() -> list[str]:
     found = {os.environ.get(name, "") for name in SECRET_VARIABLES} | _extra
-    for line in os.environ.get(NOTIFICATIONS_ENV, "").splitlines():
-        found.add(line.partition("=")[2].strip())
+    for block in (NOTIFICATIONS_ENV, GATES_ENV):
+        for line in os.environ.get(block, "").splitlines():
+            found.add(line.partition("=")[2].strip())
     # longest first, so that a secret containing another is masked whole
     return sorted((s for s in found if len(s) >= 4), key=len, reverse=True)
 
@@ -48,3 +56,24 @@ def mask(text: str) -> str:
             if len(line) >= 8 and line in text:
                 text = text.replace(line, "***")
     return text
+
+
+def load_gates_env(environ: MutableMapping[str, str] | None = None) -> list[str]:
+    """Set each ``NAME=value`` line of ``$PROMOTER_GATES_ENV`` as a variable of this process (a
+    variable already set wins; blank lines and ``#`` comments are skipped), each value masked
+    from now on; the names set. A line that is not ``NAME=value`` is a ValueError naming its
+    line, never its text (it may hold a secret)."""
+    env = os.environ if environ is None else environ
+    loaded = []
+    for number, line in enumerate(env.get(GATES_ENV, "").splitlines(), 1):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        name, sep, value = text.partition("=")
+        if not sep or not _NAME.fullmatch(name.strip()):
+            raise ValueError(f"${GATES_ENV} line {number}: expected NAME=value")
+        register_secret(value.strip())
+        if name.strip() not in env:
+            env[name.strip()] = value.strip()
+            loaded.append(name.strip())
+    return loaded

@@ -146,3 +146,33 @@ def test_secrets_are_referenced_by_name_never_read(
     rendered = Git(factory.platform).out("show", "dev:small/app-t/platform-config.yaml")
     assert 'DB_PASSWORD: \'{"secretRef": {"key": "password", "name": "db"}}\'' in rendered
     assert "hunter2" not in all_objects(factory.platform)
+
+
+def test_the_gates_env_block_sets_variables_masked_and_the_environment_wins(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from promoter.masking import GATES_ENV, load_gates_env, mask
+
+    env = {
+        GATES_ENV: "# the gates' tokens\n\nARGOCD_AUTH_TOKEN=argo-token-0123456789\n"
+        " PROMOTER_HUB_URL = https://hub.example.com \nPROMOTER_PROMETHEUS_TOKEN=from-the-block-000",
+        "PROMOTER_PROMETHEUS_TOKEN": "from-the-job-0000",
+    }
+    monkeypatch.setenv(GATES_ENV, env[GATES_ENV])  # what secrets() reads
+    assert load_gates_env(env) == ["ARGOCD_AUTH_TOKEN", "PROMOTER_HUB_URL"]
+    assert env["ARGOCD_AUTH_TOKEN"] == "argo-token-0123456789"
+    assert env["PROMOTER_HUB_URL"] == "https://hub.example.com"
+    assert env["PROMOTER_PROMETHEUS_TOKEN"] == "from-the-job-0000"  # the job's own variable wins
+    assert mask("token argo-token-0123456789 and from-the-block-000") == "token *** and ***"
+    with pytest.raises(ValueError, match=r"^\$PROMOTER_GATES_ENV line 2: expected NAME=value$"):
+        load_gates_env({GATES_ENV: "A=1\nthe-secret-itself"})
+
+
+def test_a_bad_gates_env_line_is_a_usage_error_that_never_shows_the_line() -> None:
+    env = {**os.environ, "PROMOTER_GATES_ENV": "ARGOCD_AUTH_TOKEN=fine\nsk-not-a-pair-0123456789"}
+    done = forkserver.run("promoter", ("--version",), env=env, cwd=ROOT)
+    assert done.returncode == 0  # --version runs no command
+    done = forkserver.run("promoter", ("validate", "--control-plane", str(ROOT)), env=env, cwd=ROOT)
+    assert done.returncode == 2
+    assert done.stderr.strip() == "error: $PROMOTER_GATES_ENV line 2: expected NAME=value"
+    assert "sk-not-a-pair" not in done.stdout + done.stderr

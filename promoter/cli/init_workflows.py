@@ -78,13 +78,17 @@ class Setup:
 
 
 NOTIFY = "PROMOTER_NOTIFICATIONS_ENV: ${{ secrets.PROMOTER_NOTIFICATIONS_ENV }} # receivers' NAME=value lines, if any"
+GATES = (
+    "PROMOTER_GATES_ENV: ${{ secrets.PROMOTER_GATES_ENV }} # gates' and the hub's NAME=value lines, if any"
+)
 SECRETS = {
     "app": (
         "PROMOTER_GITHUB_APP_ID: ${{ secrets.PROMOTER_GITHUB_APP_ID }}",
         "PROMOTER_GITHUB_APP_PRIVATE_KEY: ${{ secrets.PROMOTER_GITHUB_APP_PRIVATE_KEY }}",
         NOTIFY,
+        GATES,
     ),
-    "token": ("PROMOTER_GITHUB_TOKEN: ${{ secrets.PROMOTER_GITHUB_TOKEN }}", NOTIFY),
+    "token": ("PROMOTER_GITHUB_TOKEN: ${{ secrets.PROMOTER_GITHUB_TOKEN }}", NOTIFY, GATES),
 }
 RENDER_AUTH = {
     "app": (

@@ -16,9 +16,9 @@ from typing import Any
 import click
 
 from promoter.console import colour_enabled, paint
-from promoter.errors import PromoterError, one_line
+from promoter.errors import PromoterError, UsageError, one_line
 from promoter.gitcmd import require_git
-from promoter.masking import mask
+from promoter.masking import load_gates_env, mask
 
 
 class Terminated(KeyboardInterrupt):
@@ -106,6 +106,10 @@ class PromoterGroup(click.Group):
 
         actions_output.mask_new_secrets()  # no-ops outside GitHub Actions
         try:
+            try:
+                load_gates_env()  # the reusable workflow's one secret of gate and hub variables
+            except ValueError as err:
+                raise UsageError(str(err)) from err
             require_git()  # an old git would fail later, after pushing, as a merge conflict
             return super().invoke(ctx)
         except PromoterError as err:

@@ -20,11 +20,11 @@ from typing import Any
 
 from promoter.clock import format_duration, parse_duration
 from promoter.gates.base import Gate, GateContext, Observation, spec_error
-from promoter.masking import NOTIFICATIONS_ENV, mask
+from promoter.masking import GATES_ENV, NOTIFICATIONS_ENV, mask
 from promoter.model import Source
 
-# The promoter's write access to the repos and its receivers' secrets: a health check never
-# needs them. (Argo CD and Prometheus tokens stay: `argocd app wait` and friends are what gate
+# The promoter's write access to the repos, its receivers' secrets, and the block the gates'
+# variables came in: a health check never needs them. (Argo CD and Prometheus tokens stay: `argocd app wait` and friends are what gate
 # commands are for.)
 REPO_CREDENTIALS = frozenset(
     {
@@ -33,6 +33,7 @@ REPO_CREDENTIALS = frozenset(
         "GH_TOKEN",
         "PROMOTER_GITHUB_APP_PRIVATE_KEY",
         NOTIFICATIONS_ENV,
+        GATES_ENV,  # its variables themselves stay: the promoter set each one (masking.load_gates_env)
     }
 )
 

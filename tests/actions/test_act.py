@@ -29,11 +29,14 @@ from pathlib import Path
 
 import pytest
 
+from promoter.hub import keys
+from promoter.hub.db import Database
 from tests.actions.releases import git
 from tests.actions.test_workflow_harness import EXAMPLES, head
 from tests.support.fake_github import GitServer
 from tests.support.fake_github_server import FakeGitHubServer
 from tests.support.helpers import WORKLOAD, ControlPlaneFactory, pipeline
+from tests.support.hub_support import LiveHub
 from tests.support.inbox import Inbox
 from tests.support.paths import ROOT
 
@@ -90,6 +93,8 @@ class World:
     promoter_root: Path
     install: Path
     receiver: Inbox
+    hub: LiveHub
+    hub_key: str
 
     def act(
         self,
@@ -125,6 +130,8 @@ class World:
         args += ["-P", "ubuntu-latest=-self-hosted", "--action-cache-path", str(self.tmp / "act-cache")]
         args += ["--action-offline-mode", "-s", f"GITHUB_TOKEN={TOKEN}"]
         args += ["-s", f"PROMOTER_NOTIFICATIONS_ENV=AUDIT_KEY={AUDIT_KEY}"]  # the caller maps it
+        gates_env = f"# the hub the runs record at\nPROMOTER_HUB_URL={self.hub.url}\nPROMOTER_HUB_TOKEN={self.hub_key}"
+        args += ["-s", f"PROMOTER_GATES_ENV={gates_env}"]  # the caller maps it too
         for item in mapped:
             args += ["--local-repository", item]
         for key, value in env_args.items():
@@ -152,6 +159,9 @@ def world(
     gitd = GitServer({"/org/platform.git": factory.platform}, token=TOKEN)
     receiver = Inbox()
     threading.Thread(target=receiver.serve_forever, daemon=True).start()
+    hub_db = Database(str(tmp_path / "hub.sqlite3"))
+    hub_db.migrate()
+    hub_key = keys.add_promoter_key(hub_db, "actions")[1]
     text = pipeline("dev", "qa", "prod", platform=f"{{url: {gitd.url}/{P}, forge: github}}")
     text += f"  notifications:\n    - name: audit\n      webhook: {{url: {receiver.url}/hook, secretFrom: AUDIT_KEY}}\n"
     text += "      events: [approval, done]\n"
@@ -173,7 +183,9 @@ def world(
     for name, repo in {CP: path, "your-org/promoter": promoter}.items():
         (github / name).parent.mkdir(parents=True, exist_ok=True)
         (github / name).symlink_to(repo)
-    yield World(factory, api, tmp_path, sha, action_root, install, receiver)
+    with LiveHub(hub_db) as hub:
+        yield World(factory, api, tmp_path, sha, action_root, install, receiver, hub, hub_key)
+    hub_db.close()
     receiver.shutdown()
     api.stop()
     gitd.stop()
@@ -218,6 +230,14 @@ def test_a_push_to_main_promotes_every_environment_prod_after_its_approval(world
         expected = hmac.new(AUDIT_KEY.encode(), body, hashlib.sha256).hexdigest()
         assert headers["X-Promoter-Signature"] == f"sha256={expected}", body
     assert AUDIT_KEY not in run.log
+    # the hub's address and key came through PROMOTER_GATES_ENV: each run recorded what it landed,
+    # with the Pipeline's graph, and the key is masked
+    with world.hub.db.transaction() as tx:
+        recorded = tx.rows("SELECT environment, main_commit FROM platform_commits ORDER BY environment")
+        follows = tx.rows("SELECT name, follows FROM environments ORDER BY position")
+    assert recorded == [("dev", x), ("prod", x), ("qa", x)]
+    assert follows == [("dev", "[]"), ("qa", '["dev"]'), ("prod", '["qa"]')]
+    assert world.hub_key not in run.log
 
 
 def test_the_heartbeat_gets_no_runner_while_nothing_waits_on_time(world: World) -> None:

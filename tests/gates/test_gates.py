@@ -133,6 +133,10 @@ def test_command_gate_does_not_get_the_promoters_tokens(monkeypatch: pytest.Monk
     monkeypatch.setenv("PROMOTER_GITHUB_TOKEN", "ghp_abcdefgh12345678")
     monkeypatch.setenv("GITHUB_TOKEN", "ghs_abcdefgh12345678")
     monkeypatch.setenv("KUBECONFIG", "/etc/kube")
+    # the gates' block: its variables (set by the promoter when it starts) stay, the block goes
+    monkeypatch.setenv("PROMOTER_GATES_ENV", "ARGOCD_AUTH_TOKEN=argo-0123456789")
+    monkeypatch.setenv("ARGOCD_AUTH_TOKEN", "argo-0123456789")
     env = CommandGate.from_spec("true", SRC).environment(ctx(FakeClock()))
     assert "PROMOTER_GITHUB_TOKEN" not in env and "GITHUB_TOKEN" not in env
     assert env["KUBECONFIG"] == "/etc/kube" and env["PROMOTER_ENV"] == "qa"
+    assert "PROMOTER_GATES_ENV" not in env and env["ARGOCD_AUTH_TOKEN"] == "argo-0123456789"
