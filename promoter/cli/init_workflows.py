@@ -41,8 +41,7 @@ class Setup:
     auth: str = "app"  # app | token
     private_promoter: bool = False
     env_branches: tuple[str, ...] = ()  # each environment's control-plane branch (default: its name)
-    #: what an environment follows, where it is not the one listed before it (a graph)
-    follows: Follows = ()
+    follows: Follows = ()  # what an environment follows, where not the one listed before it
 
     @property
     def branches(self) -> tuple[str, ...]:
@@ -54,14 +53,12 @@ class Setup:
 
     @property
     def last(self) -> str:
-        """The environments nothing follows (the last one of a list), comma-separated: the ones
-        held for approval."""
+        """The environments nothing follows, comma-separated: the ones held for approval."""
         return ",".join(leaves_of(self.environments, self.follows))
 
     @property
     def order(self) -> str:
-        """The promotion order, for the comments: ``dev -> qa -> prod``, or each environment with
-        what it follows for a graph."""
+        """The promotion order for the comments: ``dev -> qa -> prod``, or each with what it follows."""
         if not self.follows:
             return " -> ".join(self.environments)
         return ", ".join(
@@ -77,18 +74,17 @@ class Setup:
         return f"{self.promoter_repo}/{path}@{self.ref}{comment}"
 
 
-NOTIFY = "PROMOTER_NOTIFICATIONS_ENV: ${{ secrets.PROMOTER_NOTIFICATIONS_ENV }} # receivers' NAME=value lines, if any"
-GATES = (
-    "PROMOTER_GATES_ENV: ${{ secrets.PROMOTER_GATES_ENV }} # gates' and the hub's NAME=value lines, if any"
+_BLOCKS = (
+    "PROMOTER_NOTIFICATIONS_ENV: ${{ secrets.PROMOTER_NOTIFICATIONS_ENV }} # receivers' NAME=value lines, if any",
+    "PROMOTER_GATES_ENV: ${{ secrets.PROMOTER_GATES_ENV }} # gates' and the hub's NAME=value lines, if any",
 )
 SECRETS = {
     "app": (
         "PROMOTER_GITHUB_APP_ID: ${{ secrets.PROMOTER_GITHUB_APP_ID }}",
         "PROMOTER_GITHUB_APP_PRIVATE_KEY: ${{ secrets.PROMOTER_GITHUB_APP_PRIVATE_KEY }}",
-        NOTIFY,
-        GATES,
+        *_BLOCKS,
     ),
-    "token": ("PROMOTER_GITHUB_TOKEN: ${{ secrets.PROMOTER_GITHUB_TOKEN }}", NOTIFY, GATES),
+    "token": ("PROMOTER_GITHUB_TOKEN: ${{ secrets.PROMOTER_GITHUB_TOKEN }}", *_BLOCKS),
 }
 RENDER_AUTH = {
     "app": (
