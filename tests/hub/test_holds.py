@@ -109,25 +109,26 @@ def test_a_hold_whose_until_passed_ends_by_itself(live_hub: LiveHub) -> None:
     assert later["state"] != "held" and later["holds"] == []
 
 
-@pytest.mark.parametrize(
-    ("body", "said"),
-    [
-        ({"holds": []}, "missing 'environment'"),
-        ({"environment": "dev"}, "'holds' must be a list"),
-        ({"environment": "dev", "holds": [{"by": "a"}]}, "missing 'holds[0].at'"),
-        ({"environment": "dev", "holds": [_hold(at="yesterday")]}, "'holds[0].at' must be an RFC 3339 time"),
-        (
-            {"environment": "dev", "holds": [_hold(origin="vote")]},
-            "holds[0].origin must be one of hold, label",
-        ),
-        ({"environment": "dev", "holds": [_hold(environment="prod")]}, "holds[0].environment is not 'dev'"),
-        ({"environment": "dev", "holds": [_hold(colour="red")]}, "holds[0]: unknown field 'colour'"),
-    ],
-)
-def test_bad_bodies_are_refused_naming_the_field(live_hub: LiveHub, body: Any, said: str) -> None:
+BAD = [
+    ({"holds": []}, "missing 'environment'"),
+    ({"environment": "dev"}, "'holds' must be a list"),
+    ({"environment": "dev", "holds": [{"by": "a"}]}, "missing 'holds[0].at'"),
+    ({"environment": "dev", "holds": [_hold(at="yesterday")]}, "'holds[0].at' must be an RFC 3339 time"),
+    (
+        {"environment": "dev", "holds": [_hold(origin="vote")]},
+        "holds[0].origin must be one of hold, label",
+    ),
+    ({"environment": "dev", "holds": [_hold(environment="prod")]}, "holds[0].environment is not 'dev'"),
+    ({"environment": "dev", "holds": [_hold(colour="red")]}, "holds[0]: unknown field 'colour'"),
+]
+
+
+@pytest.mark.parametrize("hub_url", ["sqlite"], indirect=True)  # a body is judged alike on both engines
+def test_bad_bodies_are_refused_naming_the_field(live_hub: LiveHub) -> None:
     key = keys.add_promoter_key(live_hub.db, "ci")[1]
-    refused = _post(live_hub, body, key)
-    assert refused.status_code == 422 and said in refused.json()["error"]
+    for body, said in BAD:
+        refused = _post(live_hub, body, key)
+        assert refused.status_code == 422 and said in refused.json()["error"], body
 
 
 def test_only_a_promoter_key_sends_holds(live_hub: LiveHub) -> None:
