@@ -7,9 +7,9 @@ PYYAML_OLDEST := $(VENV)/pyyaml-oldest
 
 .PHONY: unit-pyyaml-oldest
 
-$(PYYAML_OLDEST)/.complete: $(BIN)/python requirements/pyyaml-oldest.lock
+$(PYYAML_OLDEST)/.complete: $(BIN)/python $(UV) requirements/pyyaml-oldest.lock
 	rm -rf $(PYYAML_OLDEST)
-	$(PIP) install --quiet --require-hashes --no-deps --target $(PYYAML_OLDEST) -r requirements/pyyaml-oldest.lock
+	$(LOCKED) --target $(PYYAML_OLDEST) -r requirements/pyyaml-oldest.lock
 	touch $@
 
 # One process, no workers: it runs beside the whole suite, which keeps both cores busy, and xdist's
