@@ -96,6 +96,10 @@ class Database:
         self._local = threading.local()
         self._all: list[Any] = []
         self._lock = threading.Lock()
+        # Connections inside a transaction (how many), and those ``close`` left to their own
+        # thread: closing a connection another thread is using crashes SQLite's driver.
+        self._busy: dict[Any, int] = {}
+        self._orphans: set[Any] = set()
 
     @classmethod
     def from_option(cls, url: str | None) -> Database:
@@ -145,6 +149,10 @@ class Database:
         for their answers until one is read (``rows``, ``one``, ``many``) or the transaction
         commits: one round trip for all the statements in between."""
         conn = self._connection()
+        with self._using(conn):
+            yield from self._transaction(conn, write, pipeline)
+
+    def _transaction(self, conn: Any, write: bool, pipeline: bool) -> Iterator[Tx]:
         if pipeline and self.dialect == "postgresql":
             with conn.pipeline():
                 try:
@@ -172,6 +180,23 @@ class Database:
             conn.rollback()
             raise
         conn.commit()
+
+    @contextmanager
+    def _using(self, conn: Any) -> Iterator[None]:
+        with self._lock:
+            self._busy[conn] = self._busy.get(conn, 0) + 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                left = self._busy.pop(conn) - 1
+                if left:
+                    self._busy[conn] = left
+                orphan = not left and conn in self._orphans
+                if orphan:
+                    self._orphans.discard(conn)
+            if orphan:
+                conn.close()
 
     def for_writes(self) -> None:
         """Set this thread's connection up for the group writer: on PostgreSQL, without JIT
@@ -205,9 +230,14 @@ class Database:
         return applied
 
     def close(self) -> None:
+        """Close every connection; one inside a transaction (another thread's) is closed by its
+        thread when the transaction ends. A later transaction opens a new connection."""
         with self._lock:
             for conn in self._all:
-                conn.close()
+                if conn in self._busy:
+                    self._orphans.add(conn)
+                else:
+                    conn.close()
             self._all.clear()
         self._local = threading.local()
 

@@ -6,13 +6,16 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
+import pytest
 import requests
 
 from promoter.hub.db import Database
@@ -122,3 +125,33 @@ def test_sigkill_during_ingest_loses_no_acknowledged_report(hub_db: Database) ->
         fresh = requests.post(f"{base}/v1/reports", json=_body(10**6), headers=headers, timeout=5)
         assert fresh.status_code == 201
     assert report_count(hub_db) == before + 1
+
+
+def test_closing_the_database_leaves_another_threads_transaction_to_finish(tmp_path: Path) -> None:
+    """A background read (the key cache's check, say) still running when the hub closes its
+    database finishes, and its connection is closed by its own thread after: closing a
+    connection another thread is using crashed SQLite's driver (a segfault)."""
+    db = Database(str(tmp_path / "hub.sqlite3"))
+    db.migrate()
+    inside = threading.Event()
+    found: list[object] = []
+    conns: list[sqlite3.Connection] = []
+
+    def reader() -> None:
+        with db.transaction(write=False) as tx:
+            conns.append(db._connection())
+            inside.set()
+            count = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300000)"
+            found.append(tx.one(count + " SELECT count(*) FROM c"))
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    inside.wait(10)
+    db.close()  # while the reader's transaction is open
+    thread.join(30)
+    assert found == [(300000,)]
+    with pytest.raises(sqlite3.ProgrammingError):  # closed by the reader's thread, once done
+        conns[0].execute("SELECT 1")
+    with db.transaction(write=False) as tx:  # a closed database opens a new connection
+        assert tx.one("SELECT 1") == (1,)
+    db.close()
