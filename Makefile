@@ -114,7 +114,7 @@ extra-lint:: deps
 
 unit: deps
 	$(call fresh_tmp,unit)
-	TMPDIR=$(TEST_TMP)/unit-tmp $(BIN)/pytest -q -n $(PYTEST_WORKERS) --basetemp=$(TEST_TMP)/unit
+	TMPDIR=$(TEST_TMP)/unit-tmp $(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist worksteal --basetemp=$(TEST_TMP)/unit
 
 # The suite, the bad-input corpus on the oldest PyYAML and the linters run side by side, their
 # output kept apart: the suite keeps both cores busy from its start, and the linters (one core

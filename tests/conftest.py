@@ -19,9 +19,11 @@ pytest_plugins = ["tests.support.hub_support", "tests.support.action_install"]
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests that spend most of their time asleep while real time passes (marked ``asleep``) go
-    first: xdist hands the first tests out one per worker, so each sleep overlaps the other
-    workers' work instead of trailing the run (a 70-second sleep begun last was the run's last
-    minute)."""
+    first: the first worker starts them at once, and its sleep overlaps the other workers' work
+    instead of trailing the run (a 70-second sleep begun last was the run's last minute). ``make
+    test`` distributes with ``--dist worksteal``: each worker starts on a quarter of the tests
+    and an idle one takes tests from a busy one's queue, so a quarter that holds the slow
+    install and workflow tests no longer ends the run 50 seconds after the others."""
     items.sort(key=lambda item: item.get_closest_marker("asleep") is None)
 
 
