@@ -44,8 +44,11 @@ $(BIN)/python:
 # take it, a tenth of pip's time (pip took 24 s for the two locks on a fresh clone; uv 3 s), and
 # `make lock` resolves with it. uv writes no bytecode up front: a module gets its bytecode when
 # it is first imported.
+# Where uv cannot reach a package index that pip can (pip's own configuration), pip installs.
 UV := $(VENV)/uv-tool/bin/uv
-LOCKED := $(UV) pip install --quiet --python $(BIN)/python --require-hashes --no-deps
+LOCKED_OPTIONS := --quiet --require-hashes --no-deps
+locked = $(UV) pip install --python $(BIN)/python $(LOCKED_OPTIONS) $(1) \
+	|| { echo "uv could not install $(1); pip installs it" >&2; $(PIP) install $(LOCKED_OPTIONS) $(1); }
 
 $(UV): $(BIN)/python actions/uv.lock
 	rm -rf $(VENV)/uv-tool
@@ -54,12 +57,12 @@ $(UV): $(BIN)/python actions/uv.lock
 
 ifeq ($(NEWEST),)
 $(STAMP): $(BIN)/python $(UV) requirements/run.lock pyproject.toml
-	$(LOCKED) -r requirements/run.lock
+	$(call locked,-r requirements/run.lock)
 	$(UV) pip install --quiet --python $(BIN)/python --no-deps --no-build-isolation -e .
 	touch $@
 
 $(TEST_STAMP): $(STAMP) requirements/dev.lock
-	$(LOCKED) -r requirements/dev.lock
+	$(call locked,-r requirements/dev.lock)
 	touch $@
 else
 # The newest releases of everything: no lock, an eager upgrade on every run.

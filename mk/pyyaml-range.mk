@@ -9,7 +9,7 @@ PYYAML_OLDEST := $(VENV)/pyyaml-oldest
 
 $(PYYAML_OLDEST)/.complete: $(BIN)/python $(UV) requirements/pyyaml-oldest.lock
 	rm -rf $(PYYAML_OLDEST)
-	$(LOCKED) --target $(PYYAML_OLDEST) -r requirements/pyyaml-oldest.lock
+	$(call locked,--target $(PYYAML_OLDEST) -r requirements/pyyaml-oldest.lock)
 	touch $@
 
 # One process, no workers: it runs beside the whole suite, which keeps both cores busy, and xdist's
