@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import MutableMapping
+from collections.abc import Iterator, MutableMapping
 
 from promoter.urls import redact
 
@@ -58,6 +58,17 @@ def mask(text: str) -> str:
     return text
 
 
+def name_value_lines(text: str) -> Iterator[tuple[int, str, str, str]]:
+    """Each line of a block of ``NAME=value`` lines (``$PROMOTER_NOTIFICATIONS_ENV``,
+    ``$PROMOTER_GATES_ENV``) but blank ones and ``#`` comments: its number, its name, the ``=``
+    (empty when the line has none) and its value, stripped."""
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            name, sep, value = stripped.partition("=")
+            yield number, name.strip(), sep, value.strip()
+
+
 def load_gates_env(environ: MutableMapping[str, str] | None = None) -> list[str]:
     """Set each ``NAME=value`` line of ``$PROMOTER_GATES_ENV`` as a variable of this process (a
     variable already set wins; blank lines and ``#`` comments are skipped), each value masked
@@ -65,15 +76,11 @@ def load_gates_env(environ: MutableMapping[str, str] | None = None) -> list[str]
     line, never its text (it may hold a secret)."""
     env = os.environ if environ is None else environ
     loaded = []
-    for number, line in enumerate(env.get(GATES_ENV, "").splitlines(), 1):
-        text = line.strip()
-        if not text or text.startswith("#"):
-            continue
-        name, sep, value = text.partition("=")
-        if not sep or not _NAME.fullmatch(name.strip()):
+    for number, name, sep, value in name_value_lines(env.get(GATES_ENV, "")):
+        if not sep or not _NAME.fullmatch(name):
             raise ValueError(f"${GATES_ENV} line {number}: expected NAME=value")
-        register_secret(value.strip())
-        if name.strip() not in env:
-            env[name.strip()] = value.strip()
-            loaded.append(name.strip())
+        register_secret(value)
+        if name not in env:
+            env[name] = value
+            loaded.append(name)
     return loaded

@@ -21,7 +21,7 @@ from typing import Any
 from promoter.changecontrol.records import Records
 from promoter.clock import iso
 from promoter.errors import PromoterError
-from promoter.masking import NOTIFICATIONS_ENV, mask, register_secret
+from promoter.masking import NOTIFICATIONS_ENV, mask, name_value_lines, register_secret
 from promoter.model import NotifyEvent, Receiver
 
 NOTIFICATIONS_REF = "refs/promoter/notifications"
@@ -198,12 +198,8 @@ def secrets_block(environ: Mapping[str, str]) -> dict[str, str]:
     """``$PROMOTER_NOTIFICATIONS_ENV``: lines ``NAME=value`` (blank lines and ``#`` comments
     skipped), the receivers' variables in one secret, as the reusable workflow passes them (it
     cannot pass secrets it does not name). A variable of the environment itself wins."""
-    out = {}
-    for line in environ.get(NOTIFICATIONS_ENV, "").splitlines():
-        name, sep, value = line.strip().partition("=")
-        if sep and name and not name.startswith("#"):
-            out[name.strip()] = value.strip()
-    return out
+    lines = name_value_lines(environ.get(NOTIFICATIONS_ENV, ""))
+    return {name: value for _, name, sep, value in lines if sep and name}
 
 
 class _Unset(Exception):
