@@ -24,8 +24,8 @@ from promoter.masking import GATES_ENV, NOTIFICATIONS_ENV, mask
 from promoter.model import Source
 
 # The promoter's write access to the repos, its receivers' secrets, and the block the gates'
-# variables came in: a health check never needs them. (Argo CD and Prometheus tokens stay: `argocd app wait` and friends are what gate
-# commands are for.)
+# variables came in: a health check never needs them. (Argo CD and Prometheus tokens stay:
+# `argocd app wait` and friends are what gate commands are for.)
 REPO_CREDENTIALS = frozenset(
     {
         "PROMOTER_GITHUB_TOKEN",
