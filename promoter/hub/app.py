@@ -371,9 +371,12 @@ def _headers(raw: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
     return found
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
 def _json(payload: dict[str, Any]) -> bytes:
     """A JSON answer's body, as Starlette's JSONResponse renders it."""
-    return json.dumps(payload, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+    return _ENCODER.encode(payload).encode()
 
 
 _UNAVAILABLE = _json({"error": "the database is unavailable; retry"})

@@ -72,9 +72,10 @@ def record_commit(db: Database, record: CommitRecord, now: float) -> bool:
                 "INSERT INTO assignments (environment, sha, cluster_type, deployment_target) VALUES (?, ?, ?, ?)",
                 (record.environment, record.sha, cluster_type, target),
             )
-        # Clusters may have reported this commit before the promoter recorded it.
+        # Clusters may have reported this commit before the promoter recorded it: each reconciler
+        # at it has its row in deployments (written with its latest state, kept while it is there).
         for (name,) in tx.rows(
-            "SELECT DISTINCT cluster FROM reconcilers WHERE environment = ? AND revision = ?",
+            "SELECT DISTINCT cluster FROM deployments WHERE environment = ? AND revision = ?",
             (record.environment, record.sha),
         ):
             refresh_cluster(tx, str(name))

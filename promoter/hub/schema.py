@@ -109,10 +109,20 @@ _V4 = (
     "ALTER TABLE environments ADD COLUMN follows TEXT",
 )
 
+_V5 = (
+    # A reconciler's environment never changes and its revision changes with each rollout: an
+    # index on both moved an entry (two random pages written) at every transition, and on
+    # PostgreSQL kept those updates from being HOT. The environment alone serves the reads that
+    # filter on it; a commit's clusters are found through deployments (commits.py).
+    "DROP INDEX reconcilers_by_environment",
+    "CREATE INDEX reconcilers_in_environment ON reconcilers (environment)",
+)
+
 #: (version, name, statements), oldest first.
 MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (1, "initial schema", _V1),
     (2, "heartbeats, busy reconcilers, platform repo URL, retention index", _V2),
     (3, "the hub's receipt times beside the clusters' own, waves, counters", _V3),
     (4, "holds, environments as a graph", _V4),
+    (5, "reconcilers indexed by environment alone", _V5),
 )

@@ -6,6 +6,7 @@ advisory lock). SQLite is for one process on one machine.
 
 from __future__ import annotations
 
+import gc
 import ipaddress
 import logging
 import os
@@ -115,8 +116,21 @@ def parse_listen(text: str) -> tuple[str, int]:
     return host.strip("[]") or "0.0.0.0", int(port)
 
 
+#: The cyclic garbage collector's thresholds in a hub process. Python's default (a young
+#: collection every 700 net allocations) runs one every few reports, each walking the young
+#: objects of a few hundred requests in flight, to find no garbage: reports, rows and requests
+#: form no cycles and are freed by reference counting. Collections 70 times rarer cost a few MB.
+GC_THRESHOLDS = (50_000, 20, 20)
+
+
+def tune_gc() -> None:
+    """Set this process's collector for serving (``GC_THRESHOLDS``)."""
+    gc.set_threshold(*GC_THRESHOLDS)
+
+
 def create_app() -> Any:
     """The app of one worker process, configured by the environment ``serve`` set for it."""
+    tune_gc()
     limits = Limits(
         max_body=int(os.environ.get(_MAX_BODY_ENV) or Limits().max_body),
         max_age=float(os.environ.get(_MAX_AGE_ENV) or Limits().max_age),
@@ -164,8 +178,18 @@ def serve(
     if applied:
         log.info("migrated %s to schema version %d", db.describe(), applied[-1])
     log.info("serving %s on http://%s:%d with %d worker(s)", db.describe(), host, port, workers)
-    options: dict[str, Any] = {"host": host, "port": port, "log_level": "warning", "access_log": False}
+    # The hub reads no client address or scheme (X-Forwarded-* would change nothing it answers)
+    # and names no server software in its answers.
+    options: dict[str, Any] = {
+        "host": host,
+        "port": port,
+        "log_level": "warning",
+        "access_log": False,
+        "proxy_headers": False,
+        "server_header": False,
+    }
     if workers <= 1:
+        tune_gc()
         uvicorn.run(build_app(db, limits, require_read_key=require_read_key, sealer=sealer), **options)
         return
     # Worker processes build their own app (and database connections) from the environment.
