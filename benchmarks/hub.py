@@ -5,8 +5,12 @@ clusters with ``--reconcilers`` reconcilers each, all holding a latest report at
 commit (written in bulk, untimed). Then, through the real server (``promoter hub serve`` in a
 process of its own) on loopback:
 
-- **ingest**: ``--senders`` threads post signed Flux events of the new commit for random
-  (cluster, reconciler) pairs for ``--seconds``; reports/s and p50/p99 latency of each POST;
+- **ingest**: ``--connections`` keep-alive connections (a fleet's clusters post at once) post
+  signed Flux events of the new commit for random (cluster, reconciler) pairs for ``--seconds``,
+  from an asyncio client sending requests it signed beforehand (a load generator that costs
+  little, so that the hub, not the client, is what runs out of CPU). The hub process is bound to
+  one CPU and the client to the others (``--no-pin`` leaves both free): reports/s, p50/p99
+  latency of each POST, the hub's CPU per report and reports per second of the hub's CPU (per core);
 - **gate**: ``GET /v1/rollout`` of the new commit, as the ``hub`` gate asks it, p50 of 20;
 - **steady**: ``--steady-clusters`` clusters, all reconcilers at the new commit, each posting
   one "Reconciliation finished" per round for ``--steady-rounds`` rounds (a round stands for a
@@ -15,7 +19,7 @@ process of its own) on loopback:
 - **page**: ``GET /`` (every environment's rollout per cluster type), p50 of 5.
 
 The last line sums up: ``engine=<e> clusters=<n> reports_s=<r> p50_ms=... p99_ms=...
-server_cpu_ms_per_report=... heartbeat_cpu_ms=... bytes_per_cluster_day=... gate_ms=...
+server_cpu_ms_per_report=... reports_per_core_s=... heartbeat_cpu_ms=... bytes_per_cluster_day=... gate_ms=...
 gate_query_ms=... page_ms=...``. The hub's CPU is read from /proc for the hub's processes
 alone, apart from the load generator's.
 """
@@ -23,6 +27,7 @@ alone, apart from the load generator's.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import hashlib
 import hmac
 import http.client
@@ -169,30 +174,78 @@ def _event(rng: random.Random, name: str, reconcilers: int) -> bytes:
     return json.dumps(event).encode()
 
 
-def _sender(
-    port: int, senders: list[tuple[str, str]], reconcilers: int, stop: float, seed_value: int
-) -> tuple[list[float], int]:
-    """One keep-alive connection posting signed events until ``stop``: latencies, failures."""
+def deliveries(senders: list[tuple[str, str]], reconcilers: int, count: int, seed_value: int) -> list[bytes]:
+    """``count`` whole HTTP/1.1 requests, each a signed Flux event of the new commit for a random
+    (cluster, reconciler) pair, as notification-controller's generic-hmac provider posts it."""
     rng = random.Random(seed_value)
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    latencies: list[float] = []
-    failures = 0
-    while time.time() < stop:
+    out = []
+    for _ in range(count):
         name, key = senders[rng.randrange(len(senders))]
         body = _event(rng, name, reconcilers)
         signature = "sha256=" + hmac.new(key.encode(), body, hashlib.sha256).hexdigest()
-        started = time.perf_counter()
-        conn.request(
-            "POST",
-            f"/v1/ingest/flux/{name}",
-            body,
-            {"Content-Type": "application/json", "X-Signature": signature},
+        head = (
+            f"POST /v1/ingest/flux/{name} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"X-Signature: {signature}\r\nContent-Length: {len(body)}\r\n\r\n"
         )
-        answer = conn.getresponse()
-        answer.read()
-        latencies.append(time.perf_counter() - started)
-        failures += answer.status not in (200, 201)
-    return latencies, failures
+        out.append(head.encode() + body)
+    return out
+
+
+async def _connection(
+    port: int, requests: list[bytes], stop: float, latencies: list[float], statuses: list[int]
+) -> None:
+    """One keep-alive connection posting ``requests`` (taking each from the shared list) one after
+    the other until ``stop`` or until none is left."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        while requests and time.time() < stop:
+            request = requests.pop()
+            started = time.perf_counter()
+            writer.write(request)
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = 0
+            for line in head.split(b"\r\n")[1:]:
+                name, _, value = line.partition(b":")
+                if name.strip().lower() == b"content-length":
+                    length = int(value)
+            await reader.readexactly(length)
+            latencies.append(time.perf_counter() - started)
+            statuses.append(int(head.split(b" ", 2)[1]))
+    finally:
+        writer.close()
+
+
+async def _post_all(
+    port: int, requests: list[bytes], connections: int, seconds: float
+) -> tuple[list[float], list[int]]:
+    latencies: list[float] = []
+    statuses: list[int] = []
+    stop = time.time() + seconds
+    await asyncio.gather(
+        *(_connection(port, requests, stop, latencies, statuses) for _ in range(connections))
+    )
+    return latencies, statuses
+
+
+@contextmanager
+def pinned(hub_pid: int, pin: bool) -> Iterator[str]:
+    """The hub process (each of its threads, and so the threads it starts) bound to one CPU and
+    this process to the others, while inside: what was bound, to say with the figures. Without
+    ``pin``, or with fewer than two CPUs for this process, nothing is bound."""
+    cpus = set(os.sched_getaffinity(0))
+    if not pin or len(cpus) < 2:
+        yield "none"
+        return
+    hub_cpu = min(cpus)
+    for task in Path(f"/proc/{hub_pid}/task").iterdir():
+        os.sched_setaffinity(int(task.name), {hub_cpu})
+    os.sched_setaffinity(0, cpus - {hub_cpu})
+    try:
+        yield f"hub on CPU {hub_cpu}, client on the other {len(cpus) - 1}"
+    finally:
+        os.sched_setaffinity(0, cpus)
+        for task in Path(f"/proc/{hub_pid}/task").iterdir():
+            os.sched_setaffinity(int(task.name), cpus)
 
 
 def _heartbeats(
@@ -311,39 +364,56 @@ def steady(
     }
 
 
-def _process(
-    port: int, senders: list[tuple[str, str]], reconcilers: int, stop: float, threads: int, seed_value: int
-) -> tuple[list[float], int]:
-    with ThreadPoolExecutor(threads) as pool:
-        parts = list(
-            pool.map(
-                lambda i: _sender(port, senders, reconcilers, stop, seed_value * 1000 + i), range(threads)
-            )
-        )
-    return [x for p in parts for x in p[0]], sum(p[1] for p in parts)
+#: Requests signed before the ingest phase, per second of it: more than one hub process takes.
+DELIVERIES_PER_SECOND = 5000
+
+
+def postmaster_pid(url: str) -> int | None:
+    """The PostgreSQL server's main process, when it runs on this machine (its backends are its
+    children), else None; None for SQLite."""
+    if not url.startswith("postgresql://"):
+        return None
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute("SELECT setting FROM pg_settings WHERE name = 'data_directory'").fetchone()
+    try:
+        return int((Path(str(row[0])) / "postmaster.pid").read_text().split()[0]) if row else None
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def ingest(
-    base: str, senders: list[tuple[str, str]], reconcilers: int, seconds: float, threads: int
-) -> dict[str, float]:
-    """``threads`` senders, spread over two client processes (a client's GIL is not the limit)."""
+    base: str, pid: int, senders: list[tuple[str, str]], args: argparse.Namespace, db_pid: int | None = None
+) -> dict[str, Any]:
+    """``--connections`` connections posting signed events for ``--seconds``, with the hub's CPU
+    over that time (its processes', from /proc) and the database server's (``db_pid``)."""
     port = int(base.rsplit(":", 1)[1])
-    started = time.time()
-    stop = started + seconds
-    with ProcessPoolExecutor(2) as pool:
-        parts = list(
-            pool.map(
-                _process, [port] * 2, [senders] * 2, [reconcilers] * 2, [stop] * 2, [threads // 2] * 2, [1, 2]
-            )
-        )
-    elapsed = time.time() - started
-    latencies = sorted(x for p in parts for x in p[0])
+    requests = deliveries(senders, args.reconcilers, int(args.seconds * DELIVERIES_PER_SECOND), 1)
+    requests.reverse()  # taken from the end: in the order made
+    with pinned(pid, args.pin) as binding:
+        before, db_before = cpu_seconds(pid), cpu_seconds(db_pid) if db_pid else 0.0
+        started = time.time()
+        latencies, statuses = asyncio.run(_post_all(port, requests, args.connections, args.seconds))
+        elapsed = time.time() - started
+        used = cpu_seconds(pid) - before
+        db_used = cpu_seconds(db_pid) - db_before if db_pid else None
+    latencies.sort()
     return {
         "reports": len(latencies),
-        "failed": sum(p[1] for p in parts),
+        "failed": sum(status not in (200, 201) for status in statuses),
+        "connections": args.connections,
+        "pinned": binding,
         "reports_s": round(len(latencies) / elapsed, 1),
         "p50_ms": round(1000 * latencies[len(latencies) // 2], 2),
         "p99_ms": round(1000 * latencies[int(len(latencies) * 0.99)], 2),
+        "server_cpu_ms_per_report": round(1000 * used / max(len(latencies), 1), 3),
+        "reports_per_core_s": round(len(latencies) / used) if used else None,
+        "hub_cores_busy": round(used / elapsed, 2),
+        "database_cpu_ms_per_report": round(1000 * db_used / max(len(latencies), 1), 3)
+        if db_used is not None
+        else None,
+        "ran_out": not requests,
     }
 
 
@@ -381,10 +451,7 @@ def run_engine(engine: str, db_url: str, args: argparse.Namespace) -> dict[str, 
     db.close()
     seeded = round(time.monotonic() - started, 1)
     with server(db_url, args.workers) as (base, pid):
-        before = cpu_seconds(pid)
-        figures = ingest(base, senders, args.reconcilers, args.seconds, args.senders)
-        used = cpu_seconds(pid) - before
-        figures["server_cpu_ms_per_report"] = round(1000 * used / max(figures["reports"], 1), 3)
+        figures = ingest(base, pid, senders, args, postmaster_pid(db_url))
         figures.update(steady(base, pid, db_url, senders, args))
         gate = timed(f"{base}/v1/rollout?environment=prod&commit={NEW}&clusterType=type-00&times=false", 20)
         gate_all = timed(f"{base}/v1/rollout?environment=prod&commit={NEW}&times=false", 20)
@@ -409,7 +476,18 @@ def main() -> None:
     parser.add_argument("--clusters", type=int, default=10_000)
     parser.add_argument("--reconcilers", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=20.0)
-    parser.add_argument("--senders", type=int, default=16)
+    parser.add_argument(
+        "--connections", type=int, default=256, help="keep-alive connections posting in the ingest phase"
+    )
+    parser.add_argument(
+        "--no-pin",
+        dest="pin",
+        action="store_false",
+        help="leave the hub and the client on every CPU (by default the hub gets one, the client the rest)",
+    )
+    parser.add_argument(
+        "--senders", type=int, default=16, help="threads posting heartbeats in the steady phase"
+    )
     parser.add_argument("--workers", type=int, default=1, help="hub processes (promoter hub serve --workers)")
     parser.add_argument(
         "--steady-clusters", type=int, default=20, help="clusters heartbeating in the steady run"
@@ -444,6 +522,8 @@ def main() -> None:
                     "p50_ms",
                     "p99_ms",
                     "server_cpu_ms_per_report",
+                    "reports_per_core_s",
+                    "database_cpu_ms_per_report",
                     "heartbeat_cpu_ms",
                     "bytes_per_cluster_day",
                     "gate_ms",

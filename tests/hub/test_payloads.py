@@ -6,7 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from promoter.hub.payloads import IngestError, argocd_notification, flux_event, native_report, split_revision
+from promoter.hub.payloads import (
+    IngestError,
+    argocd_notification,
+    flux_event,
+    flux_revision,
+    native_report,
+    split_revision,
+)
 from tests.support.hub_support import argocd_body, missing
 from tests.support.hub_support import flux_event as make_flux_event
 
@@ -25,6 +32,34 @@ SHA = "731f7eaddfb6af01cb2173e18f0f75b0ba780ef1"
 )
 def test_revisions(text: str, expected: tuple[str, str]) -> None:
     assert split_revision(text) == expected
+
+
+OTHER = "0123456789abcdef0123456789abcdef01234567"
+KUSTOMIZE = "kustomize.toolkit.fluxcd.io"
+
+
+@pytest.mark.parametrize(
+    ("metadata", "expected"),
+    [
+        ({"revision": f"main@sha1:{SHA}"}, f"main@sha1:{SHA}"),
+        # Flux's order: commit, then originRevision, then revision.
+        ({"revision": f"main@sha1:{OTHER}", "commit": SHA}, SHA),
+        ({"revision": f"main@sha1:{OTHER}", "originRevision": f"main@sha1:{SHA}"}, f"main@sha1:{SHA}"),
+        # Older controllers' keys carry the API group, at the same rank as the plain ones.
+        ({f"{KUSTOMIZE}/revision": f"main@sha1:{SHA}"}, f"main@sha1:{SHA}"),
+        ({"revision": f"main@sha1:{OTHER}", f"{KUSTOMIZE}/originRevision": SHA}, SHA),
+        # Of two keys with one name, the first in sorted order.
+        ({"b.io/revision": OTHER, "a.io/revision": SHA}, SHA),
+        # A value that names no commit gives way to one that does, and is kept when none does.
+        ({"originRevision": "latest@sha256:0123", "revision": f"main@sha1:{SHA}"}, f"main@sha1:{SHA}"),
+        ({"originRevision": "latest@sha256:0123", "revision": "6.2.1"}, "latest@sha256:0123"),
+        ({"summary": "x", "cluster": "edge-1"}, ""),
+    ],
+)
+def test_flux_revision(metadata: dict[str, str], expected: str) -> None:
+    assert flux_revision(metadata) == expected
+    report = flux_event(make_flux_event(None, metadata=metadata))
+    assert (report.revision, report.branch) == split_revision(expected)
 
 
 def test_flux_states_and_identity() -> None:
