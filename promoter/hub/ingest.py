@@ -105,9 +105,11 @@ class KeyCache:
         return True
 
     def check(self, db: Database) -> None:
-        """Read ``sender_keys``' fingerprint (how many keys, the newest one's id, how many are
-        revoked: keys are never deleted nor revoked twice, so any key made or revoked moves
-        it); forget every entry when it moved. Blocking: run off the event loop."""
+        """Read ``sender_keys``' fingerprint (the newest key's id, how many are revoked: keys
+        are never deleted nor revoked twice, so a key revoked moves it, and so does a key made,
+        but for one committed after a later one on PostgreSQL, which the signature check's
+        second look finds: ``_signed``); forget every entry when it moved. Two index reads,
+        whatever the number of keys. Blocking: run off the event loop."""
         started = self._checked = self.clock()
         try:
             with db.transaction(write=False) as tx:
@@ -117,7 +119,7 @@ class KeyCache:
                     return
                 # Read after the fingerprint: as new as it, or newer (a change after it moves
                 # the next check's).
-                count = int(fingerprint[0]) if fingerprint else 0
+                count = int(fingerprint[0] or 0) if fingerprint else 0  # ids from 1, never deleted
                 found = keys.clusters_with_secrets(tx, self.sealer) if 2 * count <= self.size else None
         except database_errors():
             return  # entries lapse after ``ttl``; requests say the database is unavailable
@@ -137,7 +139,10 @@ class KeyCache:
         self._verified = started
 
 
-FINGERPRINT = "SELECT COUNT(*), MAX(id), COUNT(revoked_at) FROM sender_keys"
+FINGERPRINT = (
+    "SELECT (SELECT MAX(id) FROM sender_keys),"
+    " (SELECT COUNT(*) FROM sender_keys WHERE revoked_at IS NOT NULL)"  # sender_keys_revoked
+)
 
 
 def authenticate(
@@ -180,16 +185,17 @@ def _signed(
     db: Database, name: str, signature: str, body: bytes, cache: KeyCache | None, offline: bool
 ) -> keys.Cluster:
     known = cache.get("flux", name) if cache else None
-    if known is None:
-        if offline:
-            raise KeyMiss(name)
-        generation = cache.generation if cache else 0
-        with db.transaction(write=False) as tx:
-            found, secrets = keys.cluster_with_secrets(tx, name, cache.sealer if cache else None)
-        if found is not None and cache:
-            cache.put("flux", name, found, secrets, generation)
-    else:
-        found, secrets = known
+    if known is not None and signature and keys.signature_matches(known[1], body, signature):
+        return known[0]
+    # Not known, or not signed with a key the cache holds, which may be a key made since the
+    # cache read this cluster's: the database decides (off the event loop).
+    if offline:
+        raise KeyMiss(name)
+    generation = cache.generation if cache else 0
+    with db.transaction(write=False) as tx:
+        found, secrets = keys.cluster_with_secrets(tx, name, cache.sealer if cache else None)
+    if found is not None and cache:
+        cache.put("flux", name, found, secrets, generation)
     if found is None:
         raise IngestError(404, f"unknown cluster {name!r}: register it with promoter hub keys add")
     if not signature:

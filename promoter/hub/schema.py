@@ -116,6 +116,9 @@ _V5 = (
     # filter on it; a commit's clusters are found through deployments (commits.py).
     "DROP INDEX reconcilers_by_environment",
     "CREATE INDEX reconcilers_in_environment ON reconcilers (environment)",
+    # The revoked keys alone: the key cache's check (about once a second) counts them without
+    # reading every key (ingest.py FINGERPRINT).
+    "CREATE INDEX sender_keys_revoked ON sender_keys (revoked_at) WHERE revoked_at IS NOT NULL",
 )
 
 #: (version, name, statements), oldest first.
@@ -124,5 +127,5 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (2, "heartbeats, busy reconcilers, platform repo URL, retention index", _V2),
     (3, "the hub's receipt times beside the clusters' own, waves, counters", _V3),
     (4, "holds, environments as a graph", _V4),
-    (5, "reconcilers indexed by environment alone", _V5),
+    (5, "reconcilers indexed by environment alone, revoked keys indexed", _V5),
 )
