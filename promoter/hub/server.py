@@ -123,6 +123,17 @@ def parse_listen(text: str) -> tuple[str, int]:
 GC_THRESHOLDS = (50_000, 20, 20)
 
 
+#: How ``serve`` runs uvicorn. The hub reads no client address or scheme (``X-Forwarded-*``
+#: would change nothing it answers; uvicorn's middleware for them read every request's headers
+#: again) and names no server software in its answers.
+UVICORN_OPTIONS: dict[str, Any] = {
+    "log_level": "warning",
+    "access_log": False,
+    "proxy_headers": False,
+    "server_header": False,
+}
+
+
 def tune_gc() -> None:
     """Set this process's collector for serving (``GC_THRESHOLDS``)."""
     gc.set_threshold(*GC_THRESHOLDS)
@@ -178,16 +189,7 @@ def serve(
     if applied:
         log.info("migrated %s to schema version %d", db.describe(), applied[-1])
     log.info("serving %s on http://%s:%d with %d worker(s)", db.describe(), host, port, workers)
-    # The hub reads no client address or scheme (X-Forwarded-* would change nothing it answers)
-    # and names no server software in its answers.
-    options: dict[str, Any] = {
-        "host": host,
-        "port": port,
-        "log_level": "warning",
-        "access_log": False,
-        "proxy_headers": False,
-        "server_header": False,
-    }
+    options = {"host": host, "port": port, **UVICORN_OPTIONS}
     if workers <= 1:
         tune_gc()
         uvicorn.run(build_app(db, limits, require_read_key=require_read_key, sealer=sealer), **options)
