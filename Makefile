@@ -16,9 +16,11 @@ PYTEST_WORKERS ?= $(shell echo $$(( $$(nproc) * 2 )))
 # Each run's temporary folders (thousands of repositories, about 100,000 files) and its TMPDIR go
 # to folders of their own per target under TEST_TMP (one per checkout and virtualenv): in memory
 # (/dev/shm) when it has 8 GiB free, else in $TMPDIR. On this machine's disk (ext4, mounted with
-# discard) the suite took 516 CPU-seconds and 298 s; in tmpfs 454 and 254. The last run's folders
-# are moved aside and deleted in the background: pytest's own retention deleted the run before
-# last's at the end of each run, one file at a time, with both cores idle.
+# discard) the suite took 516 CPU-seconds and 298 s; in tmpfs 454 and 254. A run that passed
+# deletes its folders in the background as it ends (850 MB, in memory when in /dev/shm: a clone
+# made for one run and deleted kept them there for good); a failed run's stay for a look, until
+# the next run moves them aside and deletes them in the background (pytest's own retention
+# deleted the run before last's at the end of each run, one file at a time, with both cores idle).
 SHM_FREE := $(shell [ -d /dev/shm ] && [ -w /dev/shm ] && df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 {print $$4}')
 TEST_TMP_BASE ?= $(if $(shell [ "$(or $(SHM_FREE),0)" -ge 8388608 ] && echo yes),/dev/shm,$(or $(TMPDIR),/tmp))
 ifeq ($(origin TEST_TMP),undefined)  # worked out once, not at each use
@@ -28,6 +30,12 @@ endif
 define fresh_tmp
 	@mkdir -p $(TEST_TMP) && for d in $(1) $(1)-tmp; do if [ -e $(TEST_TMP)/$$d ]; then mv $(TEST_TMP)/$$d $(TEST_TMP)/$$d.old.$$$$; fi; done; \
 		mkdir $(TEST_TMP)/$(1)-tmp && (nice rm -rf $(TEST_TMP)/$(1).old.* $(TEST_TMP)/$(1)-tmp.old.* >/dev/null 2>&1 </dev/null &)
+endef
+# $(call passed_tmp,NAME): delete the folders of fresh_tmp's NAME in the background, moved aside
+# first (a next run may start before the deletion ends).
+define passed_tmp
+	@for d in $(1) $(1)-tmp; do mv $(TEST_TMP)/$$d $(TEST_TMP)/$$d.old.$$$$ 2>/dev/null; done; \
+		(nice rm -rf $(TEST_TMP)/$(1).old.$$$$ $(TEST_TMP)/$(1)-tmp.old.$$$$ >/dev/null 2>&1 </dev/null &)
 endef
 # Python caches compiled modules (__pycache__, ignored by git). A machine that turns that off
 # (PYTHONDONTWRITEBYTECODE) makes every promoter process the tests and the demo start compile
@@ -118,6 +126,7 @@ extra-lint:: deps
 unit: deps
 	$(call fresh_tmp,unit)
 	TMPDIR=$(TEST_TMP)/unit-tmp $(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist worksteal --basetemp=$(TEST_TMP)/unit
+	$(call passed_tmp,unit)
 
 # The suite, the bad-input corpus on the oldest PyYAML and the linters run side by side, their
 # output kept apart: the suite keeps both cores busy from its start, and the linters (one core

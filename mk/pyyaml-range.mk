@@ -20,3 +20,4 @@ unit-pyyaml-oldest: deps $(PYYAML_OLDEST)/.complete
 		--basetemp=$(TEST_TMP)/pyyaml-oldest \
 		tests/controlplane/test_bad_input.py tests/controlplane/test_bad_input_hostile.py::test_hostile_input \
 		tests/kalypso/test_bad_input.py tests/controlplane/test_pyyaml_version.py
+	$(call passed_tmp,pyyaml-oldest)
