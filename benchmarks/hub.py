@@ -19,8 +19,8 @@ process of its own) on loopback:
 - **page**: ``GET /`` (every environment's rollout per cluster type), p50 of 5.
 
 The last line sums up: ``engine=<e> clusters=<n> reports_s=<r> p50_ms=... p99_ms=...
-server_cpu_ms_per_report=... reports_per_core_s=... heartbeat_cpu_ms=... bytes_per_cluster_day=... gate_ms=...
-gate_query_ms=... page_ms=...``. The hub's CPU is read from /proc for the hub's processes
+server_cpu_ms_per_report=... reports_per_core_s=... database_cpu_ms_per_report=...
+heartbeat_cpu_ms=... bytes_per_cluster_day=... gate_ms=... gate_query_ms=... page_ms=...``. The hub's CPU is read from /proc for the hub's processes
 alone, apart from the load generator's.
 """
 
@@ -399,6 +399,10 @@ def ingest(
         used = cpu_seconds(pid) - before
         db_used = cpu_seconds(db_pid) - db_before if db_pid else None
     latencies.sort()
+
+    def ms_each(seconds: float) -> float:
+        return round(1000 * seconds / max(len(latencies), 1), 3)
+
     return {
         "reports": len(latencies),
         "failed": sum(status not in (200, 201) for status in statuses),
@@ -407,12 +411,10 @@ def ingest(
         "reports_s": round(len(latencies) / elapsed, 1),
         "p50_ms": round(1000 * latencies[len(latencies) // 2], 2),
         "p99_ms": round(1000 * latencies[int(len(latencies) * 0.99)], 2),
-        "server_cpu_ms_per_report": round(1000 * used / max(len(latencies), 1), 3),
+        "server_cpu_ms_per_report": ms_each(used),
         "reports_per_core_s": round(len(latencies) / used) if used else None,
         "hub_cores_busy": round(used / elapsed, 2),
-        "database_cpu_ms_per_report": round(1000 * db_used / max(len(latencies), 1), 3)
-        if db_used is not None
-        else None,
+        "database_cpu_ms_per_report": ms_each(db_used) if db_used is not None else None,
         "ran_out": not requests,
     }
 

@@ -104,7 +104,7 @@ def flux_event(body: dict[str, Any]) -> Report:
     metadata = body.get("metadata") or {}
     if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
         raise IngestError(422, "'metadata' must be an object of strings")
-    sha, branch = _flux_commit(metadata)
+    _, sha, branch = _flux_revision(metadata)
     if severity == "error":
         state: State = "failure"
     elif reason in FLUX_SUCCESS or kind in FLUX_SOURCES:
@@ -135,12 +135,6 @@ def flux_revision(metadata: dict[str, str]) -> str:
     A value that names no git commit (an OCI digest, a chart version) gives way to the next key
     that does, and is kept only when no key names one."""
     return _flux_revision(metadata)[0]
-
-
-def _flux_commit(metadata: dict[str, str]) -> tuple[str, str]:
-    """(sha, branch) of ``flux_revision``."""
-    _, sha, branch = _flux_revision(metadata)
-    return sha, branch
 
 
 def _flux_revision(metadata: dict[str, str]) -> tuple[str, str, str]:
