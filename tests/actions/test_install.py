@@ -17,7 +17,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from tests.actions.releases import scm_version
-from tests.support.paths import ROOT
+from tests.support.paths import ROOT, building_the_checkout
 from tests.support.wheelhouse import offline_env
 
 PIN = re.compile(r"^([A-Za-z0-9_.-]+)==([^ ;\\]+)( ;[^\\]*)? \\$")
@@ -86,9 +86,14 @@ def install(tmp_path: Path, installer: str, *, without_uv: bool = False) -> subp
         **offline,
         "GITHUB_OUTPUT": str(tmp_path / "output"),
     }
-    return subprocess.run(
-        ["bash", str(ROOT / "actions" / "install.sh")], capture_output=True, text=True, env=env, check=False
-    )
+    with building_the_checkout():
+        return subprocess.run(
+            ["bash", str(ROOT / "actions" / "install.sh")],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+        )
 
 
 def installed(tmp_path: Path, done: subprocess.CompletedProcess[str], how: str) -> None:

@@ -9,26 +9,27 @@ import sys
 import zipfile
 from pathlib import Path
 
-from tests.support.paths import ROOT
+from tests.support.paths import ROOT, building_the_checkout
 
 
 def test_the_wheel_carries_the_sample_and_the_demo_finds_it_there(tmp_path: Path) -> None:
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--quiet",
-            "--no-deps",
-            "--no-build-isolation",
-            str(ROOT),
-            "-w",
-            str(tmp_path),
-        ],
-        check=True,
-        capture_output=True,
-    )
+    with building_the_checkout():
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "wheel",
+                "--quiet",
+                "--no-deps",
+                "--no-build-isolation",
+                str(ROOT),
+                "-w",
+                str(tmp_path),
+            ],
+            check=True,
+            capture_output=True,
+        )
     (wheel,) = tmp_path.glob("promoter-*.whl")
     shipped = {
         n.removeprefix("promoter/examples/")
