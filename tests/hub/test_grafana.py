@@ -16,8 +16,8 @@ from promoter.hub.db import Database
 from promoter.hub.holds import record_holds
 from tests.support.hub_support import (
     LiveHub,
-    drop_pg_database,
     flux_event,
+    give_back_pg_database,
     new_pg_database,
     post_flux,
     register,
@@ -42,7 +42,7 @@ def pg_db(postgres: str) -> Iterator[Database]:
     db.migrate()
     yield db
     db.close()
-    drop_pg_database(postgres, name)
+    give_back_pg_database(postgres, name)
 
 
 def test_every_panel_query_runs_on_postgresql(pg_db: Database) -> None:

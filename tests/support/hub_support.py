@@ -79,9 +79,10 @@ def _initdb(bin_dir: Path, data: Path) -> None:
 
 
 def _cluster_template(bin_dir: Path) -> Path | None:
-    """One initdb per run, in this run's temporary folder (each pytest worker starts a server of
-    its own, and initdb was 1.5 CPU-seconds of each); None where the postgres user cannot write
-    there (then each server runs its own)."""
+    """A data folder made by one initdb, for every server to copy (each pytest worker starts a
+    server of its own, and initdb was 1.5 CPU-seconds of each): in the temporary folder, the
+    run's own under ``make`` (deleted with it), else kept for the next run. None where the
+    postgres user cannot write there (then each server runs its own initdb)."""
     import fcntl
 
     key = hashlib.sha256(str(bin_dir.resolve()).encode()).hexdigest()[:12]
@@ -148,13 +149,13 @@ def postgres() -> Iterator[str]:
 
 # Databases that tests have finished with, emptied, by admin URL: the next test takes one rather
 # than a new database (CREATE DATABASE copies template1, about 0.3 CPU-seconds of the server's
-# each time; emptying one costs a tenth of that).
+# each time).
 _emptied: dict[str, list[str]] = {}
 
 
 def new_pg_database(admin: str) -> tuple[str, str]:
     """An empty database on the server of ``admin`` (a new one, or one that a test before gave
-    back with ``drop_pg_database``, emptied): its URL and name."""
+    back with ``give_back_pg_database``, emptied): its URL and name."""
     import psycopg
 
     base = admin.rsplit("/", 1)[0]
@@ -167,7 +168,7 @@ def new_pg_database(admin: str) -> tuple[str, str]:
     return f"{base}/{name}", name
 
 
-def drop_pg_database(admin: str, name: str) -> None:
+def give_back_pg_database(admin: str, name: str) -> None:
     """Give ``name`` back, emptied as new: every other session ended, every schema dropped and
     ``public`` made anew; dropped outright when that fails."""
     import psycopg
@@ -203,7 +204,7 @@ def hub_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     try:
         yield url
     finally:
-        drop_pg_database(admin, name)
+        give_back_pg_database(admin, name)
 
 
 @pytest.fixture
