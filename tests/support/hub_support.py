@@ -30,6 +30,7 @@ import pytest
 
 from promoter.hub import keys
 from promoter.hub.db import Database
+from promoter.platform.lock import cache_lock
 from tests.support.paths import TESTS
 
 FIXTURES = TESTS / "fixtures" / "hub"
@@ -83,12 +84,9 @@ def _cluster_template(bin_dir: Path) -> Path | None:
     server of its own, and initdb was 1.5 CPU-seconds of each): in the temporary folder, the
     run's own under ``make`` (deleted with it), else kept for the next run. None where the
     postgres user cannot write there (then each server runs its own initdb)."""
-    import fcntl
-
     key = hashlib.sha256(str(bin_dir.resolve()).encode()).hexdigest()[:12]
     shared = Path(tempfile.gettempdir()) / f"promoter-pg-template-{key}"
-    with open(f"{shared}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with cache_lock(Path(f"{shared}.lock"), "the PostgreSQL template", 300.0):  # initdb: 120 s at most
         if (shared / "data" / "PG_VERSION").exists():
             return shared / "data"
         if shared.exists():
