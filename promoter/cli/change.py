@@ -21,9 +21,10 @@ from promoter.promotion.options import Options
 from promoter.promotion.report import Report
 
 
-def records_for(cp: ControlPlane, forge: Forge, ref: str) -> Records:
+def records_for(cp: ControlPlane, forge: Forge | None, ref: str) -> Records:
     """``ref`` of the control-plane repo: on its ``origin`` when it has one (pushed with the
-    forge's token over HTTPS on GitHub), else in the repo itself."""
+    forge's token over HTTPS on GitHub; with git's own credentials without a forge), else in the
+    repo itself."""
     if not cp.has_origin:
         return Records(cp.git, ref)
     url = cp.origin_url or ""
@@ -49,7 +50,9 @@ def change_control(
     return ChangeControl(HoldBook(records_for(cp, forge, HOLDS_REF)), clock, console, options, policy)
 
 
-def notifier(cp: ControlPlane, forge: Forge, pipeline: Pipeline, say: Callable[[str], None]) -> Notifier:
+def notifier(
+    cp: ControlPlane, forge: Forge | None, pipeline: Pipeline, say: Callable[[str], None]
+) -> Notifier:
     records = records_for(cp, forge, NOTIFICATIONS_REF) if pipeline.notifications else None
     return Notifier(pipeline.name, pipeline.notifications, records, say, os.environ)
 

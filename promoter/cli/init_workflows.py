@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from promoter.cli.heartbeat import ARMED, CRONS, HOURLY, IDLE, SIX_HOURLY
+
 CHECKOUT = "actions/checkout@08c6903cd8c0fde910a37f88322edcfb5dd907a8 # v5.0.0"
 
 
@@ -128,15 +130,18 @@ def _call(s: Setup, job: str, given: list[str], condition: tuple[str, ...] = ())
     )
 
 
-#: How often the heartbeat looks for a waiting promotion (docs/github-actions.md#the-heartbeat).
-HEARTBEAT = "*/10 * * * *"
-#: The repository variable that arms it: the runs set it (promoter/cli/heartbeat.py).
+#: The heartbeat's crons, one per cadence (promoter/cli/heartbeat.py); the repository variable
+#: that the runs set names the one that runs (docs/github-actions.md#the-heartbeat).
 HEARTBEAT_VARIABLE = "PROMOTER_HEARTBEAT"
-#: A scheduled run gets no runner (nothing billed) unless a promotion waits on time.
+_V = f"vars.{HEARTBEAT_VARIABLE}"
+#: A scheduled run gets no runner (nothing billed) unless it is the cron of the armed cadence.
 ARMED_ONLY = (
-    "# the heartbeat runs only while a promotion waits on time (a bake, a soak, a polled gate):",
-    "# each run sets the variable armed or idle (Variables write: see docs/github-actions.md#the-heartbeat)",
-    f"if: github.event_name != 'schedule' || vars.{HEARTBEAT_VARIABLE} != 'idle'",
+    "# the heartbeat runs only while a promotion waits on time (a bake, a soak, a polled gate, a",
+    "# window, a hold's end), at the cadence the runs set (Variables write: docs/github-actions.md#the-heartbeat)",
+    "if: >-",
+    "  github.event_name != 'schedule' || github.event.schedule == (",
+    f"  {_V} == '{HOURLY}' && '{CRONS[HOURLY]}' || {_V} == '{SIX_HOURLY}' && '{CRONS[SIX_HOURLY]}'",
+    f"  || {_V} != '{IDLE}' && '{CRONS[ARMED]}' || 'idle')",
 )
 
 
@@ -146,14 +151,16 @@ def promote(s: Setup) -> str:
         f"# A push to {s.main_branch} promotes that commit {s.order} (the promotion flow).\n"
         "# No run waits: each does what needs no waiting and ends, and the next event goes on from\n"
         "# there: a promoter-wake dispatch from the platform repo (a promotion PR merged, a cluster's\n"
-        "# status) or the hub (a verdict), the heartbeat (every 10 minutes, and only while a promotion\n"
-        f"# waits on time: the variable {HEARTBEAT_VARIABLE}), or a run by hand.\n"
+        "# status) or the hub (a verdict), the heartbeat (only while a promotion waits on time, every 10\n"
+        f"# minutes, hourly or every 6 hours as the next check is near: the variable {HEARTBEAT_VARIABLE}),\n"
+        "# or a run by hand.\n"
         + _approval_comment(last)
         + _hosting(s)
         + f"name: promote\n\non:\n  push:\n    branches: [{s.main_branch}]\n"
         "  repository_dispatch:\n    types: [promoter-wake]\n"
-        f'  schedule:\n    - cron: "{HEARTBEAT}"\n'
-        "  workflow_dispatch:\n\npermissions: {}\n"
+        "  schedule: # the heartbeat: every 10 minutes, hourly, every 6 hours; only the armed one runs\n"
+        + "".join(f'    - cron: "{CRONS[c]}"\n' for c in (ARMED, HOURLY, SIX_HOURLY))
+        + "  workflow_dispatch:\n\npermissions: {}\n"
         + _call(s, "promote", ["commit: ${{ github.sha }}", f"hold-for-approval: {last}"], ARMED_ONLY)
     )
 
@@ -185,7 +192,11 @@ def promote_by_hand(s: Setup) -> str:
         "      force:\n"
         "        description: Skip the guard and go straight to this environment\n"
         "        type: boolean\n"
-        "        default: false\n\npermissions: {}\n"
+        "        default: false\n"
+        "      reason:\n"
+        "        description: With force, why it passes a hold or a closed change window (recorded)\n"
+        "        type: string\n"
+        '        default: ""\n\npermissions: {}\n'
         + _call(
             s,
             "promote",
@@ -193,6 +204,7 @@ def promote_by_hand(s: Setup) -> str:
                 "to: ${{ inputs.to }}",
                 "commit: ${{ inputs.commit }}",
                 "force: ${{ inputs.force }}",
+                "reason: ${{ inputs.reason }}",
                 f"hold-for-approval: {s.last}",
             ],
         )

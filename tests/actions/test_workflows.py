@@ -17,6 +17,8 @@ from typing import Any
 import pytest
 import yaml
 
+from promoter.cli.heartbeat import CRONS
+from tests.actions.test_workflow_harness import condition
 from tests.support.paths import ROOT
 
 ACTIONS = sorted(ROOT.glob("actions/*/action.yml"))
@@ -62,7 +64,7 @@ def test_each_branch_carries_the_workflows_its_events_run() -> None:
     scheduling workflow lives on every environment branch and not on main; the render check on
     main and on every environment branch, the same file everywhere."""
     main = {p.name for p in ROOT.glob("examples/control-plane/.github/workflows/*.yml")}
-    assert main == {"promote.yml", "promote-by-hand.yml", "render.yml"}
+    assert main == {"promote.yml", "promote-by-hand.yml", "render.yml", "hold.yml"}
     render = (ROOT / "examples/control-plane/.github/workflows/render.yml").read_text()
     branches = sorted(p.name for p in ROOT.glob("examples/environments/*"))
     assert branches == ["dev", "prod", "qa"]
@@ -204,12 +206,30 @@ def test_the_control_plane_wakes_on_every_event_that_moves_a_promotion_on() -> N
     triggers = doc[True]
     assert set(triggers) == {"push", "repository_dispatch", "schedule", "workflow_dispatch"}
     assert triggers["repository_dispatch"] == {"types": ["promoter-wake"]}
-    minutes = triggers["schedule"][0]["cron"].split()[0]
-    assert minutes.startswith("*/") and 5 <= int(minutes[2:]) <= 15  # the heartbeat
+    crons = [c["cron"] for c in triggers["schedule"]]
+    assert crons == [CRONS[c] for c in ("armed", "armed-hourly", "armed-6h")]  # the heartbeat's cadences
     assert doc["jobs"]["promote"]["with"]["hold-for-approval"] == "prod"
-    assert (
-        doc["jobs"]["promote"]["if"] == "github.event_name != 'schedule' || vars.PROMOTER_HEARTBEAT != 'idle'"
-    )
+
+
+def test_the_heartbeat_runs_only_the_cron_of_the_armed_cadence() -> None:
+    """The caller's ``if:``, evaluated as GitHub evaluates it: of the three crons, only the one the
+    variable names gets a runner; a variable not set yet (or an older run's ``armed``) is every
+    ten minutes; ``idle`` none; every other event always runs."""
+    doc = load(ROOT / "examples/control-plane/.github/workflows/promote.yml")
+    expression = doc["jobs"]["promote"]["if"]
+    for variable in (None, "armed", "armed-hourly", "armed-6h", "idle"):
+        vars_ = {} if variable is None else {"PROMOTER_HEARTBEAT": variable}
+        ran = [
+            cron
+            for cron in CRONS.values()
+            if condition(
+                expression, {"github": {"event_name": "schedule", "event": {"schedule": cron}}, "vars": vars_}
+            )
+        ]
+        wanted = [] if variable == "idle" else [CRONS[variable or "armed"]]
+        assert ran == wanted, variable
+        for event in ("push", "repository_dispatch", "workflow_dispatch"):
+            assert condition(expression, {"github": {"event_name": event, "event": {}}, "vars": vars_})
 
 
 def test_the_platform_repo_wakes_the_control_plane_on_merges_and_statuses() -> None:

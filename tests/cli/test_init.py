@@ -123,7 +123,7 @@ def test_the_workflows_pass_actionlint_zizmor_and_the_schema(variant: str, tmp_p
         pytest.skip("shellcheck is not installed (make deps installs it)")
     assert init(*BASE, "--out", str(tmp_path), *VARIANTS[variant]).exit_code == 0
     files = sorted(str(p) for p in tmp_path.rglob("*.yml"))
-    assert len(files) == 3 + 2 * 3 + 1  # main, each environment branch, the platform repo
+    assert len(files) == 4 + 2 * 3 + 1  # main, each environment branch, the platform repo
     lint(files)
 
 
@@ -150,7 +150,7 @@ def test_workflow_inputs_never_reach_a_shell(variant: str, tmp_path: Path) -> No
             given = job.get("with", {})
             assert all(v.startswith("${{ inputs.") for k, v in given.items() if "inputs." in str(v)), path
         assert len(re.findall(r"\$\{\{ inputs\.", path.read_text())) == (
-            3 if path.name == "promote-by-hand.yml" else 0
+            {"promote-by-hand.yml": 4, "hold.yml": 5}.get(path.name, 0)
         )
 
 
@@ -272,7 +272,7 @@ def test_the_working_tree_gets_its_branchs_files(tmp_path: Path, monkeypatch: py
     result = init(*BASE)
     assert result.exit_code == 0, result.output
     assert sorted(p for p in written(repo) if not p.startswith(".git/")) == [
-        f".github/workflows/{n}" for n in ("promote-by-hand.yml", "promote.yml", "render.yml")
+        f".github/workflows/{n}" for n in ("hold.yml", "promote-by-hand.yml", "promote.yml", "render.yml")
     ]
     again = f"promoter init --promoter-repo acme/promoter --ref {SHA} --tag v0.1.0 --environments dev,qa,prod"
     assert f"check out each other branch (dev, qa, prod) in turn and run: {again}" in result.stdout
@@ -421,6 +421,7 @@ def test_the_skeleton_names_the_forge_for_github_enterprise_server(tmp_path: Pat
     pipeline = yaml.safe_load((tmp_path / "promoter.yaml").read_text())
     assert pipeline["spec"]["platformRepo"] == {"url": url, "forge": "github"}
     assert sorted(written(tmp_path)) == [
+        ".github/workflows/hold.yml",
         ".github/workflows/promote-by-hand.yml",
         ".github/workflows/promote.yml",
         ".github/workflows/render.yml",

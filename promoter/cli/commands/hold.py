@@ -3,6 +3,7 @@ trigger, and let it go again (docs/change-control.md#holds)."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import click
@@ -17,10 +18,15 @@ from promoter.cli.commands.completion import complete_environments
 from promoter.cli.commands.promote import github_options
 from promoter.clock import iso, parse_duration, parse_iso
 from promoter.console import Console
-from promoter.errors import UsageError
+from promoter.controlplane.repo import ControlPlane
+from promoter.errors import PromoterError, UsageError, one_line
+from promoter.forges.base import Forge
+from promoter.forges.github.urls import control_plane_repo
+from promoter.forges.local import LocalForge
 from promoter.gates.hubapi import send_holds
+from promoter.masking import mask
 from promoter.model import Pipeline
-from promoter.runtime import build_runtime
+from promoter.runtime import build_runtime, forge_kind
 
 HOLD_EXAMPLES = """\b
 Examples:
@@ -68,13 +74,13 @@ def hold(
     """Hold ENV: no trigger promotes to it until `promoter release` (or --until)."""
     if not reason.strip():
         raise UsageError("--reason: say why the environment is held")
-    cp, pipeline, runtime, clock = _context(control_plane, main_branch, environment, wave, github)
+    cp, pipeline, forge, clock = _context(control_plane, main_branch, environment, wave, github)
     now = clock.wall()
     held = Hold(environment, wave, reason.strip(), actor(), now, _until(until, now))
     if dry_run:
         click.echo(f"dry run: would hold {held.where()}: {held.describe()}")
         return
-    book = HoldBook(change.records_for(cp, runtime.forge, HOLDS_REF))
+    book = HoldBook(change.records_for(cp, forge, HOLDS_REF))
     recorded = book.hold(held)
     said = "held {}: {}" if recorded else "{} is already held so: {}"
     click.echo(said.format(held.where(), held.describe()))
@@ -90,7 +96,7 @@ def hold(
         now,
         change.hold_key(environment, wave, now),
     )
-    change.notifier(cp, runtime.forge, pipeline, _warn).send([event])
+    change.notifier(cp, forge, pipeline, _warn).send([event])
 
 
 RELEASE_EXAMPLES = """\b
@@ -110,10 +116,10 @@ def release(
     dry_run: bool,
     github: Any,
 ) -> None:
-    """Release ENV's holds (only WAVE's with --wave); the next event promotes it again."""
-    cp, pipeline, runtime, clock = _context(control_plane, main_branch, environment, wave, github)
+    """Release ENV's holds (only WAVE's with --wave) and wake the promotion (promoter-wake)."""
+    cp, pipeline, forge, clock = _context(control_plane, main_branch, environment, wave, github)
     now = clock.wall()
-    book = HoldBook(change.records_for(cp, runtime.forge, HOLDS_REF))
+    book = HoldBook(change.records_for(cp, forge, HOLDS_REF))
     where = f"{environment}, wave {wave}" if wave else environment
     if dry_run:
         found = [
@@ -132,7 +138,38 @@ def release(
     event = Event(
         "released", environment, wave, None, message, now, f"released:{environment}:{wave}:{int(now)}"
     )
-    change.notifier(cp, runtime.forge, pipeline, _warn).send([event])
+    change.notifier(cp, forge, pipeline, _warn).send([event])
+    _wake(cp, forge, github, environment, wave)
+
+
+def _wake(cp: ControlPlane, forge: Forge | None, github: Any, environment: str, wave: str | None) -> None:
+    """Every end of a wait wakes what waits (DESIGN section 13): on GitHub, ``promoter-wake`` to
+    the control plane's promotion; elsewhere, or without credentials, how to go on."""
+    if isinstance(forge, LocalForge):
+        click.echo("the local forge has no events: run promoter promote to go on")
+        return
+    wake = getattr(forge, "wake", None)
+    if wake is not None:
+        try:
+            repo = wake({"event": "release", "environment": environment, "wave": wave})
+        except PromoterError as err:
+            _warn(f"warning: promoter-wake not sent: {mask(one_line(str(err)))}")
+        else:
+            click.echo(f"woke the promotion: promoter-wake sent to {repo}")
+            return
+    repo = _repo_name(cp, github)
+    click.echo(
+        "to go on now, wake the promotion: gh api --method POST repos/"
+        f"{repo}/dispatches -f event_type=promoter-wake (GH_HOST for GitHub Enterprise Server), "
+        "or run the promote workflow by hand; until then only a push wakes it"
+    )
+
+
+def _repo_name(cp: ControlPlane, github: Any) -> str:
+    try:
+        return control_plane_repo(github.control_plane_repo, os.environ, cp)
+    except PromoterError:
+        return "OWNER/NAME"
 
 
 def _context(
@@ -142,8 +179,18 @@ def _context(
     pipeline = cp.main(cp.resolve(None)).pipeline
     _check(pipeline, environment, wave)
     clock = clocks.RealClock()
-    runtime = build_runtime(cp, pipeline, Console(quiet=True), clock=clock, github=github)
-    return cp, pipeline, runtime, clock
+    return cp, pipeline, _forge(cp, pipeline, clock, github), clock
+
+
+def _forge(cp: ControlPlane, pipeline: Pipeline, clock: clocks.Clock, github: Any) -> Forge | None:
+    """The forge that records (with its token) and wakes; None on GitHub without credentials in
+    the environment, where the records go through git's own (an on-call's SSH key) and nothing
+    wakes."""
+    from promoter.forges.github.auth import credentials_in  # heavy: PyGithub loads only when GitHub is used
+
+    if forge_kind(pipeline) == "github" and not credentials_in(os.environ):
+        return None
+    return build_runtime(cp, pipeline, Console(quiet=True), clock=clock, github=github).forge
 
 
 def _check(pipeline: Pipeline, environment: str, wave: str | None) -> None:

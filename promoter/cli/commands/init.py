@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from promoter.cli import init_skeleton, init_workflows
+from promoter.cli import init_oncall, init_skeleton, init_workflows
 from promoter.cli.commands.completion import complete_environment_list
 from promoter.cli.init_setup import setup_of
 from promoter.cli.init_workflows import Setup
@@ -165,7 +165,7 @@ def _files(
     files: dict[str, str] = {}
     for branch in branches:
         if branch == setup.main_branch:
-            mine = init_workflows.for_main(setup)
+            mine = init_workflows.for_main(setup) | {HOLD_WORKFLOW: init_oncall.hold(setup)}
             if skeleton:
                 mine |= init_skeleton.for_main(setup.environments, platform_repo, setup.follows)
         else:
@@ -221,6 +221,8 @@ def _commit(root: Path, files: dict[str, str]) -> None:
         temp.replace(target)
 
 
+#: The on-call's form on main: hold or release (promoter/cli/init_oncall.py).
+HOLD_WORKFLOW = ".github/workflows/hold.yml"
 #: Where ``--out`` puts the platform repo's workflow.
 PLATFORM_FOLDER = "platform-repo"
 WAKE_TOKEN = {
@@ -231,7 +233,8 @@ WAKE_TOKEN = {
 
 PERMISSIONS = (
     "on the platform repo Contents and Pull requests read and write, Commit statuses read; "
-    "on this repo Contents read, Commit statuses read and write, Variables read and write "
+    "on this repo Contents read and write (holds, overrides and notifications on refs/promoter/*, "
+    "a release's promoter-wake), Commit statuses read and write, Variables read and write "
     "(the heartbeat's PROMOTER_HEARTBEAT)"
 )
 SECRETS = {
@@ -273,7 +276,17 @@ def _next_steps(
         f"in the control-plane repo's Settings → Secrets and variables → Actions: {SECRETS[setup.auth]}"
     )
     steps.append(
+        "and, if the Pipeline has them, PROMOTER_NOTIFICATIONS_ENV (the receivers' urlFrom and secretFrom "
+        "as NAME=value lines) and PROMOTER_GATES_ENV (the gates' and the hub's: ARGOCD_AUTH_TOKEN, "
+        "PROMOTER_PROMETHEUS_TOKEN, PROMOTER_HUB_URL, PROMOTER_HUB_TOKEN, a gate's tokenEnv)"
+    )
+    steps.append(
         f"Settings → Environments: create {envs} (required reviewers and wait timers are the approvals)"
+    )
+    steps.append(
+        f"on-call: Actions → hold or release ({HOLD_WORKFLOW}) holds an environment with a reason and an "
+        "end, and a release wakes the promotion; from a laptop: promoter hold ENV --reason TEXT --until 4h, "
+        "promoter release ENV (docs/change-control.md#holds)"
     )
     steps.append(f"branch protection: require the render check on {main} and on {on}")
     steps.append(

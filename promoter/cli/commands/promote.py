@@ -253,7 +253,7 @@ def promote(
     beat.arm()  # before anything changes: a run killed mid-way leaves it armed
     with runtime.locked(console.say):
         report = flows.schedule(env_name, commit and sha) if env_name else flows.promote(sha, to)
-    beat.settle(report)
+    beat.settle(report, clock.wall())
     _tell(report, cp, runtime, pipeline, clock, console.say, notify=not dry_run)
     _show(report, output)
     if report.state == "failed" or (report.state == "held" and options.waits):
