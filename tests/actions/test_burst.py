@@ -187,3 +187,25 @@ def test_200_clusters_posting_statuses_cost_a_handful_of_jobs(spread: float) -> 
     )
     assert jobs <= 10
     assert last_run > times[-1]  # a run after the last status: the gate sees every cluster
+
+
+def test_scenario_b_with_its_clusters_statuses_counted() -> None:
+    """Scenario (b) of tests/actions/test_waking.py bills 8 minutes counting only the merged PR's
+    wake; every merge also makes each cluster's Flux post a status per Kustomization, and each
+    burst goes through the platform repo's relay and the control plane's runs. Here its four
+    merges (dev; qa's canary wave, then the rest; prod) with 10, 2, 18 and 50 clusters of 2
+    Kustomizations each, posting over 5 minutes: what (b) costs with its statuses, and with the
+    hub waking instead (PROMOTER_WAKE_ON_STATUS false: no status starts a job)."""
+    s = settings()
+    bursts = [
+        Burst(rollout(n, 2, 300.0, seed=31 + i), s["settle"], s["most"]).run()
+        for i, n in enumerate((10, 2, 18, 50))
+    ]
+    statuses = sum(b.billed() for b in bursts)
+    jobs = sum(len(b.relay.ran) + len(b.control_plane.ran) for b in bursts)
+    print(
+        f"\n(b) with its clusters' statuses: 8 + {statuses} = {8 + statuses} billed minutes "
+        f"({jobs} jobs for {sum(len(b.times) for b in bursts)} statuses); with the hub waking: 8"
+    )
+    assert jobs <= 40  # a sparse burst (2 clusters over 5 minutes) settles more often than a dense one
+    assert 8 + statuses <= 60

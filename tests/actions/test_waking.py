@@ -21,8 +21,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
+from promoter.changecontrol.holds import HOLDS_REF
+from promoter.changecontrol.records import Records
+from promoter.cli.heartbeat import CRONS, cadence
 from promoter.cli.main import cli
 from promoter.clock import iso, parse_iso
 from promoter.forges.notes import NOTES_REF
@@ -31,6 +35,7 @@ from tests.actions.github_stand_in import GitHubStandIn
 from tests.actions.test_workflow_harness import (
     EXAMPLES,
     Workflows,
+    condition,
     head,
     promote_runs,
     workflows,
@@ -50,10 +55,34 @@ WAITED = re.compile(r"waiting \S+ \(\S+ left\)|baking, \S+ to go$", re.M)
 HEARTBEAT = 10 * 60
 
 
+def firing(cron: str) -> tuple[float, float]:
+    """The period and the offset from midnight, in seconds, of one of the heartbeat's crons (the
+    forms it uses: ``*/10 * * * *``, ``7 * * * *``, ``37 */6 * * *``)."""
+    minute, hour = cron.split()[:2]
+    if minute.startswith("*/"):
+        return 60.0 * int(minute[2:]), 0.0
+    period = 3600.0 * (int(hour[2:]) if hour.startswith("*/") else 1)
+    return period, 60.0 * int(minute)
+
+
+def fires(start: float, end: float) -> list[tuple[float, str]]:
+    """Every firing of the heartbeat's crons in (start, end], fake time 0 being a midnight."""
+    out = []
+    for cron in CRONS.values():
+        period, offset = firing(cron)
+        k = max(0, int((start - offset) // period))
+        while (at := offset + k * period) <= end:
+            if at > start:
+                out.append((at, cron))
+            k += 1
+    return sorted(out)
+
+
 def travel(path: Path, seconds: float) -> None:
     """``seconds`` pass for the promotion: every status time recorded in the control plane's
-    notes moves back by that much."""
+    notes, and every hold's times, move back by that much."""
     git = Git(path)
+    _travel_holds(git, seconds)
     listing = git.run("notes", f"--ref={NOTES_REF}", "list", check=False).stdout.decode().split()
     for commit in listing[1::2]:
         lines = []
@@ -66,6 +95,18 @@ def travel(path: Path, seconds: float) -> None:
             entry["created_at"] = iso(stamped - seconds)
             lines.append(json.dumps(entry, sort_keys=True))
         git.run("notes", f"--ref={NOTES_REF}", "add", "-f", "-m", "\n".join(lines), operands=[commit])
+
+
+def _travel_holds(git: Git, seconds: float) -> None:
+    def back(stamp: str | None) -> str | None:
+        when = parse_iso(stamp) if stamp else None
+        return iso(when - seconds) if when is not None else stamp
+
+    def change(doc: dict[str, Any]) -> tuple[dict[str, Any], str] | None:
+        holds = [{**h, "at": back(h.get("at")), "until": back(h.get("until"))} for h in doc.get("holds", [])]
+        return ({**doc, "holds": holds}, "time passes") if holds else None
+
+    Records(git, HOLDS_REF).update(change)
 
 
 @dataclass
@@ -112,17 +153,28 @@ class Timeline:
     def variables(self) -> dict[str, str]:
         return self.github.variables.setdefault("org/control-plane", {})
 
+    @property
+    def armed_cron(self) -> str | None:
+        """The heartbeat's cron that gets a runner now (promoter/cli/heartbeat.py), None when idle."""
+        setting = self.variables.get("PROMOTER_HEARTBEAT", "armed")
+        return None if setting == "idle" else CRONS.get(setting, CRONS["armed"])
+
     def event(self, name: str, **github: Any) -> Run:
+        if name == "schedule" and "event" not in github:  # the firing of the cadence in force
+            github["event"] = {"schedule": self.armed_cron or CRONS["armed"]}
         flows = self.make(
             {"event_name": name, "ref_name": "main", "sha": head(self.factory), **self.api(), **github}
         )
         flows.variables = self.variables
-        if not (name == "schedule" and self.variables.get("PROMOTER_HEARTBEAT") == "idle"):
+        cron = github.get("event", {}).get("schedule") if name == "schedule" else None
+        runs = name != "schedule" or cron == self.armed_cron
+        if runs:
             self._travel()  # a run reads the clocks: the time passed so far, all at once
         started = time.monotonic()
         outputs = flows.call(self.caller)
         seconds = time.monotonic() - started
-        if flows.skipped:  # the heartbeat disarmed: no runner, nothing billed
+        assert flows.skipped == (not runs), f"the caller's if: for {name} {cron} with {self.variables}"
+        if flows.skipped:  # not the armed cadence's cron, or disarmed: no runner, nothing billed
             run = Run(name, self.now, 0.0, [], "skipped", "")
             self.runs.append(run)
             return run
@@ -145,11 +197,17 @@ class Timeline:
         return {"api_url": self.github.url, "token": "ghs_harness-job-token"}
 
     def heartbeats(self, until: float) -> list[Run]:
-        """The schedule's runs, every ten minutes, up to ``until``."""
+        """The schedule's events up to ``until``, each cron's firings as GitHub sends them; those
+        of the cadence in force at each (the ten-minute cron's while idle), the others' skipped
+        firings counted as events."""
         done = []
-        while self.now + HEARTBEAT <= until:
-            self.wait(HEARTBEAT)
-            done.append(self.event("schedule"))
+        for at, cron in fires(self.now, until):
+            self.wait(at - self.now)
+            mine = cron == (self.armed_cron or CRONS["armed"])
+            run = self.event("schedule", event={"schedule": cron})
+            if mine or run.jobs:
+                done.append(run)
+        self.wait(until - self.now)
         return done
 
     def billed(self) -> int:
@@ -403,3 +461,117 @@ def test_a_push_to_a_held_environment_branch_is_approved_before_its_scheduling_f
     assert json.loads(approved.outputs["results"])["prod"]["state"] == "success"
     assert outputs["state"] == "done"
     assert "REGION: there" in (factory.platform_file("prod", "small/app-t3/platform-config.yaml") or "")
+
+
+def hold(factory: ControlPlaneFactory, *args: str, env: dict[str, str] | None = None) -> str:
+    """``promoter hold`` or ``release`` by hand (an on-call's laptop): its output."""
+    done = CliRunner().invoke(cli, [*args, "--control-plane", str(factory.path)], env=env)
+    assert done.exit_code == 0, done.output
+    return done.output
+
+
+def test_a_hold_with_an_end_is_ended_by_the_first_heartbeat_after_it(
+    workflows: Callable[[dict[str, Any]], Workflows], factory: ControlPlaneFactory, github: GitHubStandIn
+) -> None:
+    """A 4-hour hold on prod: the push promotes dev and qa and ends waiting for the hold, the
+    heartbeat armed hourly for its end; it tightens to every ten minutes in the last hour, and the
+    first heartbeat after the end promotes prod with no other event."""
+    setup(factory, "dev", "qa", "prod")
+    hold(factory, "hold", "prod", "--reason", "INC-4711 payments degraded", "--until", "4h")
+    line = Timeline(factory, workflows, github)
+
+    pushed = line.event("push")
+    assert (pushed.state, pushed.waiting) == ("waiting", "hold prod"), pushed
+    assert line.variables == {"PROMOTER_HEARTBEAT": "armed-hourly"}
+    beats = line.heartbeats(until=4 * 3600 + HEARTBEAT)
+    line.report("a 4-hour hold on prod, ended by the heartbeat")
+
+    ran = [r for r in beats if r.jobs]
+    assert [(r.state, r.waiting) for r in ran[:-1]] == [("waiting", "hold prod")] * (len(ran) - 1)
+    assert (ran[-1].state, ran[-1].jobs) == ("done", ["advance", "approval", "approved"])  # prod asks
+    assert 4 * 3600 <= ran[-1].at <= 4 * 3600 + HEARTBEAT  # no later than ten minutes after its end
+    assert [r.at for r in ran[:4]] == [7 * 60 + h * 3600 for h in range(4)]  # hourly, then every ten
+    assert line.variables == {"PROMOTER_HEARTBEAT": "idle"}
+    assert statuses(factory, head(factory)) == {"dev": "success", "qa": "success", "prod": "success"}
+    assert line.billed() <= 30  # the push, 4 hourly and 5 ten-minute heartbeats, the last's 3 jobs
+
+
+def test_a_release_from_a_laptop_wakes_the_promotion_and_the_dispatched_run_finishes_prod(
+    workflows: Callable[[dict[str, Any]], Workflows], factory: ControlPlaneFactory, github: GitHubStandIn
+) -> None:
+    """A hold without an end disarms the heartbeat (only a release ends it); ``promoter release``
+    with GitHub credentials sends promoter-wake itself, and the run it starts finishes prod."""
+    setup(factory, "dev", "qa", "prod")
+    hold(factory, "hold", "prod", "--reason", "INC-4711 payments degraded")
+    line = Timeline(factory, workflows, github)
+    pushed = line.event("push")
+    assert (pushed.state, pushed.waiting) == ("waiting", "hold prod")
+    assert line.variables == {"PROMOTER_HEARTBEAT": "idle"}  # nothing but a release ends it
+    assert {r.state for r in line.heartbeats(until=3600)} == {"skipped"}
+
+    flags = ["--control-plane-repo", "org/control-plane", "--github-api-url", github.url]
+    said = hold(factory, "release", "prod", *flags, env={"PROMOTER_GITHUB_TOKEN": "ghp_on-call-token"})
+    assert "woke the promotion: promoter-wake sent to org/control-plane" in said
+    assert github.dispatches == [
+        (
+            "org/control-plane",
+            {
+                "event_type": "promoter-wake",
+                "client_payload": {"event": "release", "environment": "prod", "wave": None},
+            },
+        )
+    ]
+    woken = line.event("repository_dispatch", event={"action": "promoter-wake"})
+    line.report("a hold released from a laptop")
+
+    assert (woken.state, woken.jobs) == ("done", ["advance", "approval", "approved"])
+    assert statuses(factory, head(factory)) == {"dev": "success", "qa": "success", "prod": "success"}
+
+    # without credentials it says how to wake it, and wakes nothing
+    hold(factory, "hold", "prod", "--reason", "again")
+    said = hold(
+        factory,
+        "release",
+        "prod",
+        *flags,
+        env={"PROMOTER_GITHUB_TOKEN": "", "GITHUB_TOKEN": "", "GH_TOKEN": ""},
+    )
+    assert "gh api --method POST repos/org/control-plane/dispatches -f event_type=promoter-wake" in said
+    assert len(github.dispatches) == 1
+
+
+def heartbeat_runs(start: float, opens: float) -> list[tuple[float, str]]:
+    """The heartbeat's runs while a promotion waits for a window that opens at ``opens`` (fake
+    seconds from a midnight), from a run at ``start``: each cron's firings judged by the example
+    workflow's own ``if:`` (harness's expression language), each run arming the cadence that
+    promoter/cli/heartbeat.py chooses for the time left, until the run after the opening."""
+    expression = yaml.safe_load(PROMOTE.read_text())["jobs"]["promote"]["if"]
+    setting = cadence([opens], start)
+    runs = []
+    for at, cron in fires(start, opens + 6 * 3600):
+        context = {"github": {"event_name": "schedule", "event": {"schedule": cron}}}
+        if not condition(expression, {**context, "vars": {"PROMOTER_HEARTBEAT": setting}}):
+            continue  # no runner, not billed
+        runs.append((at, setting))
+        if at >= opens:
+            return runs  # this run goes on: the window is open
+        setting = cadence([opens], at)
+    raise AssertionError("no heartbeat after the opening")
+
+
+def test_a_weekend_behind_a_closed_window_bills_under_an_hour() -> None:
+    """A commit merged Friday 18:00 against a Mon-Fri 09:00-17:00 window waits 63 hours: the
+    cadence widens to six-hourly, then hourly, then every ten minutes; a weeknight (17:00 to 09:00)
+    the same. Counted on a simulated clock (windows read the wall clock: tests/actions runs the
+    real opening above), with the workflow's real ``if:``, one billed minute a run."""
+    hour = 3600.0
+    friday_18 = 18 * hour  # fake time 0 is Friday's midnight
+    weekend = heartbeat_runs(friday_18, friday_18 + 63 * hour)
+    weeknight = heartbeat_runs(17 * hour, 33 * hour)
+    hold = heartbeat_runs(0.0, 4 * hour)
+    for title, runs in (("weekend", weekend), ("weeknight", weeknight), ("4-hour hold", hold)):
+        cadences = {s: sum(1 for _, c in runs if c == s) for s in CRONS}
+        print(f"\n{title}: {len(runs) + 1} billed minutes (the push and {len(runs)} heartbeats: {cadences})")
+    assert len(weekend) + 1 <= 60 and len(weeknight) + 1 <= 30 and len(hold) + 1 <= 30
+    assert weekend[-1][0] - (friday_18 + 63 * hour) < 600  # no more than ten minutes late
+    assert [s for _, s in weekend][:3] == ["armed-6h"] * 3

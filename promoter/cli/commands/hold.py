@@ -21,8 +21,7 @@ from promoter.console import Console
 from promoter.controlplane.repo import ControlPlane
 from promoter.errors import PromoterError, UsageError, one_line
 from promoter.forges.base import Forge
-from promoter.forges.github.urls import control_plane_repo
-from promoter.forges.local import LocalForge
+from promoter.forges.github.urls import github_repo_of
 from promoter.gates.hubapi import send_holds
 from promoter.masking import mask
 from promoter.model import Pipeline
@@ -99,6 +98,8 @@ def hold(
     change.notifier(cp, forge, pipeline, _warn).send([event])
 
 
+#: The event that wakes the control plane's promotion workflow (docs/github-actions.md#waking-the-promotion).
+WAKE = "promoter-wake"
 RELEASE_EXAMPLES = """\b
 Examples:
   promoter release prod
@@ -139,37 +140,41 @@ def release(
         "released", environment, wave, None, message, now, f"released:{environment}:{wave}:{int(now)}"
     )
     change.notifier(cp, forge, pipeline, _warn).send([event])
-    _wake(cp, forge, github, environment, wave)
+    _wake(cp, github, environment, wave)
 
 
-def _wake(cp: ControlPlane, forge: Forge | None, github: Any, environment: str, wave: str | None) -> None:
-    """Every end of a wait wakes what waits (DESIGN section 13): on GitHub, ``promoter-wake`` to
-    the control plane's promotion; elsewhere, or without credentials, how to go on."""
-    if isinstance(forge, LocalForge):
-        click.echo("the local forge has no events: run promoter promote to go on")
+def _wake(cp: ControlPlane, github: Any, environment: str, wave: str | None) -> None:
+    """Every end of a wait wakes what waits (DESIGN section 13): ``promoter-wake`` to the control
+    plane's repository on GitHub (``--control-plane-repo``, ``GITHUB_REPOSITORY`` or ``origin``),
+    on its API (``--github-api-url``, ``GITHUB_API_URL``, else the origin's server), with the
+    promoter's credentials; without them, how to send it; outside GitHub, how to go on."""
+    repo = github_repo_of(cp, github.control_plane_repo, os.environ, github.api_url)
+    if repo is None:
+        click.echo(
+            "the control plane is not on GitHub, so nothing runs by itself: run promoter promote to go on"
+        )
         return
-    wake = getattr(forge, "wake", None)
-    if wake is not None:
+    from promoter.forges.github import auth, dispatches  # heavy: PyGithub loads only when GitHub is used
+    from promoter.forges.github.api import GitHubHttp  # heavy, as above
+
+    name, api_url = repo
+    if auth.credentials_in(os.environ):
+        http = GitHubHttp(api_url, clocks.RealClock())
+        payload = {"event": "release", "environment": environment, "wave": wave}
         try:
-            repo = wake({"event": "release", "environment": environment, "wave": wave})
+            dispatches.dispatch(
+                http, auth.credentials_from_env(http, os.environ, (name,)), name, WAKE, payload
+            )
         except PromoterError as err:
-            _warn(f"warning: promoter-wake not sent: {mask(one_line(str(err)))}")
+            _warn(f"warning: {WAKE} not sent to {name}: {mask(one_line(str(err)))}")
         else:
-            click.echo(f"woke the promotion: promoter-wake sent to {repo}")
+            click.echo(f"woke the promotion: {WAKE} sent to {name}")
             return
-    repo = _repo_name(cp, github)
     click.echo(
-        "to go on now, wake the promotion: gh api --method POST repos/"
-        f"{repo}/dispatches -f event_type=promoter-wake (GH_HOST for GitHub Enterprise Server), "
-        "or run the promote workflow by hand; until then only a push wakes it"
+        f"to go on now, wake the promotion: gh api --method POST repos/{name}/dispatches -f event_type={WAKE} "
+        "(with GH_HOST on GitHub Enterprise Server), or run the promote workflow by hand; until then only "
+        "a push wakes it"
     )
-
-
-def _repo_name(cp: ControlPlane, github: Any) -> str:
-    try:
-        return control_plane_repo(github.control_plane_repo, os.environ, cp)
-    except PromoterError:
-        return "OWNER/NAME"
 
 
 def _context(

@@ -21,7 +21,6 @@ from promoter.errors import ForgeError, MergeRefused, shorten
 from promoter.forges.base import Forge, MergeNotReady, PRState, PullRequest
 from promoter.forges.github.api import GitHubHttp, GitHubRequestError
 from promoter.forges.github.auth import Credentials, credentials_from_env
-from promoter.forges.github.dispatches import dispatch
 from promoter.forges.github.policy import RetryPolicy
 from promoter.forges.github.repo import GitHubPlatformRepo
 from promoter.masking import mask
@@ -74,13 +73,6 @@ class GitHubForge(Forge):
     def control_plane_token(self) -> str:
         """A token for git on the control-plane repo (change control's records, DESIGN section 13)."""
         return self._credentials.token(self.control_plane_repo)
-
-    def wake(self, payload: dict[str, Any]) -> str:
-        """Send the control plane's promotion ``promoter-wake`` (a release, DESIGN section 13: every
-        end of a wait wakes what waits), on this forge's API (GitHub Enterprise Server's too); where
-        it went. GitHubRequestError when GitHub refuses it."""
-        dispatch(self.http, self._credentials, self.control_plane_repo, "promoter-wake", payload)
-        return self.control_plane_repo
 
     # -------------------------------------------------------------- statuses
 

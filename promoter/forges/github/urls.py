@@ -106,3 +106,21 @@ def control_plane_repo(flag: str | None, environ: Mapping[str, str], control_pla
             "or give the control-plane clone an origin remote on GitHub"
         )
     return repo.full_name
+
+
+def github_repo_of(
+    control_plane: ControlPlane, flag: str | None, environ: Mapping[str, str], api_flag: str | None = None
+) -> tuple[str, str] | None:
+    """The control plane's repository on GitHub and that GitHub's API, when it is on one (where its
+    workflows run): ``--control-plane-repo`` or ``GITHUB_REPOSITORY`` with ``--github-api-url`` or
+    ``GITHUB_API_URL`` (else github.com's), else an ``origin`` remote on a GitHub server (its API);
+    None otherwise."""
+    given = flag or environ.get("GITHUB_REPOSITORY")
+    if given:
+        name = control_plane_repo(given, {}, control_plane)
+        return name, (api_flag or environ.get("GITHUB_API_URL") or DEFAULT_API).rstrip("/")
+    origin = control_plane.git.run("remote", "get-url", operands=["origin"], check=False)
+    repo = parse_repo_url(origin.stdout.decode().strip()) if origin.returncode == 0 else None
+    if repo is None or not is_github_host(repo.host, environ):
+        return None
+    return repo.full_name, github_api_url(api_flag, environ, repo)
