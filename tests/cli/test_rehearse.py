@@ -14,6 +14,7 @@ from promoter.cli.commands.rehearse import read_outputs
 from promoter.cli.main import cli
 from promoter.forges.notes import NoteStatuses
 from promoter.gitcmd import Git
+from tests.promotion.test_graph import create
 from tests.support.helpers import ControlPlaneFactory, pipeline, stage
 
 
@@ -102,3 +103,18 @@ def test_step_outputs_are_read_as_the_runner_writes_them(tmp_path: Path) -> None
     path.write_text("commit=abc\ndiff<<EOF_1\nline one\nline=two\nEOF_1\nok=true\n")
     assert read_outputs(path) == {"commit": "abc", "diff": "line one\nline=two", "ok": "true"}
     assert read_outputs(tmp_path / "none") == {}
+
+
+def test_a_graph_is_rehearsed_as_init_writes_it_every_leaf_held_for_approval(
+    factory: ControlPlaneFactory,
+) -> None:
+    """``promoter init`` holds every environment nothing follows (prod-eu, prod-us and global-edge
+    of a fan-out), and so does the rehearsal: the first leaf reached is asked for, the others wait
+    their turn."""
+    leaves = ("prod-eu", "prod-us", "global-edge")
+    text = pipeline("staging", *(stage(env, follows="[staging]") for env in leaves))
+    path = create(factory, text)
+    code, output = rehearse("--control-plane", str(path))
+    assert code == 0, output
+    assert f"{BASE} --hold-for-approval=prod-eu,prod-us,global-edge" in output
+    assert "the required reviewers of the Environment prod-eu approve here" in output

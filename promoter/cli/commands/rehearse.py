@@ -21,6 +21,7 @@ import click
 from promoter.cli.commands.common import CONTROL_PLANE, MAIN_BRANCH
 from promoter.cli.commands.common import control_plane as control_plane_at
 from promoter.cli.commands.completion import complete_environments
+from promoter.cli.init_workflows import Follows, leaves_of
 from promoter.controlplane.repo import ControlPlane
 from promoter.errors import UsageError
 from promoter.urls import url_problem
@@ -77,7 +78,8 @@ EVENTS = ("push", "repository_dispatch", "schedule", "workflow_dispatch")
     "approvals",
     default=None,
     metavar="ENV,ENV",
-    help="The workflow's hold-for-approval input (default: the last environment, as promoter init writes it).",
+    help="The workflow's hold-for-approval input (default: as promoter init writes it, the environments "
+    "nothing follows: the last one of a chain, every leaf of a graph).",
 )
 @click.option(
     "--keep",
@@ -102,8 +104,8 @@ def rehearse(
     if to and schedule:
         raise UsageError("--to and --schedule exclude each other, as the workflow's inputs do")
     cp = control_plane_at(control_plane, main_branch)
-    names = _local_only(cp)
-    held = names[-1] if approvals is None else approvals
+    names, follows = _local_only(cp)
+    held = ",".join(leaves_of(names, follows)) if approvals is None else approvals
     with tempfile.TemporaryDirectory(prefix="promoter-rehearse-") as temp:
         runner = Path(keep) if keep else Path(temp)
         runner.mkdir(parents=True, exist_ok=True)
@@ -135,9 +137,9 @@ def _event(schedule: str | None, event: str) -> str:
     }[event]
 
 
-def _local_only(cp: ControlPlane) -> list[str]:
+def _local_only(cp: ControlPlane) -> tuple[tuple[str, ...], Follows]:
     """A rehearsal writes to the platform repo: only a local one, never GitHub's. The Pipeline's
-    environments, in order."""
+    environments, in order, and what each follows."""
     pipeline = cp.main(cp.resolve(None)).pipeline
     for env in pipeline.environments:
         url = pipeline.platform_of(env)
@@ -146,7 +148,8 @@ def _local_only(cp: ControlPlane) -> list[str]:
                 f"{env.name}: the platform repo {url} is not local: rehearse runs against the local forge; "
                 "rehearse a copy of the control plane whose platformRepo.url is a path (docs/github-actions.md#rehearsing-the-workflows-on-a-laptop)"
             )
-    return [env.name for env in pipeline.environments]
+    names = tuple(env.name for env in pipeline.environments)
+    return names, tuple((n, pipeline.upstreams(n)) for n in names)
 
 
 def _plan_args(
