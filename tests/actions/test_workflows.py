@@ -236,10 +236,22 @@ def test_the_platform_repo_wakes_the_control_plane_on_merges_and_statuses() -> N
     (path,) = PLATFORM
     doc = load(path)
     assert set(doc[True]) == {"pull_request", "status"}
-    assert doc[True]["pull_request"] == {"types": ["closed"]}
+    assert doc[True]["pull_request"] == {"types": ["closed", "unlabeled"]}  # merged; the hold label off
     job = doc["jobs"]["wake"]
     assert "startsWith(github.event.pull_request.head.ref, 'promoter/')" in job["if"]
     assert "github.event.state != 'pending'" in job["if"]
+    for action, label, merged, wakes in (
+        ("closed", None, True, True),
+        ("closed", None, False, False),  # closed unmerged: nothing landed
+        ("unlabeled", "promoter/hold", False, True),  # a label hold released: it goes on
+        ("unlabeled", "needs-review", False, False),
+    ):
+        pull = {"merged": merged, "head": {"ref": "promoter/prod"}}
+        event = {"action": action, "pull_request": pull, "label": {"name": label} if label else None}
+        assert (
+            condition(job["if"], {"github": {"event_name": "pull_request", "event": event}, "vars": {}})
+            == wakes
+        )
     (minted,) = [s for s in job["steps"] if "create-github-app-token" in str(s.get("uses", ""))]
     assert minted["with"]["permission-contents"] == "write"  # a dispatch needs Contents write
     assert minted["with"]["repositories"] == "${{ steps.target.outputs.name }}"  # that repo only

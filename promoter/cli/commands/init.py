@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from promoter.cli import init_oncall, init_skeleton, init_workflows
+from promoter.cli import init_oncall, init_skeleton, init_wake, init_workflows
 from promoter.cli.commands.completion import complete_environment_list
 from promoter.cli.init_setup import setup_of
 from promoter.cli.init_workflows import Setup
@@ -174,7 +174,7 @@ def _files(
                 mine |= init_skeleton.for_environment(setup.environment_of(branch))
         files |= {(f"{branch}/{path}" if nested else path): text for path, text in mine.items()}
     if nested:  # the platform repo's wake-up workflow, beside the control plane's branches
-        files |= {f"{PLATFORM_FOLDER}/{p}": text for p, text in init_workflows.for_platform(setup).items()}
+        files |= {f"{PLATFORM_FOLDER}/{p}": text for p, text in init_wake.for_platform(setup).items()}
     return files
 
 
@@ -256,22 +256,10 @@ def _again(setup: Setup, skeleton: bool, platform_repo: str | None) -> str:
     return shlex.join(args)
 
 
-def _next_steps(
-    setup: Setup, root: Path, branches: list[str], out: str | None, skeleton: bool, platform_repo: str | None
-) -> None:
-    main, envs, on = setup.main_branch, ", ".join(setup.environments), ", ".join(setup.branches)
-    steps = []
-    if out is not None and len(branches) > 1:
-        steps.append(
-            f"commit {root / main}/ to {main} and {root}/<branch>/ to each environment branch ({on}), "
-            "through pull requests"
-        )
-    else:
-        (branch,) = branches
-        steps.append(f"commit these files to {branch} (through a pull request)")
-        rest = [b for b in (main, *setup.branches) if b != branch]
-        again = _again(setup, skeleton, platform_repo)
-        steps.append(f"check out each other branch ({', '.join(rest)}) in turn and run: {again}")
+def _settings_steps(setup: Setup) -> list[str]:
+    """The control-plane repo's settings: secrets, Environments, the on-call's form."""
+    envs = ", ".join(setup.environments)
+    steps: list[str] = []
     steps.append(
         f"in the control-plane repo's Settings → Secrets and variables → Actions: {SECRETS[setup.auth]}"
     )
@@ -288,6 +276,26 @@ def _next_steps(
         "end, and a release wakes the promotion; from a laptop: promoter hold ENV --reason TEXT --until 4h, "
         "promoter release ENV (docs/change-control.md#holds)"
     )
+    return steps
+
+
+def _next_steps(
+    setup: Setup, root: Path, branches: list[str], out: str | None, skeleton: bool, platform_repo: str | None
+) -> None:
+    main, on = setup.main_branch, ", ".join(setup.branches)
+    steps = []
+    if out is not None and len(branches) > 1:
+        steps.append(
+            f"commit {root / main}/ to {main} and {root}/<branch>/ to each environment branch ({on}), "
+            "through pull requests"
+        )
+    else:
+        (branch,) = branches
+        steps.append(f"commit these files to {branch} (through a pull request)")
+        rest = [b for b in (main, *setup.branches) if b != branch]
+        again = _again(setup, skeleton, platform_repo)
+        steps.append(f"check out each other branch ({', '.join(rest)}) in turn and run: {again}")
+    steps += _settings_steps(setup)
     steps.append(f"branch protection: require the render check on {main} and on {on}")
     steps.append(
         f"in the platform repo: {PLATFORM_FOLDER}/.github/workflows/promoter-wake.yml (promoter init --out DIR "
