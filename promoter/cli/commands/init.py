@@ -264,8 +264,8 @@ def _settings_steps(setup: Setup) -> list[str]:
         f"in the control-plane repo's Settings → Secrets and variables → Actions: {SECRETS[setup.auth]}"
     )
     steps.append(
-        "and, if the Pipeline has them, PROMOTER_NOTIFICATIONS_ENV (the receivers' urlFrom and secretFrom "
-        "as NAME=value lines) and PROMOTER_GATES_ENV (the gates' and the hub's: ARGOCD_AUTH_TOKEN, "
+        "there too, as the Pipeline needs them: PROMOTER_NOTIFICATIONS_ENV (its receivers' urlFrom and "
+        "secretFrom, as NAME=value lines) and PROMOTER_GATES_ENV (its gates' and the hub's: ARGOCD_AUTH_TOKEN, "
         "PROMOTER_PROMETHEUS_TOKEN, PROMOTER_HUB_URL, PROMOTER_HUB_TOKEN, a gate's tokenEnv)"
     )
     steps.append(
