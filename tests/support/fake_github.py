@@ -354,6 +354,13 @@ class FakeGitHub:
         headers = {"Content-Type": "text/html", "Date": email.utils.formatdate(self.wall(), usegmt=True)}
         if status == 500:
             return status, {"Content-Type": "application/json"}, json.dumps({"message": "Server Error"})
+        if status == 403:  # a permission the token does not have
+            body = {
+                "message": "Resource not accessible by integration",
+                "documentation_url": DOCS,
+                "status": "403",
+            }
+            return status, {"Content-Type": "application/json"}, json.dumps(body)
         return status, headers, page
 
     def _check_headers(self, path: str, headers: dict[str, str]) -> None:
@@ -936,13 +943,21 @@ class GitServer:
     """``git http-backend`` behind a loopback HTTP server: ``/<owner>/<repo>.git`` -> a repo.
 
     With ``token`` set, every request must carry ``Authorization: Basic`` with
-    ``x-access-token:<token>``, as GitHub accepts it. Faults (call ``push``) hit the
-    ``git-receive-pack`` POST; ``after`` carries the push out, then drops the answer.
+    ``x-access-token:<token>``, as GitHub accepts it; a token ``read_only`` says is read-only
+    fetches, and is refused the receive-pack (HTTP 403), as GitHub refuses a push without
+    Contents write. Faults (call ``push``) hit the ``git-receive-pack`` POST; ``after`` carries
+    the push out, then drops the answer.
     """
 
-    def __init__(self, repos: dict[str, Path], token: str | Callable[[str], bool] | None = None) -> None:
+    def __init__(
+        self,
+        repos: dict[str, Path],
+        token: str | Callable[[str], bool] | None = None,
+        read_only: Callable[[str], bool] | None = None,
+    ) -> None:
         self.repos = repos
         self.token = token
+        self.read_only = read_only
         self.faults: list[Fault] = []
         self.log: list[dict[str, Any]] = []
         server = self
@@ -996,6 +1011,9 @@ class GitServer:
                 handler, 401, b"Authentication failed\n", {"WWW-Authenticate": 'Basic realm="GitHub"'}
             )
         push = handler.command == "POST" and url.path.endswith("/git-receive-pack")
+        if (push or "service=git-receive-pack" in url.query) and self._read_only(handler):
+            entry["status"] = 403
+            return _send(handler, 403, b"Permission to the repository denied to x-access-token.\n")
         fault = next((f for f in self.faults if push and f.times > 0), None)
         if fault:
             fault.times -= 1
@@ -1007,6 +1025,11 @@ class GitServer:
             return _fail(handler, fault.kind)
         entry["status"] = status
         _send(handler, status, output, headers)
+
+    def _read_only(self, handler: BaseHTTPRequestHandler) -> bool:
+        value = (handler.headers.get("Authorization") or "").partition(" ")[2]
+        secret = base64.b64decode(value or "").decode(errors="replace").partition(":")[2]
+        return bool(self.read_only and self.read_only(secret))
 
     def _authorized(self, header: str) -> bool:
         if isinstance(self.token, str):

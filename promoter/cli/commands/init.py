@@ -235,7 +235,7 @@ PERMISSIONS = (
     "on the platform repo Contents and Pull requests read and write, Commit statuses read; "
     "on this repo Contents read and write (holds, overrides and notifications on refs/promoter/*, "
     "a release's promoter-wake), Commit statuses read and write, Variables read and write "
-    "(the heartbeat's PROMOTER_HEARTBEAT)"
+    "(the heartbeat's PROMOTER_HEARTBEAT), which validate --github checks"
 )
 SECRETS = {
     "app": f"PROMOTER_GITHUB_APP_ID and PROMOTER_GITHUB_APP_PRIVATE_KEY (a GitHub App installed on both: {PERMISSIONS})",

@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from promoter import clock as clocks
 from promoter.cli.commands.common import (
     COMMIT,
     COMMITTED,
@@ -18,10 +19,11 @@ from promoter.cli.commands.common import (
 )
 from promoter.cli.commands.common import control_plane as control_plane_at
 from promoter.cli.commands.kalypso import KALYPSO_NAMING, open_kalypso, validate_kalypso
+from promoter.cli.heartbeat import VARIABLE as HEARTBEAT_VARIABLE
 from promoter.cli.output import OUTPUT, emit, snapshot_of
 from promoter.console import Console
 from promoter.controlplane.repo import ControlPlane
-from promoter.errors import PromoterError, one_line
+from promoter.errors import PromoterError, UsageError, one_line
 from promoter.model import Environment, EnvironmentObjects, MainObjects
 from promoter.promotion import removals, sources
 from promoter.promotion.removals import Scene
@@ -47,6 +49,14 @@ from promoter.runtime import Runtime, build_runtime, forge_kind
     help="Also ask every workload's manifests source whether it answers: git repo and branch, "
     "OCI repository, Helm repository and chart (docs/configuration.md#sources-that-answer).",
 )
+@click.option(
+    "--github",
+    "check_github",
+    is_flag=True,
+    help="Also check that the GitHub credentials in the environment may do what a promotion does: "
+    "push to the control plane (refs/promoter/*, promoter-wake) and the platform repo, read statuses, "
+    "read and write the heartbeat's variable; nothing is changed (docs/github-actions.md#holds-windows-and-overrides).",
+)
 @OUTPUT
 def validate(
     control_plane: str | None,
@@ -55,6 +65,7 @@ def validate(
     committed: bool,
     staged: bool,
     check_sources: bool,
+    check_github: bool,
     output: str,
 ) -> None:
     """Load and check main and every environment branch; render each environment.
@@ -65,6 +76,7 @@ def validate(
       promoter validate --staged         # what `git commit` would record (pre-commit)
       promoter validate --commit v1.4 -o json
       promoter validate --sources        # and every manifests source answers
+      promoter validate --github         # and the GitHub token may do what a promotion does
     """
     cp = control_plane_at(control_plane, main_branch)
     kcp = open_kalypso(cp, commit)
@@ -76,26 +88,33 @@ def validate(
     main = cp.main(sha)
     announce_edits(cp, main)
     Renderer(all_templates(main)).compile_all()
-    envs = []
     platforms = _platforms(cp, main)
-    for env in main.pipeline.environments:
-        objects = cp.environment(env)
-        rendered = render_environment(main, objects, env.name)
-        steps = resolve(env, objects)
-        waves = [w.name for w in steps] if env.waves else []  # over the branch's cluster types
-        found = _removals(cp, platforms, main, env, objects, rendered, steps)
-        envs.append(_env_data(env.name, rendered, waves, found))
-        if output == "text":
-            rollout = f", waves {' -> '.join(waves)}" if waves else ""
-            click.echo(
-                f"{env.name}: ok, {len(rendered.assignments)} assignments, {len(rendered.files)} files{rollout}"
-            )
+    envs = [_environment(cp, platforms, main, env, output) for env in main.pipeline.environments]
     if check_sources:
         _check_sources(main, output)
+    if check_github:
+        _check_github(cp, main, sha, output)
     if output != "text":
         emit(_data(cp, sha, main, envs), output)
         return
     click.echo(f"valid: main {sha[:12]}, {len(main.workloads)} workloads, {len(main.templates)} templates")
+
+
+def _environment(
+    cp: ControlPlane, platforms: Runtime | None, main: MainObjects, env: Environment, output: str
+) -> dict[str, Any]:
+    """Load, render and check one environment; its line (text) and its data (``-o json``)."""
+    objects = cp.environment(env)
+    rendered = render_environment(main, objects, env.name)
+    steps = resolve(env, objects)
+    waves = [w.name for w in steps] if env.waves else []  # over the branch's cluster types
+    found = _removals(cp, platforms, main, env, objects, rendered, steps)
+    if output == "text":
+        rollout = f", waves {' -> '.join(waves)}" if waves else ""
+        click.echo(
+            f"{env.name}: ok, {len(rendered.assignments)} assignments, {len(rendered.files)} files{rollout}"
+        )
+    return _env_data(env.name, rendered, waves, found)
 
 
 def _data(cp: Any, sha: str, main: Any, envs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -130,6 +149,21 @@ def _check_sources(main: MainObjects, output: str) -> None:
     if output == "text":
         count = len({wanted(t.manifests) for w in main.workloads.values() for t in w.targets})
         click.echo(f"sources: ok, {count} answered")
+
+
+def _check_github(cp: ControlPlane, main: MainObjects, sha: str, output: str) -> None:
+    """``--github``: a line per permission the promotion needs; exit 2 when one is missing."""
+    from promoter.forges.github import access  # heavy: PyGithub loads only when GitHub is used
+
+    if forge_kind(main.pipeline) != "github":
+        raise UsageError("--github: the Pipeline's platform repo is not on GitHub; there is nothing to check")
+    findings = access.check_github(cp, main.pipeline, sha, HEARTBEAT_VARIABLE, clocks.RealClock(), os.environ)
+    if output == "text":
+        for finding in findings:
+            click.echo(f"github: {finding.text}" if finding.ok else f"github: error: {finding.text}")
+    missing = [f.text for f in findings if not f.ok]
+    if missing:
+        raise UsageError(f"--github: {len(missing)} permission(s) missing: {missing[0]}")
 
 
 def _platforms(cp: ControlPlane, main: MainObjects) -> Runtime | None:
