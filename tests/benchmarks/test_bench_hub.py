@@ -30,7 +30,10 @@ def test_the_hub_benchmark_runs_end_to_end(tmp_path: Path) -> None:
     assert figures["database_cpu_ms_per_report"] is None  # SQLite: the hub's own process
     assert figures["steady_reports"] == 2 * 3 * 4 and figures["steady_failed"] == 0
     assert figures["bytes_per_cluster_day"] == 0  # heartbeats add no history
-    assert min(figures["gate_ms"], figures["gate_query_ms"], figures["page_ms"]) > 0
+    # there and measured (a query of a dozen clusters can round to 0.0 ms on a quiet machine)
+    assert all(
+        isinstance(figures[k], float) and figures[k] >= 0 for k in ("gate_ms", "gate_query_ms", "page_ms")
+    )
 
 
 def test_deliveries_are_whole_signed_requests() -> None:
