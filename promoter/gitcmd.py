@@ -15,12 +15,13 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import time
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 
-from promoter import gitbatch
+from promoter import gitbatch, trace
 from promoter.errors import GitError, UsageError
 from promoter.gitbatch import BatchReader, TreeEntry, Unavailable
 from promoter.gitlayout import ASK_LAYOUT, Layout, parse_layout, plain_layout
@@ -100,10 +101,17 @@ class Git:
         literals; anything a user wrote goes in ``operands`` or ``paths``."""
         cmd = argv(self.path, args, operands, paths)
         run_env = {**self.env, **env} if env else self.env
+        started = time.monotonic()
         try:
             proc = subprocess.run(cmd, input=input, capture_output=True, env=run_env, check=False)
         except OSError as err:  # git itself missing
             raise GitError(f"cannot run git: {err}") from err
+        if trace.enabled():
+            trace.note(
+                " ".join(["git", *args, *operands, *paths]),
+                f"exit {proc.returncode}",
+                time.monotonic() - started,
+            )
         if check and proc.returncode != 0:
             message = proc.stderr.decode("utf-8", "replace").strip() or f"exit {proc.returncode}"
             raise GitError(mask(f"git {args[0]} failed in {self.path}: {message}"))

@@ -22,6 +22,7 @@ LAYERS: dict[str, int] = {
     "urls": 0,
     "clock": 0,
     "masking": 1,
+    "trace": 1,
     "console": 2,
     "gitbatch": 1,
     "gitlayout": 1,

@@ -15,6 +15,8 @@ from typing import Any
 
 import click
 
+from promoter import trace
+from promoter.cli import suggest
 from promoter.console import colour_enabled, paint
 from promoter.errors import PromoterError, UsageError, one_line
 from promoter.gitcmd import require_git
@@ -105,6 +107,7 @@ class PromoterGroup(click.Group):
         from promoter.cli import actions_output  # heavy (the report types): loads only when a command runs
 
         actions_output.mask_new_secrets()  # no-ops outside GitHub Actions
+        trace.enable(None)  # a command's -v turns it on (each invocation of the group alike)
         try:
             try:
                 load_gates_env()  # the reusable workflow's one secret of gate and hub variables
@@ -140,7 +143,10 @@ def _show_click_error(err: click.exceptions.ClickException) -> None:
     ctx = getattr(err, "ctx", None)
     if isinstance(err, click.exceptions.UsageError) and ctx is not None:
         click.echo(f"{ctx.get_usage()}\nTry '{ctx.command_path} --help' for help.\n", err=True)
-    click.echo(f"{_error_word()} {one_line(mask(err.format_message()))}", err=True)
+    message = err.format_message()
+    if isinstance(err, click.exceptions.NoSuchOption) and ctx is not None and ctx.command.name:
+        message = suggest.unknown_flag(ctx.command.name, err.option_name, list(err.possibilities or ()))
+    click.echo(f"{_error_word()} {one_line(mask(message))}", err=True)
 
 
 def _crash_log() -> str:

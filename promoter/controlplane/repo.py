@@ -78,6 +78,7 @@ class ControlPlane:
             if sha is None:
                 raise UsageError(
                     f"the control plane has no branch {self.main_branch!r} (nor origin/{self.main_branch})"
+                    + self._what_it_is()
                 )
             return sha
         require_revision(ref, "--commit")
@@ -87,6 +88,30 @@ class ControlPlane:
         if sha is None:
             raise UsageError(f"--commit {ref}: no such commit or branch in {self.path}")
         return sha
+
+    def _what_it_is(self) -> str:
+        """A hint for a repo without the main branch: a platform repo given as the control plane,
+        or the Pipeline on a branch of another name."""
+        listing = self.git.run(
+            "for-each-ref", "--format=%(refname:short)", operands=["refs/heads"], check=False
+        )
+        branches = listing.stdout.decode("utf-8", "replace").split()[:100]  # the error path: bounded
+        promotions = [b for b in branches if b.startswith("promoter/")]
+        rendered = [b for b in branches if self.git.read_file(f"refs/heads/{b}", ".promoter/promotion.yaml")]
+        if promotions or rendered:
+            found = (
+                f"promotion branches {', '.join(promotions[:3])}"
+                if promotions
+                else f"rendered branches {', '.join(rendered[:3])}"
+            )
+            return (
+                f"; {self.path} is a platform repo ({found}), where the promoter pushes: "
+                "--control-plane names the repo with the Pipeline (promoter.yaml on main)"
+            )
+        pipelines = [b for b in branches if self.git.read_file(f"refs/heads/{b}", "promoter.yaml")]
+        if pipelines:
+            return f"; its Pipeline (promoter.yaml) is on {pipelines[0]}: --main-branch {pipelines[0]}"
+        return ""
 
     def main(self, commit: str) -> MainObjects:
         if commit not in self._main:

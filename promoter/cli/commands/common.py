@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from promoter import trace
 from promoter.controlplane.repo import ControlPlane
 from promoter.controlplane.worktree import SHOWN, uncommitted
 from promoter.errors import UsageError, one_line
@@ -102,3 +103,19 @@ def refuse_dirty(cp: ControlPlane, *, allowed: bool, dry_run: bool) -> None:
         )
         return
     raise UsageError(f"{what}; commit them, or pass --allow-dirty to promote without them")
+
+
+def _verbose(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        trace.enable(lambda line: click.echo(line, err=True))
+
+
+#: ``-v``: the run's trace (each git command and GitHub request, masked, on stderr).
+VERBOSE = click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    expose_value=False,
+    callback=_verbose,
+    help="Also print each git command and GitHub request as it ends, with its outcome and time (masked).",
+)

@@ -24,6 +24,7 @@ from promoter.cli.commands.common import (
     CONTROL_PLANE,
     MAIN_BRANCH,
     STAGED,
+    VERBOSE,
     announce_edits,
     with_edits,
 )
@@ -186,6 +187,7 @@ def diff_data(diffs: list[EnvDiff]) -> dict[str, Any]:
 
 
 @click.command()
+@VERBOSE
 @CONTROL_PLANE
 @COMMIT
 @KALYPSO_NAMING

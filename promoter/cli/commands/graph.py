@@ -6,7 +6,16 @@ from typing import Any
 
 import click
 
-from promoter.cli.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH
+from promoter.cli.commands.common import (
+    COMMIT,
+    COMMITTED,
+    CONTROL_PLANE,
+    MAIN_BRANCH,
+    STAGED,
+    VERBOSE,
+    announce_edits,
+    with_edits,
+)
 from promoter.cli.commands.common import control_plane as control_plane_at
 from promoter.cli.commands.promote import github_options
 from promoter.cli.output import OUTPUT, emit
@@ -16,9 +25,12 @@ from promoter.runtime import build_runtime
 
 
 @click.command()
+@VERBOSE
 @CONTROL_PLANE
 @COMMIT
 @MAIN_BRANCH
+@COMMITTED
+@STAGED
 @click.option(
     "--states",
     is_flag=True,
@@ -27,9 +39,17 @@ from promoter.runtime import build_runtime
 @OUTPUT
 @github_options()
 def graph(
-    control_plane: str | None, commit: str | None, main_branch: str, states: bool, output: str, github: Any
+    control_plane: str | None,
+    commit: str | None,
+    main_branch: str,
+    committed: bool,
+    staged: bool,
+    states: bool,
+    output: str,
+    github: Any,
 ) -> None:
-    """The environments and what each follows, as a mermaid flowchart (text) or as data.
+    """The environments and what each follows, as a mermaid flowchart (text) or as data. It reads
+    the tree validate reads: the Pipeline as edited in the working tree, unless --committed.
 
     \b
     Examples:
@@ -38,8 +58,11 @@ def graph(
       promoter graph -o json
     """
     cp = control_plane_at(control_plane, main_branch)
+    with_edits(cp, commit, committed, staged)
     sha = cp.resolve(commit)
-    pipeline = cp.main(sha).pipeline
+    main = cp.main(sha)
+    announce_edits(cp, main)
+    pipeline = main.pipeline
     found: dict[str, str] | None = None
     if states:
         runtime = build_runtime(cp, pipeline, Console(quiet=True), github=github)

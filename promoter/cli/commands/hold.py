@@ -12,7 +12,7 @@ from promoter import clock as clocks
 from promoter.changecontrol.holds import HOLDS_REF, Hold, HoldBook, actor
 from promoter.changecontrol.notify import Event
 from promoter.cli import change
-from promoter.cli.commands.common import CONTROL_PLANE, MAIN_BRANCH
+from promoter.cli.commands.common import CONTROL_PLANE, MAIN_BRANCH, VERBOSE
 from promoter.cli.commands.common import control_plane as control_plane_at
 from promoter.cli.commands.completion import complete_environments
 from promoter.cli.commands.promote import github_options
@@ -36,16 +36,16 @@ Examples:
 
 
 def _options(command: Any) -> Any:
-    for option in reversed(
-        [
-            CONTROL_PLANE,
-            click.argument("environment", metavar="ENV", shell_complete=complete_environments),
-            click.option("--wave", default=None, metavar="WAVE", help="Only this wave of the environment."),
-            MAIN_BRANCH,
-            click.option("--dry-run", is_flag=True, help="Say what would be recorded; record nothing."),
-            github_options(),
-        ]
-    ):
+    options: list[Any] = [
+        CONTROL_PLANE,
+        click.argument("environment", metavar="ENV", shell_complete=complete_environments),
+        click.option("--wave", default=None, metavar="WAVE", help="Only this wave of the environment."),
+        MAIN_BRANCH,
+        click.option("--dry-run", is_flag=True, help="Say what would be recorded; record nothing."),
+        github_options(),
+        VERBOSE,
+    ]
+    for option in reversed(options):
         command = option(command)
     return command
 

@@ -15,7 +15,14 @@ from promoter import (
     clock as clocks,  # clocks.RealClock is looked up at run time: tests put a fake in its place
 )
 from promoter.cli import actions_output, change
-from promoter.cli.commands.common import ALLOW_DIRTY, COMMIT, CONTROL_PLANE, MAIN_BRANCH, refuse_dirty
+from promoter.cli.commands.common import (
+    ALLOW_DIRTY,
+    COMMIT,
+    CONTROL_PLANE,
+    MAIN_BRANCH,
+    VERBOSE,
+    refuse_dirty,
+)
 from promoter.cli.commands.common import control_plane as control_plane_at
 from promoter.cli.commands.completion import complete_environment_list, complete_environments
 from promoter.cli.commands.kalypso import KALYPSO_NAMING, kalypso_promotion
@@ -99,6 +106,7 @@ Examples:
 
 
 @click.command(epilog=EXAMPLES)
+@VERBOSE
 @CONTROL_PLANE
 @COMMIT
 @KALYPSO_NAMING

@@ -15,6 +15,7 @@ from promoter.cli.commands.common import (
     CONTROL_PLANE,
     MAIN_BRANCH,
     STAGED,
+    VERBOSE,
     announce_edits,
     with_edits,
 )
@@ -28,6 +29,7 @@ from promoter.rendering.tree import render_environment
 
 
 @click.command()
+@VERBOSE
 @CONTROL_PLANE
 @click.option(
     "--env",

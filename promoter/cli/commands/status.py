@@ -9,7 +9,7 @@ import click
 from promoter import clock as clocks
 from promoter.changecontrol import windows
 from promoter.cli import change
-from promoter.cli.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH
+from promoter.cli.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH, VERBOSE
 from promoter.cli.commands.common import control_plane as control_plane_at
 from promoter.cli.commands.promote import github_options
 from promoter.cli.output import OUTPUT, emit
@@ -29,6 +29,7 @@ from promoter.runtime import build_runtime
 
 
 @click.command()
+@VERBOSE
 @CONTROL_PLANE
 @COMMIT
 @OUTPUT

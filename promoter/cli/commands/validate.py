@@ -14,6 +14,7 @@ from promoter.cli.commands.common import (
     CONTROL_PLANE,
     MAIN_BRANCH,
     STAGED,
+    VERBOSE,
     announce_edits,
     with_edits,
 )
@@ -36,6 +37,7 @@ from promoter.runtime import Runtime, build_runtime, forge_kind
 
 
 @click.command()
+@VERBOSE
 @CONTROL_PLANE
 @COMMIT
 @KALYPSO_NAMING

@@ -34,6 +34,7 @@ import requests
 import tenacity
 from github.GithubException import GithubException
 
+from promoter import trace
 from promoter.clock import Clock, format_duration
 from promoter.console import Console
 from promoter.errors import ForgeError, GitError
@@ -172,15 +173,18 @@ class GitHubHttp:
                     return done
             self._space(write)
             self._count(name, poll)
+            started, outcome = time.monotonic(), "ok"
             try:
                 return fn()
             except (requests.RequestException, GithubException) as err:
+                outcome = f"HTTP {err.status}" if isinstance(err, GithubException) else type(err).__name__
                 if write and (not isinstance(err, GithubException) or err.status >= 500):
                     tries.ambiguous = True  # the server may have done it before failing
                 raise
             finally:
                 if write:
                     self._last_write = self.clock.now()
+                trace.note(mask(f"github: {name}"), outcome, time.monotonic() - started)
 
         def judge(err: BaseException) -> Verdict:
             return classify(err, tries.number, tries.secondary, self.policy, self.wall)
