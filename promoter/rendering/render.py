@@ -25,6 +25,7 @@ from promoter.k8s.names import bounded
 from promoter.k8s.values import as_configmap_string
 from promoter.model import Manifest, Template
 from promoter.rendering import sandbox
+from promoter.rendering.budget import Budget
 from promoter.rendering.gotemplates import go_data, go_yaml_problem
 from promoter.rendering.parse import load_rendered, read_rendered_text
 from promoter.rendering.sandbox import (
@@ -107,7 +108,7 @@ class Renderer:
         self._go_compiled: dict[tuple[str, int], GoTemplate] = {}
         self._watched = False
         self._started: float | None = None
-        self.spent = 0.0  # seconds of rendering in this process, for the run's budget
+        self.budget = Budget()  # seconds of rendering in this process, for the run's budget
         self.reader = SkeletonReader()  # rendered documents read once per skeleton
         self._joined: tuple[dict[str, Any] | None, dict[str, Any]] = (None, {})  # see _run
 
@@ -244,14 +245,7 @@ class Renderer:
 
     def _spend(self, seconds: float, template: Template, a: Assignment) -> None:
         """The run's budget: many renders, each under its own limit, may not add up to minutes."""
-        self.spent += seconds
-        if self.spent > sandbox.RUN_SECONDS:
-            raise TemplateError(
-                f"template {template.name!r}, assignment {a}: rendering took {self.spent:.0f}s in all, "
-                f"over the limit of {sandbox.RUN_SECONDS:g}s for one run",
-                file=template.source.file,
-                line=template.source.line,
-            )
+        self.budget.spend(seconds, template, a)
 
     @contextmanager
     def watchdog(self, stop: Callable[[], BaseException | None] | None = None) -> Iterator[None]:

@@ -34,7 +34,6 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 MAX_STRING = 1_000_000  # characters (or items) one operation may produce
 MAX_RANGE = 100_000  # items one range() may produce
 RENDER_SECONDS = 5.0  # wall clock for one template render
-RUN_SECONDS = 120.0  # wall clock for all the renders of one run, in one process
 _WIDTH = re.compile(r"(\d+)")  # any number in a format spec: a width or a precision
 
 _deadline = threading.local()

@@ -71,10 +71,10 @@ def test_many_renders_share_one_budget_per_run(
 ) -> None:
     """Each render is far under its own limit; together they pass the run's."""
     _check_valid(factory, {})
-    monkeypatch.setattr(sandbox, "RUN_SECONDS", 0.0)
+    monkeypatch.setenv("PROMOTER_RENDER_BUDGET", "0s")
     result = CliRunner().invoke(cli, ["validate", "--control-plane", str(factory.path)])
     assert result.exit_code == 2, result.output
-    assert "in all, over the limit of 0s for one run" in result.stderr
+    assert "of the run's rendering budget (0.0ms, --render-budget)" in result.stderr
     assert len(result.stderr.splitlines()) == 1
 
 

@@ -148,3 +148,51 @@ def test_a_render_that_ends_past_its_limit_is_refused_where_no_timer_runs(
     assert isinstance(err, TimedOut), err
     assert "assignment dev/small/app-t:" in str(err)
     assert f"rendering took longer than {sandbox.RENDER_SECONDS:g}s" in str(err)
+
+
+def test_a_template_slow_in_every_assignment_stops_at_its_share_of_the_budget(
+    factory: ControlPlaneFactory,
+) -> None:
+    """Each render is under its own limit; the template's renders add up past its share of the
+    run's budget after a few of its 40 assignments, not after all of them (budget tiny here: the
+    test asserts what the run says and where it stops, never how fast it ran)."""
+    build(factory, targets=40, names=("small",), slow_on="none")
+    result = CliRunner().invoke(
+        cli, ["validate", "--control-plane", str(factory.path), "--render-budget", "1ms"]
+    )
+    assert result.exit_code == 2, result.output
+    [line] = result.stderr.splitlines()
+    assert "over its share of 0.2ms of the run's rendering budget (1.0ms, --render-budget)" in line, line
+    count = int(line.split("': ", 1)[1].split()[0])  # the first template past its share, at any count
+    assert 1 <= count < 40 and "assignment" in line and "(the last: dev/" in line  # it stopped early
+    again = CliRunner().invoke(cli, ["validate", "--control-plane", str(factory.path)])  # the default again
+    assert again.exit_code == 0, again.output
+
+
+def test_the_runs_budget_in_all_and_per_template() -> None:
+    from types import SimpleNamespace
+
+    from promoter.errors import TemplateError
+    from promoter.rendering import budget
+
+    def template(name: str) -> Any:
+        return SimpleNamespace(name=name, source=SimpleNamespace(file="templates/t.yaml", line=3))
+
+    budget.set_run_seconds(60.0)  # a template's share: 10 s
+    try:
+        spent = budget.Budget()
+        for i in range(6):
+            spent.spend(9.0, template(f"t{i}"), "dev/app/small")  # type: ignore[arg-type]
+        with pytest.raises(
+            TemplateError, match=r"rendering took 63.0s in all, over the run's budget of 60.0s"
+        ):
+            spent.spend(9.0, template("t6"), "dev/app/small")  # type: ignore[arg-type]
+        mine = budget.Budget()
+        mine.spend(6.0, template("slow"), "dev/app/a")  # type: ignore[arg-type]
+        with pytest.raises(
+            TemplateError, match=r"'slow': 2 assignments rendered in 12.0s \(the last: dev/app/b\)"
+        ):
+            mine.spend(6.0, template("slow"), "dev/app/b")  # type: ignore[arg-type]
+    finally:
+        budget.set_run_seconds(None)
+    assert budget.run_seconds() == budget.RUN_SECONDS == 120.0

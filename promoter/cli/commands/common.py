@@ -7,10 +7,12 @@ from typing import Any
 import click
 
 from promoter import trace
+from promoter.clock import parse_duration
 from promoter.controlplane.repo import ControlPlane
 from promoter.controlplane.worktree import SHOWN, uncommitted
 from promoter.errors import UsageError, one_line
 from promoter.model import MainObjects
+from promoter.rendering import budget
 
 CONTROL_PLANE = click.option(
     "--control-plane",
@@ -108,6 +110,7 @@ def refuse_dirty(cp: ControlPlane, *, allowed: bool, dry_run: bool) -> None:
 def _verbose(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     if value:
         trace.enable(lambda line: click.echo(line, err=True))
+        ctx.call_on_close(lambda: trace.enable(None))  # this command's alone
 
 
 #: ``-v``: the run's trace (each git command and GitHub request, masked, on stderr).
@@ -118,4 +121,24 @@ VERBOSE = click.option(
     expose_value=False,
     callback=_verbose,
     help="Also print each git command and GitHub request as it ends, with its outcome and time (masked).",
+)
+
+
+def _render_budget(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    try:
+        budget.set_run_seconds(parse_duration(value) if value else None)
+    except ValueError as err:
+        raise click.BadParameter(str(err)) from err
+    ctx.call_on_close(lambda: budget.set_run_seconds(None))  # this command's alone
+
+
+#: ``--render-budget``: how long this run's rendering may take in all (a template: a sixth).
+RENDER_BUDGET = click.option(
+    "--render-budget",
+    metavar="DURATION",
+    envvar="PROMOTER_RENDER_BUDGET",
+    expose_value=False,
+    callback=_render_budget,
+    help=f"How long this run's rendering may take in all (default {budget.RUN_SECONDS:g}s); any one template "
+    f"may take a {budget.TEMPLATE_SHARE}th of it (docs/configuration.md#time-limits).",
 )

@@ -23,6 +23,7 @@ from promoter.cli.commands.common import (
     COMMITTED,
     CONTROL_PLANE,
     MAIN_BRANCH,
+    RENDER_BUDGET,
     STAGED,
     VERBOSE,
     announce_edits,
@@ -188,6 +189,7 @@ def diff_data(diffs: list[EnvDiff]) -> dict[str, Any]:
 
 @click.command()
 @VERBOSE
+@RENDER_BUDGET
 @CONTROL_PLANE
 @COMMIT
 @KALYPSO_NAMING

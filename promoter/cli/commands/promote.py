@@ -20,6 +20,7 @@ from promoter.cli.commands.common import (
     COMMIT,
     CONTROL_PLANE,
     MAIN_BRANCH,
+    RENDER_BUDGET,
     VERBOSE,
     refuse_dirty,
 )
@@ -107,6 +108,7 @@ Examples:
 
 @click.command(epilog=EXAMPLES)
 @VERBOSE
+@RENDER_BUDGET
 @CONTROL_PLANE
 @COMMIT
 @KALYPSO_NAMING

@@ -14,6 +14,7 @@ from promoter.cli.commands.common import (
     COMMITTED,
     CONTROL_PLANE,
     MAIN_BRANCH,
+    RENDER_BUDGET,
     STAGED,
     VERBOSE,
     announce_edits,
@@ -30,6 +31,7 @@ from promoter.rendering.tree import render_environment
 
 @click.command()
 @VERBOSE
+@RENDER_BUDGET
 @CONTROL_PLANE
 @click.option(
     "--env",

@@ -11,7 +11,7 @@ from promoter import (
     clock as clocks,  # clocks.RealClock is looked up at run time: tests put a fake in its place
 )
 from promoter.cli import actions_output
-from promoter.cli.commands.common import CONTROL_PLANE, MAIN_BRANCH, VERBOSE
+from promoter.cli.commands.common import CONTROL_PLANE, MAIN_BRANCH, RENDER_BUDGET, VERBOSE
 from promoter.cli.commands.common import control_plane as control_plane_at
 from promoter.cli.commands.completion import complete_environments
 from promoter.cli.output import OUTPUT, emit
@@ -26,6 +26,7 @@ from promoter.runtime import build_runtime
 
 @click.command()
 @VERBOSE
+@RENDER_BUDGET
 @CONTROL_PLANE
 @click.option(
     "--env",

@@ -13,6 +13,7 @@ from promoter.cli.commands.common import (
     COMMITTED,
     CONTROL_PLANE,
     MAIN_BRANCH,
+    RENDER_BUDGET,
     STAGED,
     VERBOSE,
     announce_edits,
@@ -38,6 +39,7 @@ from promoter.runtime import Runtime, build_runtime, forge_kind
 
 @click.command()
 @VERBOSE
+@RENDER_BUDGET
 @CONTROL_PLANE
 @COMMIT
 @KALYPSO_NAMING
