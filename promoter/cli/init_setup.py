@@ -73,6 +73,12 @@ def _tag_commit(repo: str, tag: str) -> str:
     return sha
 
 
+def local_environments(flag: str | None, main: str) -> tuple[tuple[str, ...], tuple[str, ...], Follows]:
+    """``init --local``'s environments: ``--environments``, checked as for the workflows, else
+    dev, qa and prod (no Pipeline is read: the repos are new)."""
+    return _environments(flag or "dev,qa,prod", main)
+
+
 def _environments(flag: str | None, main: str) -> tuple[tuple[str, ...], tuple[str, ...], Follows]:
     """The environments' names, branches and what each follows where that is not the one listed
     before it: from ``--environments`` (``prod-eu:staging``, ``edge:prod-eu+prod-us``), else the

@@ -16,9 +16,12 @@ from promoter.cli.init_workflows import Follows, leaves_of, upstreams_of
 HEADER = "apiVersion: promoter.dev/v1alpha1\n"
 
 
-def pipeline(environments: tuple[str, ...], platform_repo: str, follows: Follows = ()) -> str:
+def pipeline(
+    environments: tuple[str, ...], platform_repo: str, follows: Follows = (), soak: str = "5m"
+) -> str:
     host = (urlsplit(platform_repo).hostname or "").lower()
-    forge = "" if host == "github.com" else "    forge: github              # GitHub Enterprise Server\n"
+    ghes = host not in ("", "github.com")  # a path is the local forge; another host, GitHub Enterprise Server
+    forge = "    forge: github              # GitHub Enterprise Server\n" if ghes else ""
     given, ups = dict(follows), upstreams_of(environments, follows)
     leaves = leaves_of(environments, follows)
     lines = []
@@ -35,7 +38,7 @@ def pipeline(environments: tuple[str, ...], platform_repo: str, follows: Follows
             lines.append("      timeout: 30m\n")
         lines.append("      gates:\n        - command: [promoter, check-platform]\n")
         if ups[env]:
-            lines.append("        - soak: 5m              # run healthy this long before going on\n")
+            lines.append(f"        - soak: {soak:<16}# run healthy this long before going on\n")
     return (
         "# The promotion pipeline: the order of environments and how each is merged and gated\n"
         "# (docs/configuration.md#pipeline). Add health gates on your clusters (Flux, Argo CD,\n"
@@ -117,9 +120,11 @@ def config(environment: str) -> str:
     )
 
 
-def for_main(environments: tuple[str, ...], platform_repo: str, follows: Follows = ()) -> dict[str, str]:
+def for_main(
+    environments: tuple[str, ...], platform_repo: str, follows: Follows = (), soak: str = "5m"
+) -> dict[str, str]:
     return {
-        "promoter.yaml": pipeline(environments, platform_repo, follows),
+        "promoter.yaml": pipeline(environments, platform_repo, follows, soak),
         "workloads/hello-world.yaml": workload(environments),
         "config-schema.yaml": CONFIG_SCHEMA,
     }

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import click
 
-from promoter.cli import init_oncall, init_skeleton, init_wake, init_workflows
+from promoter.cli import init_local, init_oncall, init_skeleton, init_wake, init_workflows
 from promoter.cli.commands.completion import complete_environment_list
-from promoter.cli.init_setup import setup_of
+from promoter.cli.init_setup import local_environments, setup_of
 from promoter.cli.init_workflows import Setup
 from promoter.errors import UsageError
 from promoter.gitcmd import Git
@@ -19,6 +19,8 @@ from promoter.urls import url_problem
 EXAMPLES = """
 \b
 Examples:
+  # a first day without GitHub: a control plane and a platform repo to try, in new repos
+  promoter init --local /tmp/promoter-trial --environments dev,qa,prod-eu:qa,prod-us:qa
   # in your control-plane clone, on main: main's workflows, pinned to your copy's v0.1.0
   promoter init --promoter-repo acme/promoter --ref 5e1f4c2a9b7d3e8f6a0c1b2d4e6f8a0b1c3d5e7f --tag v0.1.0
   # then on each environment branch, the same command: that branch's workflows
@@ -37,11 +39,16 @@ Examples:
 
 @click.command("init", epilog=EXAMPLES)
 @click.option(
-    "--promoter-repo", required=True, metavar="OWNER/NAME", help="Your team's copy of the promoter."
+    "--local",
+    default=None,
+    type=click.Path(file_okay=False),
+    help="Make a control-plane repo and a platform repo in this new folder, committed, for the local forge: "
+    "a first day without GitHub (no --promoter-repo or --ref).",
 )
+@click.option("--promoter-repo", default=None, metavar="OWNER/NAME", help="Your team's copy of the promoter.")
 @click.option(
     "--ref",
-    required=True,
+    default=None,
     metavar="SHA|TAG",
     help="The promoter commit to pin: a full SHA, or a release tag (v1.2.3), pinned as its commit's SHA.",
 )
@@ -92,8 +99,9 @@ Examples:
 )
 @click.option("--force", is_flag=True, help="Overwrite files that exist with other content.")
 def init(
-    promoter_repo: str,
-    ref: str,
+    local: str | None,
+    promoter_repo: str | None,
+    ref: str | None,
     tag: str | None,
     auth: str,
     environments: str | None,
@@ -107,7 +115,15 @@ def init(
 ) -> None:
     """Write the GitHub Actions workflows of a control-plane repo, for main and for every
     environment branch, pinned to your copy of the promoter; with --skeleton, a starter control
-    plane too. Nothing existing is overwritten without --force."""
+    plane too. Nothing existing is overwritten without --force. With --local DIR, a control
+    plane and a platform repo to try it on, as git repositories, and no workflows."""
+    if local is not None:
+        return _local(Path(local), environments, main_branch)
+    if not promoter_repo or not ref:
+        raise UsageError(
+            f"{'--ref' if promoter_repo else '--promoter-repo'} is needed to pin the workflows to your copy of the "
+            "promoter (or --local DIR: repos to try it on, no GitHub)"
+        )
     setup = setup_of(promoter_repo, ref, tag, auth, environments, main_branch, private_promoter)
     if skeleton and not platform_repo:
         raise UsageError(
@@ -131,6 +147,25 @@ def init(
     for path, state in written:
         click.echo(f"{state:9} {path}")
     _next_steps(setup, root, branches, out, skeleton, platform_repo)
+
+
+def _local(root: Path, environments: str | None, main: str) -> None:
+    """``--local``: both repos made and committed, and what to run in them."""
+    names, _, follows = local_environments(environments, main)
+    control, platform = init_local.make(root, names, follows, main)
+    click.echo(f"made      {control} ({', '.join((main, *names))})")
+    click.echo(f"made      {platform} ({', '.join(names)}, each with a README)")
+    steps = [
+        f"cd {control}",
+        "promoter validate                 # loads main and every environment branch, renders each",
+        "promoter promote --wait none      # as far as it goes without waiting; run it again to go on",
+        "promoter status                   # where the head of main stands in each environment",
+        "merge a promotion by hand where it waits for one: docs/getting-started.md#merge-by-hand-on-the-local-forge",
+        "on GitHub: push both repos, then write the workflows: docs/getting-started.md#moving-to-github",
+    ]
+    click.echo("\nnext steps:")
+    for i, step in enumerate(steps, 1):
+        click.echo(f"  {i}. {step}")
 
 
 def _target(out: str | None, branch: str | None, setup: Setup) -> tuple[Path, list[str]]:
