@@ -7,6 +7,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from promoter import clock as clocks
 from promoter.changecontrol.holds import HOLDS_REF, HoldBook
 from promoter.changecontrol.notify import NOTIFICATIONS_REF, Event, Notifier
 from promoter.changecontrol.records import Records
@@ -50,8 +51,11 @@ def change_control(
 
 
 def notifier(cp: ControlPlane, forge: Forge, pipeline: Pipeline, say: Callable[[str], None]) -> Notifier:
+    """The Pipeline's receivers, their deliveries recorded on the control-plane repo, on the
+    CLI's clock (``RealClock``, which tests fake)."""
     records = records_for(cp, forge, NOTIFICATIONS_REF) if pipeline.notifications else None
-    return Notifier(pipeline.name, pipeline.notifications, records, say, os.environ)
+    wall = clocks.RealClock().wall
+    return Notifier(pipeline.name, pipeline.notifications, records, say, os.environ, wall=wall)
 
 
 def events_of(report: Report, wall: float) -> list[Event]:
