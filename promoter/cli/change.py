@@ -59,7 +59,10 @@ def notifier(cp: ControlPlane, forge: Forge, pipeline: Pipeline, say: Callable[[
 
 
 def events_of(report: Report, wall: float) -> list[Event]:
-    """What a run's results tell the receivers, each with the key that makes it once."""
+    """What a run's results tell the receivers, each with the key that makes it once. They come
+    from recorded state: an environment that succeeded in an earlier run (``skipped``: already
+    promoted) is ``done`` again, so what a run killed before it notified is told by the next,
+    and the record keeps it from being told twice."""
     events = []
     commit = report.main_commit
     for r in report.results:
@@ -71,7 +74,7 @@ def events_of(report: Report, wall: float) -> list[Event]:
 
 def _event(r: Any, commit: str, wall: float) -> Event | None:
     env = r.environment
-    if r.state in ("success", "noop"):
+    if r.state in ("success", "noop", "skipped"):
         return Event("done", env, None, commit, f"{env}: done", wall, f"done:{env}:{commit}", r.pr_url)
     if r.state == "failure":
         rolled = "rolled back to " in r.message
