@@ -33,7 +33,7 @@ from typing import Any
 from promoter.changecontrol.deliveries import Due, Outcome, claim, next_due, settle
 from promoter.changecontrol.records import Records
 from promoter.clock import iso
-from promoter.errors import PromoterError
+from promoter.errors import ConfigError, PromoterError
 from promoter.masking import NOTIFICATIONS_ENV, mask, name_value_lines, register_secret
 from promoter.model import NOTIFY_EVENTS, NotifyEvent, Receiver
 
@@ -319,6 +319,22 @@ def _state(o: Outcome) -> str:
 def variable_value(name: str, environ: Mapping[str, str]) -> str:
     """A receiver's variable: from the environment, else from ``$PROMOTER_NOTIFICATIONS_ENV``."""
     return environ.get(name, "") or secrets_block(environ).get(name, "")
+
+
+def unset_variables(receivers: Sequence[Receiver], environ: Mapping[str, str]) -> list[ConfigError]:
+    """Each variable a receiver names (``urlFrom``, ``secretFrom``) that is set neither in
+    ``environ`` nor in its ``$PROMOTER_NOTIFICATIONS_ENV``: an error at the receiver's line
+    naming the field, the variable and the receiver (``promoter validate --receivers``)."""
+    problems = []
+    for i, r in enumerate(receivers):
+        for field, name in (("urlFrom", r.url_from), ("secretFrom", r.secret_from)):
+            if name and not variable_value(name, environ):
+                message = (
+                    f"spec.notifications[{i}].{r.kind}.{field}: ${name} is not set, in the environment "
+                    f"or in ${NOTIFICATIONS_ENV}: receiver {r.name} would be sent nothing"
+                )
+                problems.append(ConfigError(message, file=r.source.file, line=r.source.line))
+    return problems
 
 
 def secrets_block(environ: Mapping[str, str]) -> dict[str, str]:

@@ -134,3 +134,58 @@ def test_an_environment_done_in_an_earlier_run_is_done_again_in_the_report_of_th
         ("done", "qa", f"done:qa:{'c' * 40}"),
         ("failed", "prod", f"failed:prod:{'c' * 40}"),
     ]
+
+
+RECEIVERS = (
+    "  notifications:\n"
+    "    - name: chat\n"
+    "      slack: {urlFrom: CHAT_URL}\n"
+    "    - {name: audit, webhook: {url: 'https://audit.example.com/hook', secretFrom: AUDIT_KEY}}\n"
+)
+SLACK_LINE = PIPELINE.count("\n") + 2  # "- name: chat"
+WEBHOOK_LINE = SLACK_LINE + 2
+
+
+def test_validate_receivers_is_an_error_for_a_variable_not_set_here(
+    factory: ControlPlaneFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = factory.create({"promoter.yaml": PIPELINE + RECEIVERS, "workloads/app.yaml": WORKLOAD})
+    for name in ("CHAT_URL", "AUDIT_KEY", "PROMOTER_NOTIFICATIONS_ENV"):
+        monkeypatch.delenv(name, raising=False)
+    result = CliRunner().invoke(cli, ["validate", "--control-plane", str(path), "--receivers"])
+    assert result.exit_code == 2
+    assert result.output == (
+        f"error: promoter.yaml:{SLACK_LINE}: spec.notifications[0].slack.urlFrom: $CHAT_URL is not set, in the "
+        "environment or in $PROMOTER_NOTIFICATIONS_ENV: receiver chat would be sent nothing\n"
+    )
+    monkeypatch.setenv("CHAT_URL", "https://hooks.example.com/T0/B0/x")
+    result = CliRunner().invoke(cli, ["validate", "--control-plane", str(path), "--receivers"])
+    assert result.exit_code == 2
+    assert result.output == (
+        f"error: promoter.yaml:{WEBHOOK_LINE}: spec.notifications[1].webhook.secretFrom: $AUDIT_KEY is not set, "
+        "in the environment or in $PROMOTER_NOTIFICATIONS_ENV: receiver audit would be sent nothing\n"
+    )
+    monkeypatch.setenv("PROMOTER_NOTIFICATIONS_ENV", "AUDIT_KEY=audit-key")  # as the workflows pass it
+    result = CliRunner().invoke(cli, ["validate", "--control-plane", str(path), "--receivers"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0] == "receivers: ok, 2 with their variables set" and lines[-1].startswith("valid: main ")
+
+
+def test_validate_without_receivers_notes_a_variable_not_set_and_passes(
+    factory: ControlPlaneFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A developer's machine (the pre-commit hook) or a pull request's check holds no receiver's
+    URL or key: there it is a note, not an error."""
+    path = factory.create({"promoter.yaml": PIPELINE + RECEIVERS, "workloads/app.yaml": WORKLOAD})
+    monkeypatch.delenv("PROMOTER_NOTIFICATIONS_ENV", raising=False)
+    monkeypatch.delenv("CHAT_URL", raising=False)
+    monkeypatch.setenv("AUDIT_KEY", "audit-key")
+    result = CliRunner().invoke(cli, ["validate", "--control-plane", str(path)])
+    assert result.exit_code == 0, result.output
+    assert result.stderr == (
+        f"note: promoter.yaml:{SLACK_LINE}: spec.notifications[0].slack.urlFrom: $CHAT_URL is not set, in the "
+        "environment or in $PROMOTER_NOTIFICATIONS_ENV: receiver chat would be sent nothing "
+        "(validate --receivers makes it an error)\n"
+    )
+    assert "receivers: ok" not in result.stdout

@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from promoter.changecontrol.notify import unset_variables
 from promoter.cli.commands.common import (
     COMMIT,
     COMMITTED,
@@ -47,6 +48,13 @@ from promoter.runtime import Runtime, build_runtime, forge_kind
     help="Also ask every workload's manifests source whether it answers: git repo and branch, "
     "OCI repository, Helm repository and chart (docs/configuration.md#sources-that-answer).",
 )
+@click.option(
+    "--receivers",
+    "check_receivers",
+    is_flag=True,
+    help="Exit 2 when a notification receiver's variable (urlFrom, secretFrom) is not set here, in the "
+    "environment or in PROMOTER_NOTIFICATIONS_ENV; without it, a note (docs/change-control.md#notifications).",
+)
 @OUTPUT
 def validate(
     control_plane: str | None,
@@ -55,6 +63,7 @@ def validate(
     committed: bool,
     staged: bool,
     check_sources: bool,
+    check_receivers: bool,
     output: str,
 ) -> None:
     """Load and check main and every environment branch; render each environment.
@@ -75,6 +84,7 @@ def validate(
     sha = cp.resolve(commit)
     main = cp.main(sha)
     announce_edits(cp, main)
+    _check_receivers(main, output, strict=check_receivers)
     Renderer(all_templates(main)).compile_all()
     envs = []
     platforms = _platforms(cp, main)
@@ -122,6 +132,18 @@ def _env_data(name: str, rendered: Any, waves: list[str], found: list[str]) -> d
     if found:
         data["removals"] = found
     return data
+
+
+def _check_receivers(main: MainObjects, output: str, *, strict: bool) -> None:
+    """Each receiver's variable not set here: with ``--receivers``, exit 2 at the first; else a
+    note on stderr (a developer's machine or a pull request's check holds no receiver's URL)."""
+    problems = unset_variables(main.pipeline.notifications, os.environ)
+    if strict and problems:
+        raise problems[0]
+    for problem in problems:
+        click.echo(f"note: {problem} (validate --receivers makes it an error)", err=True)
+    if strict and main.pipeline.notifications and output == "text":
+        click.echo(f"receivers: ok, {len(main.pipeline.notifications)} with their variables set")
 
 
 def _check_sources(main: MainObjects, output: str) -> None:
