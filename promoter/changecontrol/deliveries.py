@@ -183,7 +183,7 @@ def _add(
         new = [name for name in receivers if name not in known and wants(name, entry.get("event") or data)]
         if new:
             entry.setdefault("event", dict(data))
-            known.update({name: {"state": "failed", "attempts": 0} for name in new})
+            known.update({name: {"state": "failed", "attempts": 0} for name in new})  # no next: due now
             events[key] = entry
 
 
@@ -213,7 +213,8 @@ def _drop(
 
 
 def _due_at(d: Any) -> float | None:
-    """When an unfinished delivery is due (a new one: now), None for a finished one."""
+    """When an unfinished delivery is due (a new one, failed without a `next`: at once), None
+    for a finished one."""
     state = d.get("state") if isinstance(d, dict) else None
     if state == "sending":
         return _num(d, "since") + LEASE

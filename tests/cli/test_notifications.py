@@ -189,3 +189,25 @@ def test_validate_without_receivers_notes_a_variable_not_set_and_passes(
         "(validate --receivers makes it an error)\n"
     )
     assert "receivers: ok" not in result.stdout
+
+
+def test_hold_sends_what_is_due_again_of_earlier_runs(
+    factory: ControlPlaneFactory, inbox: Inbox, fake_time: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every command that notifies retries: here ``hold``, after a promotion whose receiver was down."""
+    receivers = (
+        "  notifications:\n"
+        f"    - {{name: audit, webhook: {{url: '{inbox.url}/hook', secretFrom: AUDIT_KEY}}, events: [done, held]}}\n"
+    )
+    path = factory.create({"promoter.yaml": PIPELINE + receivers, "workloads/app.yaml": WORKLOAD})
+    monkeypatch.setenv("AUDIT_KEY", "audit-key")
+    inbox.status = 503
+    promoted = CliRunner().invoke(cli, ["promote", "--control-plane", str(path), "--wait", "none"])
+    assert promoted.exit_code == 0, promoted.output
+    inbox.status = 200
+    fake_time.t += 60
+    held = CliRunner().invoke(
+        cli, ["hold", "prod", "--control-plane", str(path), "--reason", "incident 4711"]
+    )
+    assert held.exit_code == 0, held.output
+    assert told(inbox.received) == sorted([*DONE, ("held", "prod")])
