@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 MergePolicy = Literal["auto", "manual", "direct"]
 StatusState = Literal["pending", "success", "failure", "error"]
@@ -49,15 +49,7 @@ WaitFor = Literal["merge", "approval", "gates", "bake", "window", "hold"]
 WAIT_REASONS: tuple[WaitFor, ...] = ("merge", "approval", "gates", "bake", "window", "hold")
 #: The change-control events a notification receiver may be sent (DESIGN section 13).
 NotifyEvent = Literal["approval", "failed", "rolled-back", "held", "released", "window", "done"]
-NOTIFY_EVENTS: tuple[NotifyEvent, ...] = (
-    "approval",
-    "failed",
-    "rolled-back",
-    "held",
-    "released",
-    "window",
-    "done",
-)
+NOTIFY_EVENTS: tuple[NotifyEvent, ...] = get_args(NotifyEvent)  # in that order
 FailurePolicy = Literal["stop", "rollback"]
 
 
@@ -110,6 +102,8 @@ class GateSpec:
     type: str
     spec: Any
     source: Source
+    #: A command gate's: variables its commands never get (the notification receivers' secrets).
+    withheld: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,23 @@
-"""Notifications (DESIGN section 13): once per event, to the Pipeline's receivers, never once per
-run. Each event has a key (what happened, where, to which main commit); the keys sent are
-recorded on ``refs/promoter/notifications`` of the control-plane repo *before* sending, with a
-compare-and-swap, so two runs that see the same event send it once, and a heartbeat that sees
-it again sends nothing.
+"""Notifications (DESIGN section 13), at least once: each event of a run goes to each of the
+Pipeline's receivers that wants it until that receiver answered 2xx, never once per run.
 
-A receiver that is down changes nothing: every request has a short timeout, all are sent at
-once and waited for at most that long together, nothing is retried, and a failure is one
-warning line. URLs and HMAC keys come from environment variables and are masked in output.
+Each event has a key (what happened, where, to which main commit). Before sending, a run claims
+each delivery, an (event, receiver) pair, on ``refs/promoter/notifications`` of the
+control-plane repo with a compare-and-swap, so two runs that see the same event do not both
+send it; after the answers it records each: sent, or failed and due again after a backoff (1
+minute, doubling, at most an hour apart), or dropped with one warning line once it was not
+acknowledged within 24 hours of its first attempt (``deliveries`` holds the record's format
+and the schedule). Any later run that notifies (``promote``, ``hold``, ``release``) sends what is
+due; ``Notifier.next_retry`` says when that is. A retry sends the recorded event again: the same
+body, ``key`` and ``at``, so the same signature. Events come from recorded state (a run's report
+says again what an interrupted run did not get to tell), so what a killed run missed is sent by
+the next; only a run killed between sending and recording sends twice (its claim runs out after
+two minutes), and receivers drop such a duplicate by its ``key``.
+
+A receiver that is down changes nothing for the promotion: every request has a short timeout, all
+are sent at once and waited for at most that long together, and a failure is one warning line.
+A receiver whose variable is not set fails like one that is down. URLs and HMAC keys come from
+environment variables and are masked in output.
 """
 
 from __future__ import annotations
@@ -14,22 +25,22 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from promoter.changecontrol.deliveries import Due, Outcome, claim, next_due, settle
 from promoter.changecontrol.records import Records
 from promoter.clock import iso
-from promoter.errors import PromoterError
+from promoter.errors import ConfigError, PromoterError
 from promoter.masking import NOTIFICATIONS_ENV, mask, name_value_lines, register_secret
-from promoter.model import NotifyEvent, Receiver
+from promoter.model import NOTIFY_EVENTS, NotifyEvent, Receiver
 
 NOTIFICATIONS_REF = "refs/promoter/notifications"
 SCHEMA = "promoter.notification/v1"
 SIGNATURE_HEADER = "X-Promoter-Signature"
 TIMEOUT = 5.0
-#: Keys kept in the record (older ones drop out; an event that old does not come back).
-KEPT_KEYS = 2000
 
 
 @dataclass(frozen=True)
@@ -64,6 +75,31 @@ class Event:
         link = f" {self.url}" if self.url else ""
         return f"[{pipeline}] {self.kind}: {self.message}{commit}{link}"
 
+    def record(self) -> dict[str, Any]:
+        """What the record keeps of the event (its key aside): enough to send it again as it was."""
+        return {
+            "kind": self.kind,
+            "environment": self.environment,
+            "wave": self.wave,
+            "mainCommit": self.main_commit,
+            "message": self.message,
+            "at": self.at,
+            "url": self.url,
+        }
+
+    @classmethod
+    def from_record(cls, key: str, data: Mapping[str, Any]) -> Event | None:
+        """The event ``record`` kept; None when the data are not one (a hand edited them)."""
+        kind = next((k for k in NOTIFY_EVENTS if k == data.get("kind")), None)
+        texts = [data.get(name) for name in ("environment", "message")]
+        optional = [data.get(name) for name in ("wave", "mainCommit", "url")]
+        at = data.get("at")
+        if kind is None or not all(isinstance(t, str) for t in texts) or isinstance(at, bool):
+            return None
+        if not isinstance(at, int | float) or not all(o is None or isinstance(o, str) for o in optional):
+            return None
+        return cls(kind, texts[0], optional[0], optional[1], texts[1], float(at), key, optional[2])  # type: ignore[arg-type]
+
 
 def sign(secret: str, body: bytes) -> str:
     """``sha256=<hex>``: HMAC-SHA256 of the exact body with the receiver's key."""
@@ -74,15 +110,22 @@ Post = Callable[[str, bytes, Mapping[str, str], float], None]
 
 
 def post(url: str, body: bytes, headers: Mapping[str, str], timeout: float) -> None:
+    """POST ``body``; returns when the receiver answered 2xx, else raises ``HTTPError`` (for a
+    redirect too: followed, the POST would arrive as a GET without its body) or ``OSError``."""
     import urllib.request  # heavy (a thirtieth of a second, http and ssl): loads only when notifying
 
+    class Refuse(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+            return None  # urllib then raises HTTPError with the 3xx code
+
     request = urllib.request.Request(url, data=body, headers=dict(headers), method="POST")
-    with urllib.request.urlopen(request, timeout=timeout) as answer:
+    with urllib.request.build_opener(Refuse).open(request, timeout=timeout) as answer:
         answer.read(65536)
 
 
 class Notifier:
-    """Sends a run's events to the receivers that want them, each event once."""
+    """Sends a run's events to the receivers that want them until each acknowledged them, and
+    what earlier runs could not deliver when it is due again."""
 
     def __init__(
         self,
@@ -94,77 +137,138 @@ class Notifier:
         *,
         timeout: float = TIMEOUT,
         transport: Post = post,
+        wall: Callable[[], float] = time.time,
     ) -> None:
         self.pipeline = pipeline
-        self.receivers = tuple(receivers)
+        self.receivers = {r.name: r for r in receivers}
         self.records = records
         self.say = say
         self.environ = environ
         self.timeout = timeout
         self.transport = transport
+        self.wall = wall
 
     def send(self, events: Sequence[Event]) -> list[Event]:
-        """Send the events not sent before; those sent now. Never raises."""
-        wanted = [e for e in events if any(self._wants(r, e) for r in self.receivers)]
-        if not wanted:
+        """Send each event to each receiver that wants it and has not acknowledged it, and the
+        deliveries of earlier events that are due again; the events sent now (each once, an
+        earlier one as it was recorded). Never raises: a problem is a warning line."""
+        fresh = {e.key: e for e in events if any(self._wants(r, e) for r in self.receivers.values())}
+        if self.records is None:
+            now = self.wall()
+            due = [Due(e.key, r, e.record(), 1, now) for e in fresh.values() for r in self._wanting(e)]
+            self._deliver(due)
+            return list(fresh.values())
+        if not self.receivers:
             return []
         try:
-            fresh = self._claim(wanted)
+            due = self._claim(self.records, fresh)
         except PromoterError as err:
             self.say(f"warning: notifications not sent: cannot record them: {mask(str(err))}")
             return []
-        jobs = [(r, e) for e in fresh for r in self.receivers if self._wants(r, e)]
-        self._deliver(jobs)
-        return fresh
+        self._record(self.records, self._deliver(due))
+        sent = {d.key: Event.from_record(d.key, d.event) for d in due}
+        return [e for e in sent.values() if e is not None]
+
+    def next_retry(self) -> float | None:
+        """When the earliest notification still pending is due again (seconds since the epoch,
+        maybe past), from the record: what a run that ends with nothing else to wait for keeps
+        its heartbeat armed for. None when none is pending (or the record cannot be read)."""
+        if self.records is None:
+            return None
+        try:
+            return next_due(self.records.read(), self._wants_data)
+        except PromoterError:
+            return None
 
     def _wants(self, receiver: Receiver, event: Event) -> bool:
         return event.kind in receiver.events and (
             not receiver.environments or event.environment in receiver.environments
         )
 
-    def _claim(self, events: list[Event]) -> list[Event]:
-        """Record the keys of the events not recorded yet (compare-and-swap); those events."""
-        if self.records is None:
-            return events
-        claimed: list[Event] = []
+    def _wanting(self, event: Event) -> list[str]:
+        return [name for name, r in self.receivers.items() if self._wants(r, event)]
+
+    def _wants_data(self, name: str, data: Mapping[str, Any]) -> bool:
+        receiver = self.receivers.get(name)
+        event = Event.from_record("", data)
+        return receiver is not None and event is not None and self._wants(receiver, event)
+
+    def _claim(self, records: Records, fresh: Mapping[str, Event]) -> list[Due]:
+        """Claim what is due now (compare-and-swap); the claims. Deliveries whose time is up are
+        dropped, each with a warning line."""
+        claimed: list[Due] = []
+        dropped: list[Outcome] = []
+        now = self.wall()
+        data = {key: e.record() for key, e in fresh.items()}
 
         def change(doc: dict[str, Any]) -> tuple[dict[str, Any], str] | None:
-            sent = [k for k in doc.get("sent", []) if isinstance(k, str)]
-            known = set(sent)
-            claimed[:] = [e for e in dict((e.key, e) for e in events).values() if e.key not in known]
-            if not claimed:
+            due, gone = claim(doc, data, list(self.receivers), self._wants_data, now)
+            claimed[:], dropped[:] = due, gone
+            if not due and not gone:
                 return None
-            keys = (sent + [e.key for e in claimed])[-KEPT_KEYS:]
-            lines = "\n".join(f"- {e.kind} {e.environment}: {e.message}" for e in claimed)
-            return {**doc, "sent": keys}, f"notify {len(claimed)} event(s)\n\n{lines}"
+            lines = "\n".join(f"- {d.receiver}: {d.key} (attempt {d.attempt})" for d in due)
+            return doc, f"notify: send {len(due)}, drop {len(gone)}\n\n{lines}".rstrip()
 
-        self.records.update(change)
+        records.update(change)
+        for outcome in dropped:
+            self.say(_dropped(outcome))
         return claimed
 
-    def _deliver(self, jobs: list[tuple[Receiver, Event]]) -> None:
-        """All requests at once; waited for at most ``timeout`` together, never retried."""
-        if not jobs:
+    def _record(self, records: Records, answers: list[tuple[Due, str | None]]) -> None:
+        """Record the answers (compare-and-swap) and warn of each failure."""
+        if not answers:
             return
+        outcomes: list[Outcome] = []
+        now = self.wall()
+
+        def change(doc: dict[str, Any]) -> tuple[dict[str, Any], str]:
+            outcomes[:] = settle(doc, answers, now)
+            lines = "\n".join(f"- {o.receiver}: {o.key}: {_state(o)}" for o in outcomes)
+            return doc, f"notify: {sum(o.problem is None for o in outcomes)} sent\n\n{lines}".rstrip()
+
+        try:
+            records.update(change)
+        except PromoterError as err:
+            self.say(
+                f"warning: notifications sent but not recorded (a later run sends them again): {mask(str(err))}"
+            )
+            return
+        for o in outcomes:
+            if o.problem is not None:
+                self.say(_dropped(o) if o.retry_at is None else _failed(o))
+
+    def _deliver(self, due: list[Due]) -> list[tuple[Due, str | None]]:
+        """All requests at once, waited for at most ``timeout`` together: each with what went
+        wrong, or None when the receiver answered 2xx. Without a record, a failure is a warning."""
+        if not due:
+            return []
         from concurrent.futures import ThreadPoolExecutor  # loads only when notifying
         from concurrent.futures import wait as wait_for  # loads only when notifying
 
-        pool = ThreadPoolExecutor(max_workers=min(8, len(jobs)), thread_name_prefix="promoter-notify")
-        futures = {pool.submit(self._one, r, e): r for r, e in jobs}
-        done, late = wait_for(futures, timeout=self.timeout + 1)
+        pool = ThreadPoolExecutor(max_workers=min(8, len(due)), thread_name_prefix="promoter-notify")
+        futures = {pool.submit(self._one, d): d for d in due}
+        done, _ = wait_for(futures, timeout=self.timeout + 1)
         pool.shutdown(wait=False, cancel_futures=True)
-        for future in late:
-            self.say(f"warning: notification to {futures[future].name} did not answer in {self.timeout:g}s")
-        for future in done:
-            problem = future.result()
+        late = f"did not answer in {self.timeout:g}s"
+        answers = [(d, f.result() if f in done else late) for f, d in futures.items()]
+        for d, problem in answers if self.records is None else ():
             if problem:
-                self.say(f"warning: notification to {futures[future].name} failed: {mask(problem)}")
+                self.say(f"warning: notification to {d.receiver} failed: {mask(problem)}")
+        return answers
 
-    def _one(self, receiver: Receiver, event: Event) -> str | None:
-        """Send one request; what went wrong, or None."""
+    def _one(self, due: Due) -> str | None:
+        """Send one request; what went wrong (masked: the record keeps it), or None."""
+        problem = self._problem(due)
+        return None if problem is None else mask(problem)
+
+    def _problem(self, due: Due) -> str | None:
         import urllib.error  # loads only when notifying
 
+        event = Event.from_record(due.key, due.event)
         try:
-            url, body, headers = self._request(receiver, event)
+            if event is None:
+                raise _Unset("its recorded data is not an event")
+            url, body, headers = self._request(self.receivers[due.receiver], event)
             self.transport(url, body, headers, self.timeout)
         except _Unset as err:
             return str(err)
@@ -187,11 +291,50 @@ class Notifier:
         return receiver.url, body, headers
 
     def _secret(self, variable: str | None) -> str:
-        value = self.environ.get(variable or "", "") or secrets_block(self.environ).get(variable or "", "")
+        value = variable_value(variable or "", self.environ)
         if not value:
             raise _Unset(f"${variable} is not set")
         register_secret(value)
         return value
+
+
+def _failed(o: Outcome) -> str:
+    again = iso(o.retry_at or 0)
+    return f"warning: notification to {o.receiver} failed: {o.problem}; a later run tries again from {again}"
+
+
+def _dropped(o: Outcome) -> str:
+    return (
+        f"warning: notification to {o.receiver} dropped: {o.key} was not acknowledged in "
+        f"{o.attempts} attempt(s) since {iso(o.first)} (last: {o.problem or 'no answer'})"
+    )
+
+
+def _state(o: Outcome) -> str:
+    if o.problem is None:
+        return "sent"
+    return f"{o.problem}, dropped" if o.retry_at is None else f"{o.problem}, again from {iso(o.retry_at)}"
+
+
+def variable_value(name: str, environ: Mapping[str, str]) -> str:
+    """A receiver's variable: from the environment, else from ``$PROMOTER_NOTIFICATIONS_ENV``."""
+    return environ.get(name, "") or secrets_block(environ).get(name, "")
+
+
+def unset_variables(receivers: Sequence[Receiver], environ: Mapping[str, str]) -> list[ConfigError]:
+    """Each variable a receiver names (``urlFrom``, ``secretFrom``) that is set neither in
+    ``environ`` nor in its ``$PROMOTER_NOTIFICATIONS_ENV``: an error at the receiver's line
+    naming the field, the variable and the receiver (``promoter validate --receivers``)."""
+    problems = []
+    for i, r in enumerate(receivers):
+        for field, name in (("urlFrom", r.url_from), ("secretFrom", r.secret_from)):
+            if name and not variable_value(name, environ):
+                message = (
+                    f"spec.notifications[{i}].{r.kind}.{field}: ${name} is not set, in the environment "
+                    f"or in ${NOTIFICATIONS_ENV}: receiver {r.name} would be sent nothing"
+                )
+                problems.append(ConfigError(message, file=r.source.file, line=r.source.line))
+    return problems
 
 
 def secrets_block(environ: Mapping[str, str]) -> dict[str, str]:
@@ -203,4 +346,4 @@ def secrets_block(environ: Mapping[str, str]) -> dict[str, str]:
 
 
 class _Unset(Exception):
-    """A receiver's secret is missing from the environment."""
+    """A receiver's secret is missing from the environment (or its event from the record)."""

@@ -52,6 +52,7 @@ class Records:
         when ``change`` left it as it was."""
         for attempt in range(ATTEMPTS):
             tip, doc = self._load() if attempt or self._read is None else self._read
+            self._read = (tip, doc)  # the newest known, also when the change leaves it as it is
             changed = change(json.loads(json.dumps(doc)))
             if changed is None:
                 return None

@@ -7,6 +7,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from promoter import clock as clocks
 from promoter.changecontrol.holds import HOLDS_REF, HoldBook
 from promoter.changecontrol.notify import NOTIFICATIONS_REF, Event, Notifier
 from promoter.changecontrol.records import Records
@@ -53,12 +54,18 @@ def change_control(
 def notifier(
     cp: ControlPlane, forge: Forge | None, pipeline: Pipeline, say: Callable[[str], None]
 ) -> Notifier:
+    """The Pipeline's receivers, their deliveries recorded on the control-plane repo, on the
+    CLI's clock (``RealClock``, which tests fake)."""
     records = records_for(cp, forge, NOTIFICATIONS_REF) if pipeline.notifications else None
-    return Notifier(pipeline.name, pipeline.notifications, records, say, os.environ)
+    wall = clocks.RealClock().wall
+    return Notifier(pipeline.name, pipeline.notifications, records, say, os.environ, wall=wall)
 
 
 def events_of(report: Report, wall: float) -> list[Event]:
-    """What a run's results tell the receivers, each with the key that makes it once."""
+    """What a run's results tell the receivers, each with the key that makes it once. They come
+    from recorded state: an environment that succeeded in an earlier run (``skipped``: already
+    promoted) is ``done`` again, so what a run killed before it notified is told by the next,
+    and the record keeps it from being told twice."""
     events = []
     commit = report.main_commit
     for r in report.results:
@@ -70,7 +77,7 @@ def events_of(report: Report, wall: float) -> list[Event]:
 
 def _event(r: Any, commit: str, wall: float) -> Event | None:
     env = r.environment
-    if r.state in ("success", "noop"):
+    if r.state in ("success", "noop", "skipped"):
         return Event("done", env, None, commit, f"{env}: done", wall, f"done:{env}:{commit}", r.pr_url)
     if r.state == "failure":
         rolled = "rolled back to " in r.message

@@ -4,11 +4,21 @@ wave, and ``spec.notifications``; strict, with file:line errors like every other
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import date
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from promoter.controlplane.fields import Fields
-from promoter.model import NOTIFY_EVENTS, NotifyEvent, Receiver, Source, WindowRule, Windows
+from promoter.model import (
+    NOTIFY_EVENTS,
+    Environment,
+    GateSpec,
+    NotifyEvent,
+    Receiver,
+    Source,
+    WindowRule,
+    Windows,
+)
 
 DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 _HOURS = re.compile(r"([01]\d|2[0-3]):([0-5]\d)-([01]\d|2[0-4]):([0-5]\d)")
@@ -160,3 +170,26 @@ def _events(n: Fields) -> tuple[NotifyEvent, ...]:
             n.fail(f"unknown event {event!r}; known: {', '.join(NOTIFY_EVENTS)}", "events")
         chosen.append(match)
     return tuple(chosen)
+
+
+def withhold_receivers(
+    environments: list[Environment], receivers: tuple[Receiver, ...]
+) -> tuple[Environment, ...]:
+    """The environments, each command gate of theirs (and of their waves) told to keep the
+    receivers' variables (``urlFrom``, ``secretFrom``) from its commands: a receiver's URL or
+    key never reaches a gate command, whatever the environment the promoter runs in."""
+    names = tuple(sorted({v for r in receivers for v in (r.url_from, r.secret_from) if v}))
+    if not names:
+        return tuple(environments)
+
+    def gates(specs: tuple[GateSpec, ...]) -> tuple[GateSpec, ...]:
+        return tuple(replace(g, withheld=names) if g.type == "command" else g for g in specs)
+
+    return tuple(
+        replace(
+            e,
+            gates=gates(e.gates),
+            waves=tuple(replace(w, gates=None if w.gates is None else gates(w.gates)) for w in e.waves),
+        )
+        for e in environments
+    )

@@ -7,7 +7,7 @@ import difflib
 from typing import Any, NoReturn
 
 from promoter.clock import parse_duration
-from promoter.controlplane.changecontrol import notifications_from, windows_from
+from promoter.controlplane.changecontrol import notifications_from, windows_from, withhold_receivers
 from promoter.controlplane.documents import (
     ObjectDoc,
     label_selector,
@@ -76,7 +76,7 @@ def pipeline_from(obj: ObjectDoc) -> Pipeline:
         obj.name,
         url,
         forge,
-        tuple(environments),
+        withhold_receivers(environments, receivers),
         obj.source,
         versions,
         fail_fast=fail_fast,

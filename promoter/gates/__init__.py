@@ -10,7 +10,9 @@ from promoter.model import GateSpec
 
 def build_gate(spec: GateSpec) -> Gate:
     """A fresh gate (gates keep state between checks) from a validated spec."""
-    return gate_class(spec.type).from_spec(spec.spec, spec.source)
+    gate = gate_class(spec.type).from_spec(spec.spec, spec.source)
+    gate.withhold(spec.withheld)
+    return gate
 
 
 __all__ = ["Gate", "GateContext", "Observation", "build_gate"]

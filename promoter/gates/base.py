@@ -8,6 +8,7 @@ Gates hold their own state between checks (counts, start times) and never sleep 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -70,6 +71,10 @@ class Gate(ABC):
     def ready_at(self, ctx: GateContext) -> float | None:
         """When the gate will pass by itself (a soak), on the run's clock; None: unknown."""
         return None
+
+    def withhold(self, names: Iterable[str]) -> None:  # noqa: B027 (most gates run nothing)
+        """Keep these environment variables (the notification receivers') from what the gate
+        runs; a gate that runs no command has nothing to keep them from."""
 
 
 def spec_error(source: Source, gate: str, message: str) -> ConfigError:

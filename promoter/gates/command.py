@@ -4,8 +4,10 @@ No shell unless ``shell: true``; the command gets PROMOTER_ENV, PROMOTER_COMMIT,
 PROMOTER_PLATFORM_SHA, PROMOTER_PLATFORM_REPO, PROMOTER_PLATFORM_BRANCH,
 PROMOTER_PLATFORM_PATH, PROMOTER_PLATFORM_CACHE (the promoter's local clone of the platform repo,
 which holds M) and PROMOTER_CLUSTER_TYPES (a wave's, space-separated), and the promoter's own bin directory first on PATH so that
-``promoter ...`` runs the same install. Each attempt runs in its own process group, ended
-whole when the attempt times out.
+``promoter ...`` runs the same install; it never gets the promoter's repo credentials, nor the
+notification receivers' URLs and keys (``PROMOTER_NOTIFICATIONS_ENV``, and the variables the
+Pipeline's receivers name, which ``build_gate`` passes to ``withhold``). Each attempt runs in its
+own process group, ended whole when the attempt times out.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import shlex
 import signal
 import subprocess
 import sys
+from collections.abc import Iterable
 from typing import Any
 
 from promoter.clock import format_duration, parse_duration
@@ -23,8 +26,9 @@ from promoter.gates.base import Gate, GateContext, Observation, spec_error
 from promoter.masking import GATES_ENV, NOTIFICATIONS_ENV, mask
 from promoter.model import Source
 
-# The promoter's write access to the repos, its receivers' secrets, and the block the gates'
-# variables came in: a health check never needs them. (Argo CD and Prometheus tokens stay:
+# The promoter's write access to the repos, its receivers' secrets (the block; the variables the
+# Pipeline's receivers name are withheld too: ``withhold``), and the block the gates' variables
+# came in: a health check never needs them. (Argo CD and Prometheus tokens stay:
 # `argocd app wait` and friends are what gate commands are for.)
 REPO_CREDENTIALS = frozenset(
     {
@@ -56,6 +60,7 @@ class CommandGate(Gate):
         self.shell = shell
         self.retry = retry
         self.attempt_timeout = attempt_timeout
+        self.withheld: frozenset[str] = frozenset()
 
     @classmethod
     def from_spec(cls, spec: Any, source: Source) -> CommandGate:
@@ -96,13 +101,18 @@ class CommandGate(Gate):
             source=source,
         )
 
+    def withhold(self, names: Iterable[str]) -> None:
+        self.withheld |= frozenset(names)
+
     def describe(self) -> str:
         text = self.argv[0] if self.shell else shlex.join(self.argv)
         return f"command {text if len(text) <= 60 else text[:57] + '...'}"
 
     def environment(self, ctx: GateContext) -> dict[str, str]:
-        """The promoter's environment without its own credentials, plus the promotion."""
-        env = {k: v for k, v in os.environ.items() if k not in REPO_CREDENTIALS}
+        """The promoter's environment without its own credentials and the notification
+        receivers' variables, plus the promotion."""
+        kept = REPO_CREDENTIALS | self.withheld
+        env = {k: v for k, v in os.environ.items() if k not in kept}
         bindir = os.path.dirname(sys.executable)
         env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
         env.update(

@@ -1,6 +1,7 @@
 """Run the promoter CLI in this process and SIGKILL it right after the n-th side effect of a kind.
 
-Usage: python -m tests.support.killhook KIND N promoter-args...  (KIND: push, merge, status, gate, note)
+Usage: python -m tests.support.killhook KIND N promoter-args...  (KIND: push, merge, status, gate, note,
+claim: a notifier's claim of what it is about to send, recorded before any request)
 A real process dies by a real SIGKILL: no finally blocks, no atexit, nothing flushed.
 """
 
@@ -13,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 import promoter.promotion.gating as orchestrator_module
+from promoter.changecontrol.notify import Notifier
 from promoter.cli.main import main
 from promoter.forges.local import LocalForge
 from promoter.forges.notes import NoteStatuses
@@ -39,6 +41,7 @@ def install(kind: str, n: int) -> None:
     LocalForge.merge_pr = wrap("merge", LocalForge.merge_pr)  # type: ignore[method-assign]
     LocalForge.set_status = wrap("status", LocalForge.set_status)  # type: ignore[method-assign]
     NoteStatuses.post = wrap("note", NoteStatuses.post)  # type: ignore[method-assign]
+    Notifier._claim = wrap("claim", Notifier._claim)  # type: ignore[method-assign]
 
     def build(spec: Any) -> Any:
         gate = build_gate(spec)

@@ -273,8 +273,8 @@ def promote(
 def _tell(
     report: Report, cp: Any, runtime: Any, pipeline: Any, clock: clocks.Clock, say: Any, *, notify: bool
 ) -> None:
-    """Who hears of the run: the Pipeline's notification receivers, once per event and never
-    failing the run (docs/change-control.md#notifications), and, in GitHub Actions only, the
+    """Who hears of the run: the Pipeline's notification receivers, each event until they
+    acknowledged it (and what is due again of earlier ones), never failing the run (docs/change-control.md#notifications), and, in GitHub Actions only, the
     step's outputs and summary (of the graph the environments form, if they do)."""
     if notify:
         change.notifier(cp, runtime.forge, pipeline, say).send(change.events_of(report, clock.wall()))

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from promoter import clock as clocks
+from promoter.changecontrol.notify import unset_variables
 from promoter.cli.commands.common import (
     COMMIT,
     COMMITTED,
@@ -61,6 +62,13 @@ from promoter.runtime import Runtime, build_runtime, forge_kind
     "push to the control plane (refs/promoter/*, promoter-wake) and the platform repo, read statuses, "
     "read and write the heartbeat's variable; nothing is changed (docs/github-actions.md#holds-windows-and-overrides).",
 )
+@click.option(
+    "--receivers",
+    "check_receivers",
+    is_flag=True,
+    help="Exit 2 when a notification receiver's variable (urlFrom, secretFrom) is not set here, in the "
+    "environment or in PROMOTER_NOTIFICATIONS_ENV; without it, a note (docs/change-control.md#notifications).",
+)
 @OUTPUT
 def validate(
     control_plane: str | None,
@@ -70,6 +78,7 @@ def validate(
     staged: bool,
     check_sources: bool,
     check_github: bool,
+    check_receivers: bool,
     output: str,
 ) -> None:
     """Load and check main and every environment branch; render each environment.
@@ -91,6 +100,7 @@ def validate(
     sha = cp.resolve(commit)
     main = cp.main(sha)
     announce_edits(cp, main)
+    _check_receivers(main, output, strict=check_receivers)
     Renderer(all_templates(main)).compile_all()
     platforms = _platforms(cp, main)
     envs = [_environment(cp, platforms, main, env, output) for env in main.pipeline.environments]
@@ -145,6 +155,18 @@ def _env_data(name: str, rendered: Any, waves: list[str], found: list[str]) -> d
     if found:
         data["removals"] = found
     return data
+
+
+def _check_receivers(main: MainObjects, output: str, *, strict: bool) -> None:
+    """Each receiver's variable not set here: with ``--receivers``, exit 2 at the first; else a
+    note on stderr (a developer's machine or a pull request's check holds no receiver's URL)."""
+    problems = unset_variables(main.pipeline.notifications, os.environ)
+    if strict and problems:
+        raise problems[0]
+    for problem in problems:
+        click.echo(f"note: {problem} (validate --receivers makes it an error)", err=True)
+    if strict and main.pipeline.notifications and output == "text":
+        click.echo(f"receivers: ok, {len(main.pipeline.notifications)} with their variables set")
 
 
 def _check_sources(main: MainObjects, output: str) -> None:
