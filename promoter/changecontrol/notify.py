@@ -138,8 +138,12 @@ class Notifier:
         timeout: float = TIMEOUT,
         transport: Post = post,
         wall: Callable[[], float] = time.time,
+        alarm: Callable[[str], None] | None = None,
     ) -> None:
+        """``alarm``: where a record that cannot be written is said (default ``say``): the
+        run's summary, as an error, in GitHub Actions (a token without Contents write)."""
         self.pipeline = pipeline
+        self.alarm = alarm or say
         self.receivers = {r.name: r for r in receivers}
         self.records = records
         self.say = say
@@ -163,7 +167,7 @@ class Notifier:
         try:
             due = self._claim(self.records, fresh)
         except PromoterError as err:
-            self.say(f"warning: notifications not sent: cannot record them: {mask(str(err))}")
+            self.alarm(f"notifications not sent: cannot record them: {mask(str(err))}")
             return []
         self._record(self.records, self._deliver(due))
         sent = {d.key: Event.from_record(d.key, d.event) for d in due}
@@ -229,8 +233,8 @@ class Notifier:
         try:
             records.update(change)
         except PromoterError as err:
-            self.say(
-                f"warning: notifications sent but not recorded (a later run sends them again): {mask(str(err))}"
+            self.alarm(
+                f"notifications sent but not recorded (a later run sends them again): {mask(str(err))}"
             )
             return
         for o in outcomes:

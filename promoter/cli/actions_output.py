@@ -247,6 +247,20 @@ def publish_report(
             emit(command(kind, mask(r.message or r.state), title=f"promoter: {r.environment} {r.state}"))
 
 
+def record_error(message: str) -> None:
+    """A record the run could not write (refs/promoter/*: the token lacks Contents write): an
+    error annotation and a line in the step summary in Actions, an ``error:`` line elsewhere; the
+    run's outcome stays the promotion's (docs/github-actions.md#holds-windows-and-overrides)."""
+    text = mask(message)
+    if active():
+        end_group()
+        emit(command("error", text, title="promoter: records"))
+        add_summary(f"\n❌ **Not recorded**: {text}. Give the promoter's token Contents write on the "
+                    "control-plane repo (`promoter validate --github` checks it).\n")  # fmt: skip
+    else:
+        emit(f"error: {text}")
+
+
 def warn(message: str) -> None:
     """A warning that does not stop the run: an annotation in Actions, a line elsewhere."""
     if active():

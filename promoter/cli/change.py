@@ -52,13 +52,19 @@ def change_control(
 
 
 def notifier(
-    cp: ControlPlane, forge: Forge | None, pipeline: Pipeline, say: Callable[[str], None]
+    cp: ControlPlane,
+    forge: Forge | None,
+    pipeline: Pipeline,
+    say: Callable[[str], None],
+    alarm: Callable[[str], None] | None = None,
 ) -> Notifier:
     """The Pipeline's receivers, their deliveries recorded on the control-plane repo, on the
-    CLI's clock (``RealClock``, which tests fake)."""
+    CLI's clock (``RealClock``, which tests fake); ``alarm``: where a record that cannot be
+    written is said (``say`` with ``warning:`` by default)."""
     records = records_for(cp, forge, NOTIFICATIONS_REF) if pipeline.notifications else None
     wall = clocks.RealClock().wall
-    return Notifier(pipeline.name, pipeline.notifications, records, say, os.environ, wall=wall)
+    alarm = alarm or (lambda line: say(f"warning: {line}"))
+    return Notifier(pipeline.name, pipeline.notifications, records, say, os.environ, wall=wall, alarm=alarm)
 
 
 def events_of(report: Report, wall: float) -> list[Event]:

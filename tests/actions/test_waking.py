@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ import yaml
 from click.testing import CliRunner
 
 from promoter.changecontrol.holds import HOLDS_REF
+from promoter.changecontrol.notify import NOTIFICATIONS_REF
 from promoter.changecontrol.records import Records
 from promoter.cli.heartbeat import CRONS, cadence
 from promoter.cli.main import cli
@@ -42,6 +44,7 @@ from tests.actions.test_workflow_harness import (
 )
 from tests.support import forkserver
 from tests.support.helpers import ENV, ControlPlaneFactory, pipeline, stage
+from tests.support.inbox import Inbox
 from tests.support.paths import ROOT
 from tests.support.waves import QA_TYPES
 
@@ -107,6 +110,16 @@ def _travel_holds(git: Git, seconds: float) -> None:
         return ({**doc, "holds": holds}, "time passes") if holds else None
 
     Records(git, HOLDS_REF).update(change)
+
+    def receivers(doc: dict[str, Any]) -> tuple[dict[str, Any], str] | None:
+        deliveries = [d for e in doc.get("events", {}).values() for d in e.get("receivers", {}).values()]
+        for delivery in deliveries:  # the event's own data ("event") stays: a retry sends it as it was
+            for key in ("first", "next", "since", "at"):
+                if isinstance(delivery.get(key), int | float):
+                    delivery[key] -= seconds
+        return (doc, "time passes") if deliveries else None
+
+    Records(git, NOTIFICATIONS_REF).update(receivers)
 
 
 @dataclass
@@ -575,3 +588,40 @@ def test_a_weekend_behind_a_closed_window_bills_under_an_hour() -> None:
     assert len(weekend) + 1 <= 60 and len(weeknight) + 1 <= 30 and len(hold) + 1 <= 30
     assert weekend[-1][0] - (friday_18 + 63 * hour) < 600  # no more than ten minutes late
     assert [s for _, s in weekend][:3] == ["armed-6h"] * 3
+
+
+def test_a_receiver_down_during_the_push_gets_each_event_once_from_a_later_heartbeat(
+    workflows: Callable[[dict[str, Any]], Workflows], factory: ControlPlaneFactory, github: GitHubStandIn
+) -> None:
+    """The promotion is done in the push's run, but the webhook answered 503: the run keeps the
+    heartbeat armed for the retry (1 minute on), the receiver is back, and the first heartbeat
+    after it delivers each event once, the same body; then the heartbeat disarms."""
+    inbox = Inbox()
+    threading.Thread(target=inbox.serve_forever, daemon=True).start()
+    try:
+        hook = (
+            f"  notifications:\n    - {{name: audit, webhook: {{url: '{inbox.url}/hook'}}, events: [done]}}\n"
+        )
+        factory.commit(
+            "main", {"promoter.yaml": pipeline("dev", "qa", "prod") + hook}, "receivers", keep=True
+        )
+        factory.commit("qa", {"env.yaml": QA_TYPES}, "qa: three cluster types")
+        line = Timeline(factory, workflows, github)
+        inbox.status = 503
+        pushed = line.event("push", event={})
+        assert (pushed.state, pushed.jobs) == ("done", ["advance", "approval", "approved"])
+        assert inbox.received == [] and len(inbox.refused) >= 3
+        assert line.variables == {"PROMOTER_HEARTBEAT": "armed"}  # a notification to retry
+        inbox.status = 200
+        beats = line.heartbeats(until=3600)
+        line.report("a receiver down during the push, back for the heartbeat")
+    finally:
+        inbox.shutdown()
+        inbox.server_close()
+    ran = [r for r in beats if r.jobs]
+    assert len(ran) == 1 and ran[0].at == HEARTBEAT  # the first heartbeat after the backoff
+    bodies = [json.loads(body) for _, _, body in inbox.received]
+    assert sorted(b["environment"] for b in bodies) == ["dev", "prod", "qa"]  # each once
+    first = {json.loads(body)["key"]: json.loads(body) for _, _, body in inbox.refused}
+    assert all(first[b["key"]] == b for b in bodies)  # the same body as the failed attempt
+    assert line.variables == {"PROMOTER_HEARTBEAT": "idle"}

@@ -211,3 +211,27 @@ def test_hold_sends_what_is_due_again_of_earlier_runs(
     )
     assert held.exit_code == 0, held.output
     assert told(inbox.received) == sorted([*DONE, ("held", "prod")])
+
+
+def test_a_record_the_token_cannot_write_is_an_error_in_the_runs_summary(
+    factory: ControlPlaneFactory, inbox: Inbox, tmp_path: Path
+) -> None:
+    """The control plane's origin refuses refs/promoter/* (a token without Contents write): the
+    run says so as an error annotation and in its step summary, never as a warning nobody reads;
+    the promotion's outcome stays its own."""
+    path = control_plane(factory, inbox)
+    origin = tmp_path / "origin.git"
+    Git(tmp_path).run("clone", "--quiet", "--bare", operands=[str(path), str(origin)])
+    (origin / "hooks").mkdir(exist_ok=True)
+    hook = origin / "hooks" / "pre-receive"
+    hook.write_text('#!/bin/sh\\nwhile read old new ref; do case "$ref" in refs/promoter/*) '
+                    'echo "Permission denied" >&2; exit 1;; esac; done\\n')  # fmt: skip
+    hook.chmod(0o755)
+    Git(path).run("remote", "add", "origin", str(origin))
+    summary = tmp_path / "summary.md"
+    env = {"AUDIT_KEY": "k", "GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)}
+    result = CliRunner().invoke(cli, ["promote", "--control-plane", str(path), "--wait", "none"], env=env)
+    assert result.exit_code == 0, result.output
+    assert "::error title=promoter%3A records::notifications not sent: cannot record them: " in result.output
+    assert "❌ **Not recorded**: notifications not sent: cannot record them" in summary.read_text()
+    assert inbox.received == []  # not claimed, not sent: the next run with a good token sends them

@@ -263,8 +263,8 @@ def promote(
     beat.arm()  # before anything changes: a run killed mid-way leaves it armed
     with runtime.locked(console.say):
         report = flows.schedule(env_name, commit and sha) if env_name else flows.promote(sha, to)
-    beat.settle(report, clock.wall())
-    _tell(report, cp, runtime, pipeline, clock, console.say, notify=not dry_run)
+    retry = _tell(report, cp, runtime, pipeline, clock, console.say, notify=not dry_run)
+    beat.settle(report, clock.wall(), also=retry)  # armed for a notification to retry too
     _show(report, output)
     if report.state == "failed" or (report.state == "held" and options.waits):
         sys.exit(1)  # held: a wake-up (--wait none) that finds the commit still held is no news
@@ -272,15 +272,20 @@ def promote(
 
 def _tell(
     report: Report, cp: Any, runtime: Any, pipeline: Any, clock: clocks.Clock, say: Any, *, notify: bool
-) -> None:
+) -> float | None:
     """Who hears of the run: the Pipeline's notification receivers, each event until they
     acknowledged it (and what is due again of earlier ones), never failing the run (docs/change-control.md#notifications), and, in GitHub Actions only, the
-    step's outputs and summary (of the graph the environments form, if they do)."""
-    if notify:
-        change.notifier(cp, runtime.forge, pipeline, say).send(change.events_of(report, clock.wall()))
+    step's outputs and summary (of the graph the environments form, if they do). When the next
+    notification to retry is due, if one is."""
+    retry = None
+    if notify and pipeline.notifications:
+        notifier = change.notifier(cp, runtime.forge, pipeline, say, actions_output.record_error)
+        notifier.send(change.events_of(report, clock.wall()))
+        retry = notifier.next_retry()
     environments = pipeline.environments
     follows = None if pipeline.is_chain else {e.name: pipeline.upstreams(e.name) for e in environments}
     actions_output.publish_report(report, [e.name for e in environments], follows)
+    return retry
 
 
 def _kalypso_or(
