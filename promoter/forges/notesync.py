@@ -68,6 +68,9 @@ class SharedNotes:
             ours, theirs = self.git.rev_parse(self.ref), self.git.rev_parse(self.tracking)
             if ours is None or ours == theirs:
                 return
+            if theirs is not None and not self.git.is_ancestor(theirs, ours):
+                self._merge_in()  # another run in this clone read the remote and has not merged yet
+                continue
             if push_ref(self.git, self.remote, ours, self.ref, theirs, self.auth() if self.auth else None):
                 self.git.run("update-ref", operands=[self.tracking, ours])
                 return

@@ -15,6 +15,7 @@ from promoter.errors import GitError
 from promoter.forges.notes import NOTES_REF, NoteStatuses
 from promoter.forges.notesync import SharedNotes, tracking_ref, union
 from promoter.gitcmd import Git
+from promoter.gitremote import fetch_ref
 from promoter.model import Status
 
 T0 = 1_800_000_000.0
@@ -114,6 +115,21 @@ def test_notes_kept_in_one_clone_before_are_merged_not_dropped(
         ("promoter/qa", "from b"),
         ("promoter/prod", "PR open"),
     ]
+
+
+def test_a_read_another_run_in_the_clone_has_not_merged_yet_is_merged_before_the_push(
+    tmp_path: Path, origin: tuple[Path, str]
+) -> None:
+    """Another run in the same clone fetched the remote's notes (the tracking ref moved) and has
+    not merged them yet: a push now, with that lease, would drop them from the remote."""
+    remote, x = origin
+    a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
+    mine = statuses(a, T0 + 10)
+    assert mine.latest(x) == {}  # read: nothing on origin yet
+    statuses(b, T0).post(x, Status("promoter/qa", "success", "from b"))
+    fetch_ref(a, "origin", NOTES_REF, tracking_ref(NOTES_REF, "origin"))  # the other run's read
+    mine.post(x, Status("promoter/dev", "pending", "from a"))
+    assert lines(remote, x) == [("promoter/qa", "from b"), ("promoter/dev", "from a")]
 
 
 def test_clones_writing_at_once_lose_nothing(tmp_path: Path, origin: tuple[Path, str]) -> None:
