@@ -131,7 +131,8 @@ def build_runtime(
         if url not in connected:
             if kind == "local":
                 platform = PlatformRepo(local_platform_url(pipeline, control_plane, url))
-                connected[url] = (platform, LocalForge(control_plane.git, platform, clock))
+                origin = "origin" if control_plane.has_origin else None
+                connected[url] = (platform, LocalForge(control_plane.git, platform, clock, origin=origin))
             else:
                 connected[url] = _github_runtime(
                     control_plane, pipeline, url, clock or RealClock(), github, env

@@ -27,6 +27,7 @@ LAYERS: dict[str, int] = {
     "gitbatch": 1,
     "gitlayout": 1,
     "gitcmd": 2,
+    "gitremote": 3,
     "model": 3,
     "gates.registry": 4,
     "changecontrol": 4,

@@ -16,7 +16,7 @@ from typing import Any
 
 from promoter.errors import GitError
 from promoter.gitcmd import Git
-from promoter.masking import mask
+from promoter.gitremote import fetch_ref, push_ref
 
 DOCUMENT = "record.json"
 ATTEMPTS = 5
@@ -68,20 +68,7 @@ class Records:
 
     def _load(self) -> tuple[str | None, dict[str, Any]]:
         if self.remote is not None:
-            proc = self.git.run(
-                "fetch",
-                "--quiet",
-                "--no-tags",
-                operands=[self.remote, f"+{self.ref}:{self.ref}"],
-                check=False,
-                env=self._env(),
-            )
-            missing = b"couldn't find remote ref" in proc.stderr
-            if proc.returncode != 0 and not missing:
-                detail = proc.stderr.decode("utf-8", "replace").strip()
-                raise GitError(mask(f"cannot read {self.ref} from {self.remote}: {detail}"))
-            if missing:
-                self.git.delete_ref(self.ref)
+            fetch_ref(self.git, self.remote, self.ref, self.ref, self._env())
         tip = self.git.commit_of(self.ref)
         if tip is None:
             return None, {}
@@ -110,20 +97,7 @@ class Records:
                 "update-ref", "-m", "promoter", operands=[self.ref, new, old or "0" * 40], check=False
             )
             return proc.returncode == 0
-        lease = f"--force-with-lease={self.ref}:{old or ''}"
-        proc = self.git.run(
-            "push",
-            "--quiet",
-            "--porcelain",
-            lease,
-            operands=[self.remote, f"{new}:{self.ref}"],
-            check=False,
-            env=self._env(),
-        )
-        if proc.returncode != 0:
-            text = (proc.stdout + proc.stderr).decode("utf-8", "replace")
-            if "stale info" in text or "rejected" in text or "fetch first" in text:
-                return False
-            raise GitError(mask(f"push of {self.ref} to {self.remote} was refused: {text.strip()}"))
+        if not push_ref(self.git, self.remote, new, self.ref, old, self._env()):
+            return False
         self.git.run("update-ref", operands=[self.ref, new])
         return True

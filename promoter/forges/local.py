@@ -2,7 +2,9 @@
 
 A pull request is the promotion branch ``promoter/<env>``; merging it is a real git merge that
 the promoter performs and pushes with compare-and-swap. Statuses on control-plane commits live in
-git notes of the control-plane repo, so ``promoter status`` reads them back from the repos alone.
+git notes of the control-plane repo, shared through its ``origin`` when it has one, so
+``promoter status`` reads them back from the repos alone, in any clone. A PR's labels are notes
+of the platform repo itself (a path: every clone writes to the same repo).
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from dataclasses import replace
 from promoter.clock import Clock
 from promoter.errors import GitError
 from promoter.forges.base import Forge, MergeNotReady, PullRequest
-from promoter.forges.notes import NoteStatuses
+from promoter.forges.notes import NOTES_REF, NoteStatuses
+from promoter.forges.notesync import SharedNotes
 from promoter.gitcmd import Git
 from promoter.model import Environment, Status, StatusState
 from promoter.platform.repo import PlatformRepo
@@ -25,8 +28,18 @@ LABELS_REF = "refs/notes/promoter-labels"
 class LocalForge(Forge):
     name = "local"
 
-    def __init__(self, control_plane: Git, platform: PlatformRepo, clock: Clock | None = None) -> None:
-        self.statuses = NoteStatuses(control_plane, wall=clock.wall if clock else time.time)
+    def __init__(
+        self,
+        control_plane: Git,
+        platform: PlatformRepo,
+        clock: Clock | None = None,
+        *,
+        origin: str | None = None,
+    ) -> None:
+        """``origin``: the control plane's remote, when it has one: the statuses' notes are read
+        from it and written to it (DESIGN section 6: any clone makes the same decisions)."""
+        shared = SharedNotes(control_plane, NOTES_REF, origin) if origin else None
+        self.statuses = NoteStatuses(control_plane, wall=clock.wall if clock else time.time, shared=shared)
         self.platform = platform
         self._remote: Git | None = None
 

@@ -9,7 +9,7 @@ is gated again (or, when a later wave holds it too, was gated before).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from promoter.clock import Clock
 from promoter.console import Console
@@ -18,7 +18,6 @@ from promoter.errors import PromotionFailed, Superseded
 from promoter.forges.base import Forge, PullRequest
 from promoter.model import Environment, EnvironmentObjects, MainObjects, Status, promotion_branch
 from promoter.platform.owned import owned_tree
-from promoter.platform.plan import TreePlan
 from promoter.platform.provenance import Provenance
 from promoter.platform.repo import PlatformRepo
 from promoter.promotion.control import ChangeControl
@@ -27,35 +26,19 @@ from promoter.promotion.graph import upstream_states
 from promoter.promotion.landing import BaseMoved, Landing, MergePending
 from promoter.promotion.mixed import Held
 from promoter.promotion.options import Options
-from promoter.promotion.removals import Removals, Scene, find, judge
+from promoter.promotion.removals import Scene, find, judge
 from promoter.promotion.report import EnvResult, WaveResult, change_summary, pr_body, pr_title, wave_rows
 from promoter.promotion.rollback import Rollbacks
 from promoter.promotion.sources import SourceChecker
 from promoter.promotion.statuses import Statuses
-from promoter.promotion.stops import PASSED_BEFORE, Stops
-from promoter.promotion.waiting import GATES
+from promoter.promotion.unchanged import Planned, Unchanged
 from promoter.promotion.waves import Step, pending_description
 from promoter.rendering.tree import FolderSubset, Rendered
 
 MAX_REPLANS = 5
 
 
-@dataclass(frozen=True)
-class Planned:
-    """What one attempt found and rendered: the branches as they are now, and the new tree."""
-
-    objects: EnvironmentObjects
-    rendered: Rendered
-    base: str | None
-    existing: str | None  # the promotion branch
-    deployed: str | None  # the newest main commit the platform branch holds
-    there: str | None  # the main commit the step's folders hold, if they agree
-    previous: Provenance | None  # the platform branch's provenance
-    plan: TreePlan
-    removals: Removals | None = None  # the assignments it removes, allowed
-
-
-class Attempts(Stops, ABC):
+class Attempts(Unchanged, ABC):
     """The collaborators of a run, and one step of one environment at a time."""
 
     def __init__(
@@ -90,6 +73,7 @@ class Attempts(Stops, ABC):
         self._steps: tuple[Step, ...] = ()  # the environment's steps in this run
         self._done: list[WaveResult] = []  # its waves done so far
         self._held: Held | None = None  # the scheduling flow on folders of several main commits
+        self._came_with: str | None = None  # the earlier main commit whose content made this one a noop
         self.change: ChangeControl | None = None  # holds and change windows (DESIGN section 13)
         # per (main commit, environment): its objects, render and steps, once per run
         self._prepared: dict[tuple[str, str], tuple[EnvironmentObjects, Rendered, tuple[Step, ...]]] = {}
@@ -199,59 +183,6 @@ class Attempts(Stops, ABC):
             f"from main {main.commit[:7]}, {env.branch}@{objects.commit[:7]}"
         )
         return Planned(objects, rendered, base, existing, deployed, there, previous, plan, removals)
-
-    def _unchanged(
-        self,
-        main: MainObjects,
-        env: Environment,
-        step: Step,
-        planned: Planned,
-        result: EnvResult,
-        current: Status | None,
-        trust_current: bool,
-    ) -> EnvResult:
-        """The platform branch already holds this tree: done, or (a rerun after a merge) gated."""
-        base, there, prefix = planned.base, planned.there, step.prefix(env.name)
-        assert base is not None
-        proven = there is not None and there != main.commit and self.statuses.succeeded(there, env)
-        trusted = (
-            trust_current and there == main.commit and current is not None and current.state == "success"
-        )
-        if proven or trusted or self._held is not None:
-            self.out.say(f"{prefix}: no changes; {env.gitops_branch} is already at this content")
-            return replace(result, state="noop", merge_sha=base, message="no changes to the platform branch")
-        if there == main.commit and self._later_landed(main, step, planned.previous):
-            self.out.say(f"{prefix}: {PASSED_BEFORE}")
-            return replace(result, state="success", merge_sha=base, message=PASSED_BEFORE)
-        if there == main.commit and not self.opts.waits:
-            passed = self._passed_in_earlier_run(main, env, step)
-            if passed:
-                self.out.say(f"{prefix}: {passed}")
-                return replace(result, state="success", merge_sha=base, message=passed)
-        if self.opts.dry_run:
-            message = f"would check the gates of {base[:12]}, which already has this content"
-            self.out.say(f"{prefix}: dry run: {message}")
-            return replace(result, state="dry-run", merge_sha=base, message=message)
-        self.out.say(f"{prefix}: {env.gitops_branch} already has this content at {base[:12]}; checking gates")
-        if not self.opts.waits and self._phase(main, env, step) not in ("gates", "soak"):
-            # merged by hand since the last run: the gates' clock starts now, recorded here
-            what = pending_description(step, f"merged {base[:12]}; {GATES}")
-            self.statuses.post(main.commit, self.statuses.context_of(env), "pending", what, self.opts.run_url)
-        pr = self.forge.find_pr(env, promotion_branch(env.name))
-        pr_url = None
-        if pr is not None and pr.state == "merged":  # report the gates where the merge was
-            self._prs[env.name] = pr
-            pr_url = pr.url
-        return self._gates(
-            main, env, step, base, self._progress(replace(result, merge_sha=base, pr_url=pr_url))
-        )
-
-    def _later_landed(self, main: MainObjects, step: Step, previous: Provenance | None) -> bool:
-        """Whether a later wave's folders hold ``main`` already (this wave passed its gates)."""
-        later = self._steps[step.index :]
-        return previous is not None and any(
-            main.commit in previous.main_commits(s.cluster_types) for s in later
-        )
 
     def _promotion_commit(
         self, main: MainObjects, env: Environment, step: Step, planned: Planned
@@ -370,14 +301,21 @@ class Attempts(Stops, ABC):
         )
 
     def _gates(
-        self, main: MainObjects, env: Environment, step: Step, merge_sha: str, result: EnvResult
+        self,
+        main: MainObjects,
+        env: Environment,
+        step: Step,
+        merge_sha: str,
+        result: EnvResult,
+        *,
+        named: str | None = None,
     ) -> EnvResult:
         if self.opts.waits:
-            outcomes = self.gating.check(
-                main, env, step, merge_sha, self._start + step.timeout, self._prs.get(env.name)
-            )
+            deadline = self._start + step.timeout
+            pr = self._prs.get(env.name)
+            outcomes = self.gating.check(main, env, step, merge_sha, deadline, pr, commit=named)
         else:
-            outcomes = self._gates_once(main, env, step, merge_sha)
+            outcomes = self._gates_once(main, env, step, merge_sha, named)
         summary = "; ".join(f"{o.gate}: {o.state}" for o in outcomes) or "no gates"
         return replace(result, state="success", message=summary, gates=outcomes)
 

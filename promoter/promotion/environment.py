@@ -22,7 +22,7 @@ from promoter.promotion import mixed, sources, waiting
 from promoter.promotion.attempt import Attempts
 from promoter.promotion.mixed import Held
 from promoter.promotion.removals import Scene, preflight
-from promoter.promotion.report import EnvResult, EnvState, WaveResult
+from promoter.promotion.report import EnvResult, EnvState, WaveResult, came_with
 from promoter.promotion.stops import BAKING, PASSED_BEFORE
 from promoter.promotion.waiting import APPROVAL, Wait, Waiting
 from promoter.promotion.waves import Step, passed_description, resolve, whole
@@ -115,6 +115,7 @@ class EnvironmentRun(Attempts):
         start, requests = self.clock.now(), self.forge.request_count()
         self._start, self._env_start = start, start
         self._partial, self._done, self._step = EnvResult(env.name, "failure"), [], None
+        self._came_with = None
         result = self._outcome(main, env, run)
         result.duration = self.clock.now() - start
         result.requests = self.forge.request_count() - requests
@@ -253,7 +254,7 @@ class EnvironmentRun(Attempts):
                 main.commit,
                 self.statuses.context_of(env),
                 "success",
-                _success_description(env, final),
+                _success_description(env, final, self._came_with),
                 self.opts.run_url,
             )
         if final.state == "success":
@@ -338,9 +339,11 @@ def _combined(last: EnvResult, waves: list[WaveResult], rendered: Rendered) -> E
     )
 
 
-def _success_description(env: Environment, result: EnvResult) -> str:
+def _success_description(env: Environment, result: EnvResult, earlier: str | None = None) -> str:
+    """``earlier``: the main commit whose promotion put the unchanged content there."""
     if result.state == "noop":
-        return f"no changes ({env.gitops_branch} already has this content)"
+        came = f", {came_with(earlier)}" if earlier else ""
+        return f"no changes ({env.gitops_branch} already has this content{came})"
     if result.waves:
         done = ", ".join(f"{w.name} {w.state}" for w in result.waves)
         at = f" at {result.merge_sha[:12]}" if result.merge_sha else ""

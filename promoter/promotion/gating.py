@@ -50,24 +50,28 @@ class Gating:
         *,
         once: bool = False,
         others_passed_at: float | None = None,
+        commit: str | None = None,
     ) -> list[GateOutcome]:
         """Every gate's outcome once all passed; GateFailed (rolled back where asked) if not.
         A wave's gates judge its cluster types only, and a failed wave rolls back its folders.
         ``once``: each gate checked once, GatesPending when not all passed; ``others_passed_at``:
-        when the other gates passed in an earlier run (a soak counts from then)."""
-        self._record(main, env, merge_sha)
+        when the other gates passed in an earlier run (a soak counts from then); ``commit``: the
+        main commit the gates are told (``PROMOTER_COMMIT``, the hub's record of M) when it is
+        not ``main``: the earlier one whose render, equal to this one's, ``merge_sha`` holds."""
+        self._record(main, env, merge_sha, commit or main.commit)
         gates = [build_gate(spec) for spec in step.gates]
         if not gates:
             return []
         prefix = step.prefix(env.name)
         self.out.say(f"{prefix}: gates on {merge_sha[:12]}: {', '.join(g.describe() for g in gates)}")
-        outcomes = self._run(main, env, step, merge_sha, gates, deadline, pr, once, others_passed_at)
+        ctx = self._context(env, step, commit or main.commit, merge_sha, others_passed_at)
+        outcomes = self._run(main, env, step, ctx, gates, deadline, pr, once)
         for outcome in outcomes:
             self.out.say(f"{prefix}: gate {outcome}")
         self._report(pr, env, step, merge_sha, outcomes, "all gates passed")
         return outcomes
 
-    def _record(self, main: MainObjects, env: Environment, merge_sha: str) -> None:
+    def _record(self, main: MainObjects, env: Environment, merge_sha: str, commit: str) -> None:
         """The landed commit, at the hub named by PROMOTER_HUB_URL (docs/hub.md): what every
         cluster should now run. A hub that does not answer is a warning, never a failure."""
         pipeline = main.pipeline
@@ -79,28 +83,19 @@ class Gating:
             env.gitops_path,
             env.name,
             env.gitops_branch,
-            main.commit,
+            commit,
             order,
             follows,
         )
         if problem:
             self.out.say(f"{env.name}: warning: {problem}")
 
-    def _run(
-        self,
-        main: MainObjects,
-        env: Environment,
-        step: Step,
-        merge_sha: str,
-        gates: list[Gate],
-        deadline: float,
-        pr: PullRequest | None,
-        once: bool = False,
-        others_passed_at: float | None = None,
-    ) -> list[GateOutcome]:
-        ctx = GateContext(
+    def _context(
+        self, env: Environment, step: Step, commit: str, merge_sha: str, others_passed_at: float | None
+    ) -> GateContext:
+        return GateContext(
             env.name,
-            main.commit,
+            commit,
             merge_sha,
             self.platform.url,
             env.gitops_branch,
@@ -111,6 +106,19 @@ class Gating:
             cluster_types=() if step.whole else step.cluster_types,
             others_passed_at=others_passed_at,
         )
+
+    def _run(
+        self,
+        main: MainObjects,
+        env: Environment,
+        step: Step,
+        ctx: GateContext,
+        gates: list[Gate],
+        deadline: float,
+        pr: PullRequest | None,
+        once: bool = False,
+    ) -> list[GateOutcome]:
+        merge_sha = ctx.platform_sha
         try:
             return run_gates(
                 gates, ctx, deadline, self._say(env, step), self.opts.progress_interval, once=once

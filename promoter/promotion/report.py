@@ -132,6 +132,11 @@ def _camel(name: str) -> str:
     return head + "".join(part.title() for part in rest)
 
 
+def came_with(main_commit: str) -> str:
+    """How a run names the earlier main commit whose promotion put the content there."""
+    return f"promoted with main {main_commit[:12]}"
+
+
 def change_summary(changes: dict[str, Change]) -> str:
     added = sum(c.added for k, c in changes.items() if k != ".promoter")
     changed = sum(c.changed for k, c in changes.items() if k != ".promoter")

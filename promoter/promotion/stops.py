@@ -77,10 +77,11 @@ class Stops:
         )
 
     def _gates_once(
-        self, main: MainObjects, env: Environment, step: Step, merge_sha: str
+        self, main: MainObjects, env: Environment, step: Step, merge_sha: str, named: str | None = None
     ) -> list[GateOutcome]:
         """``--wait none``: each gate checked once, the timeout and the soak counted from the
-        times the status recorded; Waiting when some have not passed yet."""
+        times the status recorded; Waiting when some have not passed yet. ``named``: the main
+        commit the gates are told, when not the promoted one (``Gating.check``)."""
         started = waiting.gates_started(self._status(main, env), step, self.clock)
         soak = None
         if self._phase(main, env, step) == "soak":  # on the run's clock, as the gates count
@@ -96,6 +97,7 @@ class Stops:
                 self._prs.get(env.name),
                 once=True,
                 others_passed_at=soak,
+                commit=named,
             )
         except GatesPending as pending:
             if pending.others_passed_at is not None and soak is None:  # the soak starts: record it

@@ -205,6 +205,24 @@ class ControlPlaneFactory:
             Git(self.path).run("reset", "-q", "--hard")
         return sha
 
+    def with_origin(self) -> Path:
+        """A bare ``origin`` for the control plane (``<root>/control-plane.git``) holding every
+        branch, as a team's shared control plane does; its path."""
+        origin = self.root / "control-plane.git"
+        subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(origin)], check=True)
+        git = Git(self.path)
+        git.run("remote", "add", operands=["origin", origin.as_uri()])
+        git.run("push", "-q", operands=["origin", "refs/heads/*:refs/heads/*"])
+        return origin
+
+    def clone(self, name: str, source: Path | None = None) -> Path:
+        """A teammate's fresh ``git clone`` of the control plane's origin (or of ``source``),
+        beside the first (a relative ``platformRepo.url`` means the same repo from both)."""
+        path = self.root / name
+        origin = source or self.root / "control-plane.git"
+        subprocess.run(["git", "clone", "-q", origin.as_uri(), str(path)], check=True)
+        return path
+
     def commit_platform(self, branch: str, files: dict[str, str]) -> str:
         (sha,) = import_commits(self.platform, [Commit(branch, files, f"seed {branch}", keep=False)])
         return sha
