@@ -46,8 +46,8 @@ def watched(forge_class: Any, gap: Gap) -> Iterator[None]:
 
     check, open_pr = Gating.check, forge_class.open_pr
 
-    def timed_check(self: Any, main: Any, env: Any, step: Any, *args: Any) -> Any:
-        outcomes = check(self, main, env, step, *args)
+    def timed_check(self: Any, main: Any, env: Any, step: Any, *args: Any, **kwargs: Any) -> Any:
+        outcomes = check(self, main, env, step, *args, **kwargs)
         if step.name == "canary":
             gap.passed = gap.stamp()
         return outcomes

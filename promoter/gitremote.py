@@ -9,14 +9,25 @@ caller reads again and applies its change to what won.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from promoter.errors import GitError
 from promoter.gitcmd import Git
 from promoter.masking import mask
 
-#: What git says when a push lost the race (the lease failed, or the ref moved on its own).
-LOST = ("stale info", "rejected", "fetch first")
+#: What git says when a push lost the race: the lease failed, the ref moved on its own, or the
+#: remote found it moved as it updated it (``[remote rejected] (failed to update ref)``); any
+#: other ``[remote rejected]`` (a hook, a protection, a token without write) is a refusal.
+LOST = (
+    "stale info",
+    "[rejected]",
+    "fetch first",
+    "non-fast-forward",
+    "failed to update ref",
+    "cannot lock ref",
+)
+REFUSED = re.compile(r"\[remote rejected\] \((?!failed to update ref|cannot lock ref)")
 
 
 def fetch_ref(git: Git, remote: str, ref: str, into: str, env: Mapping[str, str] | None = None) -> bool:
@@ -49,6 +60,6 @@ def push_ref(
     if proc.returncode == 0:
         return True
     text = (proc.stdout + proc.stderr).decode("utf-8", "replace")
-    if any(word in text for word in LOST):
+    if not REFUSED.search(text) and any(word in text for word in LOST):
         return False
     raise GitError(mask(f"push of {ref} to {remote} was refused: {text.strip()}"))

@@ -29,7 +29,8 @@ def test_the_hub_benchmark_runs_end_to_end(tmp_path: Path) -> None:
     assert figures["reports_per_core_s"] > 0 and figures["server_cpu_ms_per_report"] > 0
     assert figures["database_cpu_ms_per_report"] is None  # SQLite: the hub's own process
     assert figures["steady_reports"] == 2 * 3 * 4 and figures["steady_failed"] == 0
-    assert figures["bytes_per_cluster_day"] == 0  # heartbeats add no history
+    # heartbeats add no history: at most a page or two that SQLite's b-tree balancing allocates
+    assert figures["db_bytes"][-1] - figures["db_bytes"][0] <= 2 * 4096, figures["db_bytes"]
     # there and measured (a query of a dozen clusters can round to 0.0 ms on a quiet machine)
     assert all(
         isinstance(figures[k], float) and figures[k] >= 0 for k in ("gate_ms", "gate_query_ms", "page_ms")

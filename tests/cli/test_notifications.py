@@ -224,8 +224,8 @@ def test_a_record_the_token_cannot_write_is_an_error_in_the_runs_summary(
     Git(tmp_path).run("clone", "--quiet", "--bare", operands=[str(path), str(origin)])
     (origin / "hooks").mkdir(exist_ok=True)
     hook = origin / "hooks" / "pre-receive"
-    hook.write_text('#!/bin/sh\\nwhile read old new ref; do case "$ref" in refs/promoter/*) '
-                    'echo "Permission denied" >&2; exit 1;; esac; done\\n')  # fmt: skip
+    hook.write_text('#!/bin/sh\nwhile read old new ref; do case "$ref" in refs/promoter/*) '
+                    'echo "Permission denied" >&2; exit 1;; esac; done\n')  # fmt: skip
     hook.chmod(0o755)
     Git(path).run("remote", "add", "origin", str(origin))
     summary = tmp_path / "summary.md"
