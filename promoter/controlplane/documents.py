@@ -3,6 +3,7 @@ are skipped), its envelope (apiVersion, kind, metadata) and the label selectors 
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 from promoter.controlplane.fields import Fields
@@ -32,6 +33,13 @@ def is_control_plane_file(path: str) -> bool:
     return path.endswith((".yaml", ".yml")) and not any(part.startswith(".") for part in path.split("/"))
 
 
+def _kinds_hint(kind: Any) -> str:
+    """``; did you mean Workload?`` for a misspelt kind, else the kinds there are."""
+    kinds = sorted(set(MAIN_KINDS + ENV_KINDS))
+    near = difflib.get_close_matches(str(kind), kinds, n=1, cutoff=0.6)
+    return f"; did you mean {near[0]}?" if near else f" (the kinds: {', '.join(kinds)})"
+
+
 def is_object(doc: Any, file: str) -> bool:
     """Ours, someone else's YAML (ignored), or a mistake (an error)."""
     if not isinstance(doc, dict):
@@ -47,7 +55,9 @@ def is_object(doc: Any, file: str) -> bool:
                 line=line_of(doc, "kind"),
             )
         if kind not in MAIN_KINDS + ENV_KINDS:
-            raise ConfigError(f"unknown kind {kind!r}", file=file, line=line_of(doc, "kind"))
+            raise ConfigError(
+                f"unknown kind {kind!r}{_kinds_hint(kind)}", file=file, line=line_of(doc, "kind")
+            )
         if api == KALYPSO_API_VERSION and kind not in KALYPSO_KINDS:
             raise ConfigError(
                 f"kind {kind} is not a Kalypso kind; use apiVersion {API_VERSION}", file=file, line=line

@@ -186,6 +186,8 @@ class Fields:
             if key not in self.seen:
                 near = difflib.get_close_matches(str(key), sorted(self.seen), n=1, cutoff=0.7)
                 hint = f", did you mean '{near[0]}'?" if near else ""
+                if not near and "labelSelector" in self.seen:  # a label written where a selector is
+                    hint = f"; a selector's labels go under labelSelector: {{labelSelector: {{{key}: ...}}}}"
                 self.fail(f"unknown field '{self.sub(key)}'{hint}", key, named=True)
 
     # Defined last: in the class body, later annotations would take ``str`` to mean this method.

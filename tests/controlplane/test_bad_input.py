@@ -454,8 +454,22 @@ CASES = [
         "unknown-kind",
         W,
         2,
-        "unknown kind 'Workloads'",
+        "unknown kind 'Workloads'; did you mean Workload?",
         main={W: sub(WORKLOAD, "kind: Workload", "kind: Workloads")},
+    ),
+    Case(
+        "unknown-kind-misspelt",
+        W,
+        2,
+        "unknown kind 'Workoad'; did you mean Workload?",
+        main={W: sub(WORKLOAD, "kind: Workload", "kind: Workoad")},
+    ),
+    Case(
+        "unknown-kind-far",
+        W,
+        2,
+        "unknown kind 'Deployment' (the kinds: ",
+        main={W: sub(WORKLOAD, "kind: Workload", "kind: Deployment")},
     ),
     Case(
         "unsupported-api-version",
@@ -991,6 +1005,14 @@ CASES = [
             + "---\n"
             + policy("  clusterTypeSelector:\n    labelSelector:\n      matchLabels:\n        size: 3\n")
         },
+    ),
+    Case(
+        "selector-label-outside-label-selector",
+        DE,
+        20,
+        "unknown field 'spec.clusterTypeSelector.size'; a selector's labels go under labelSelector: "
+        "{labelSelector: {size: ...}}",
+        dev={E: ENV + "---\n" + policy("  clusterTypeSelector: {size: smal}\n")},
     ),
     # ------------------------------------------------------------ config schemas
     Case("schema-invalid", S, 5, "spec.schema: not a valid JSON Schema", main={S: schema("{type: objekt}")}),
