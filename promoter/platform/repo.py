@@ -209,6 +209,22 @@ class PlatformRepo:
         for branch, (_, new) in updates.items():
             self.remember(branch, new)
 
+    def start_branch(self, branch: str) -> str:
+        """Make ``branch`` on the remote, where it does not exist yet: an empty first commit, so
+        that a promotion built on it can be merged into it by a person (``git merge`` needs a
+        branch to merge into, and histories that meet). The branch's head."""
+        empty = self.git.out("mktree", input=b"")
+        message = f"Start {branch}: the promoter renders it here (its first promotion comes next)"
+        sha = self.git.out("commit-tree", "-m", message, operands=[empty])
+        try:
+            self.push({branch: (None, sha)})
+        except GitError:
+            made = self.fetch([branch])[branch]  # another run made it first
+            if made is None:
+                raise
+            return made
+        return sha
+
     def provenance(self, commit: str, root: str) -> Provenance | None:
         """The provenance of the environment folder ``root`` at ``commit`` (None when none). The
         render memo entries it records, for trees this cache holds, go into the memo: a runner

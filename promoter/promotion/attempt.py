@@ -144,6 +144,9 @@ class Attempts(Unchanged, ABC):
         objects, rendered = self.prepare(main, env)
         heads = self.platform.fetch([env.gitops_branch, promotion_branch(env.name)])
         base, existing = heads[env.gitops_branch], heads[promotion_branch(env.name)]
+        if base is None and env.merge == "manual" and not self.opts.dry_run:
+            base = self.platform.start_branch(env.gitops_branch)  # a person needs a branch to merge into
+            self.out.say(f"{step.prefix(env.name)}: made {env.gitops_branch}, empty, for its first promotion")
         previous = self.platform.provenance(base, env.gitops_path) if base else None
         deployed = previous.main_commit if previous else None
         if deployed and deployed != main.commit and self.cp.git.is_ancestor(main.commit, deployed):
