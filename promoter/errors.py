@@ -7,7 +7,8 @@ translates its library's exceptions at its edge with ``raise ... from err``.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 # C0 and C1 controls, DEL, and the characters Unicode or terminals treat as line breaks: a file
 # name or a rendered value holding one could forge a second "error:" line or drive a terminal.
@@ -116,3 +117,50 @@ class ForgeError(PromoterError):
     """The forge (GitHub, local) failed or refused a request. Exit 1."""
 
     exit_code = 1
+
+
+class InputErrors(InputError):
+    """Several independent problems of the input, found in one run (issue 48: every problem at
+    once): each is an InputError with its file and line; ``str`` is the first, ``lines()`` all of
+    them, at most ``LIMIT`` and then how many more. Exit 2."""
+
+    LIMIT = 20
+    problems: tuple[InputError, ...]
+
+    def __init__(self, problems: Sequence[InputError]) -> None:
+        flat: list[InputError] = []
+        for problem in problems:
+            flat.extend(problem.problems if isinstance(problem, InputErrors) else [problem])
+        self.problems = tuple(flat)
+        first = self.problems[0]
+        super().__init__(first.message, file=first.file, line=first.line, column=first.column)
+
+    def lines(self) -> list[str]:
+        shown = [str(p) for p in self.problems[: self.LIMIT]]
+        more = len(self.problems) - self.LIMIT
+        return shown + ([f"... and {more} more problem{'s' if more > 1 else ''}"] if more > 0 else [])
+
+
+class Problems:
+    """Collects the independent problems of a load: ``with problems.each():`` around one file,
+    object or branch swallows its InputError and goes on to the next; ``done()`` raises them
+    all (one alone as itself)."""
+
+    def __init__(self) -> None:
+        self.found: list[InputError] = []
+
+    @contextmanager
+    def each(self) -> Iterator[None]:
+        try:
+            yield
+        except InputError as err:
+            self.found.append(err)
+
+    def add(self, err: InputError) -> None:
+        self.found.append(err)
+
+    def done(self) -> None:
+        if len(self.found) == 1:
+            raise self.found[0]
+        if self.found:
+            raise InputErrors(self.found)

@@ -18,7 +18,7 @@ import click
 from promoter import trace
 from promoter.cli import suggest
 from promoter.console import colour_enabled, paint
-from promoter.errors import PromoterError, UsageError, one_line
+from promoter.errors import InputErrors, PromoterError, UsageError, one_line
 from promoter.gitcmd import require_git
 from promoter.masking import load_gates_env, mask
 
@@ -116,9 +116,12 @@ class PromoterGroup(click.Group):
             require_git()  # an old git would fail later, after pushing, as a merge conflict
             return super().invoke(ctx)
         except PromoterError as err:
+            lines = err.lines() if isinstance(err, InputErrors) else [str(err)]  # every problem at once
             with actions_output.commands_stopped():
-                click.echo(f"{_error_word()} {one_line(mask(str(err)))}", err=True)
-            actions_output.report_error(err)
+                for line in lines:
+                    click.echo(f"{_error_word()} {one_line(mask(line))}", err=True)
+            for problem in err.problems[: InputErrors.LIMIT] if isinstance(err, InputErrors) else [err]:
+                actions_output.report_error(problem)
             ctx.exit(err.exit_code)
         except KeyboardInterrupt as err:
             ctx.exit(_interrupted(err))

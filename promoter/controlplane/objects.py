@@ -13,7 +13,7 @@ from promoter.controlplane.documents import (
 from promoter.controlplane.fields import Fields
 from promoter.controlplane.sources import check_manifests
 from promoter.controlplane.yamlfile import LDict, line_of, plain
-from promoter.errors import ConfigError
+from promoter.errors import ConfigError, Problems
 from promoter.k8s.served import parse_release
 from promoter.k8s.values import changed_scalar, key_problem
 from promoter.model import (
@@ -204,7 +204,9 @@ def configmap_from(obj: ObjectDoc) -> ConfigMap:
 
 
 def _check_config_data(obj: ObjectDoc, data: Any) -> None:
-    """Config keys Kubernetes takes, values that reach the cluster as the user wrote them."""
+    """Config keys Kubernetes takes, values that reach the cluster as the user wrote them: every
+    key and value judged, all the problems said at once."""
+    problems = Problems()
     for key, value in data.items():
         written = getattr(data, "key_texts", {}).get(key)
         problem = changed_scalar(written, key) if written is not None else None
@@ -212,7 +214,9 @@ def _check_config_data(obj: ObjectDoc, data: Any) -> None:
         if problem is None and key in getattr(data, "texts", {}):
             problem = changed_scalar(data.texts[key], value)
         if problem:
-            obj.top.fail(problem, "data", line=line_of(data, key))
+            with problems.each():
+                obj.top.fail(problem, "data", line=line_of(data, key))
+    problems.done()
 
 
 def template_from_document(file: str, doc: LDict) -> Template:

@@ -26,7 +26,7 @@ from promoter.cli.heartbeat import VARIABLE as HEARTBEAT_VARIABLE
 from promoter.cli.output import OUTPUT, emit, snapshot_of
 from promoter.console import Console
 from promoter.controlplane.repo import ControlPlane
-from promoter.errors import PromoterError, UsageError, one_line
+from promoter.errors import Problems, PromoterError, UsageError, one_line
 from promoter.model import Environment, EnvironmentObjects, MainObjects
 from promoter.promotion import removals, sources
 from promoter.promotion.removals import Scene
@@ -103,7 +103,12 @@ def validate(
     _check_receivers(main, output, strict=check_receivers)
     Renderer(all_templates(main)).compile_all()
     platforms = _platforms(cp, main)
-    envs = [_environment(cp, platforms, main, env, output) for env in main.pipeline.environments]
+    loaded, problems = [], Problems()  # every environment branch read, all their problems said at once
+    for env in main.pipeline.environments:
+        with problems.each():
+            loaded.append((env, cp.environment(env)))
+    problems.done()  # then each rendered: a template's problem is the same in every environment
+    envs = [_environment(cp, platforms, main, env, objects, output) for env, objects in loaded]
     if check_sources:
         _check_sources(main, output)
     if check_github:
@@ -115,10 +120,14 @@ def validate(
 
 
 def _environment(
-    cp: ControlPlane, platforms: Runtime | None, main: MainObjects, env: Environment, output: str
+    cp: ControlPlane,
+    platforms: Runtime | None,
+    main: MainObjects,
+    env: Environment,
+    objects: EnvironmentObjects,
+    output: str,
 ) -> dict[str, Any]:
-    """Load, render and check one environment; its line (text) and its data (``-o json``)."""
-    objects = cp.environment(env)
+    """Render and check one environment; its line (text) and its data (``-o json``)."""
     rendered = render_environment(main, objects, env.name)
     steps = resolve(env, objects)
     waves = [w.name for w in steps] if env.waves else []  # over the branch's cluster types
