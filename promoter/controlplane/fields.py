@@ -148,6 +148,8 @@ class Fields:
     def duration(self, key: str, default: str, *, positive: bool = True) -> float:
         """Seconds, from a duration in Go's grammar (``default`` when absent)."""
         value = self.get(key)
+        if unitless(value):
+            self.problem(key, unit_needed(value), colon=True)
         try:
             seconds = parse_duration(default if value is None else value)
         except ValueError as err:
@@ -213,6 +215,21 @@ class GateFields(Fields):
 
     def problem(self, key: str, message: str, *, colon: bool = False) -> NoReturn:
         self.fail(f"'{key}'{':' if colon else ''} {message}")
+
+
+def unitless(value: Any) -> bool:
+    """A duration written as a bare number (``24``, ``"90"``): no silent seconds."""
+    if isinstance(value, bool):
+        return False
+    number = isinstance(value, int | float) and value >= 0  # a negative one is refused as such
+    return number or (isinstance(value, str) and value.strip().replace(".", "", 1).isdigit())
+
+
+def unit_needed(value: Any) -> str:
+    return (
+        f"{value!r} has no unit: write {value}s, {value}m or {value}h (the promoter would read seconds, and "
+        "Flux and Argo CD refuse a duration without a unit)"
+    )
 
 
 def matches(pattern: re.Pattern[str], value: str) -> bool:

@@ -12,7 +12,14 @@ from promoter.controlplane.documents import (
     ObjectDoc,
     label_selector,
 )
-from promoter.controlplane.fields import Fields, check_name, check_relative_path, kind_of
+from promoter.controlplane.fields import (
+    Fields,
+    check_name,
+    check_relative_path,
+    kind_of,
+    unit_needed,
+    unitless,
+)
 from promoter.controlplane.objects import versions_from
 from promoter.controlplane.yamlfile import plain
 from promoter.errors import ConfigError
@@ -286,6 +293,8 @@ def _removal_limit(f: Fields) -> RemovalLimit:
 
 def _timeout(f: Fields) -> float:
     value = f.get("timeout", (str, int, float))  # a wrong type fails here, with its own message
+    if unitless(value):
+        f.fail(unit_needed(value), "timeout")
     try:
         timeout = parse_duration("30m" if value is None else value)
     except ValueError as err:

@@ -786,6 +786,13 @@ CASES = [
     ),
     Case("timeout-negative", P, 8, "a duration cannot be negative", main={P: dev_env("timeout: -5")}),
     Case(
+        "timeout-without-unit",
+        P,
+        8,
+        "spec.environments[0].timeout: 24 has no unit: write 24s, 24m or 24h",
+        main={P: dev_env("timeout: 24")},
+    ),
+    Case(
         "timeout-is-list",
         P,
         8,

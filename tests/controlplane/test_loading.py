@@ -64,3 +64,31 @@ def test_the_lines_are_bounded() -> None:
     assert str(many) == "f.yaml:1: problem 0"  # one line where one is wanted
     nested = InputErrors([many, ConfigError("last", file="g.yaml", line=3)])
     assert len(nested.problems) == 26
+
+
+UNUSED = (
+    "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: warn\n"
+    "  labels: {platform-config: 'true', sise: small}\ndata:\n  LOG_LEVEL: warn\n"
+)
+
+
+def test_a_config_map_that_matches_nothing_is_a_warning_and_strict_makes_it_an_error(
+    factory: ControlPlaneFactory,
+) -> None:
+    factory.create(
+        envs={"dev": {"env.yaml": ENV + UNUSED}, "qa": {"env.yaml": ENV}, "prod": {"env.yaml": ENV}}
+    )
+    result = CliRunner().invoke(cli, ["validate", "--control-plane", str(factory.path)])
+    assert result.exit_code == 0, result.output
+    [warning] = result.stderr.splitlines()
+    assert warning.startswith("warning: dev:env.yaml:") and warning.endswith(
+        "config ConfigMap 'warn' (labels sise: small) matches no assignment of dev: its values are applied nowhere"
+    )
+    as_json = CliRunner().invoke(cli, ["validate", "--control-plane", str(factory.path), "-o", "json"])
+    assert '"warnings": [' in as_json.stdout
+    strict = CliRunner().invoke(cli, ["validate", "--control-plane", str(factory.path), "--strict"])
+    assert strict.exit_code == 2
+    assert (
+        strict.stderr.splitlines()[-1]
+        == "error: --strict: 1 warning(s) above; each is an error in strict mode"
+    )

@@ -36,6 +36,7 @@ from promoter.rendering.builtins import all_templates
 from promoter.rendering.render import Renderer
 from promoter.rendering.tree import Rendered, render_environment
 from promoter.runtime import Runtime, build_runtime, forge_kind
+from promoter.scheduling.targets import PLATFORM_CONFIG
 
 
 @click.command()
@@ -69,6 +70,12 @@ from promoter.runtime import Runtime, build_runtime, forge_kind
     help="Exit 2 when a notification receiver's variable (urlFrom, secretFrom) is not set here, in the "
     "environment or in PROMOTER_NOTIFICATIONS_ENV; without it, a note (docs/change-control.md#notifications).",
 )
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Warnings are errors (exit 2): a config ConfigMap that matches nothing, a removal the guard "
+    "reports; for CI (docs/configuration.md#what-validate-warns-of).",
+)
 @OUTPUT
 def validate(
     control_plane: str | None,
@@ -79,6 +86,7 @@ def validate(
     check_sources: bool,
     check_github: bool,
     check_receivers: bool,
+    strict: bool,
     output: str,
 ) -> None:
     """Load and check main and every environment branch; render each environment.
@@ -103,12 +111,10 @@ def validate(
     _check_receivers(main, output, strict=check_receivers)
     Renderer(all_templates(main)).compile_all()
     platforms = _platforms(cp, main)
-    loaded, problems = [], Problems()  # every environment branch read, all their problems said at once
-    for env in main.pipeline.environments:
-        with problems.each():
-            loaded.append((env, cp.environment(env)))
-    problems.done()  # then each rendered: a template's problem is the same in every environment
-    envs = [_environment(cp, platforms, main, env, objects, output) for env, objects in loaded]
+    envs = [_environment(cp, platforms, main, env, objects, output) for env, objects in _branches(cp, main)]
+    warned = sum(len(e.get("warnings", ())) + len(e.get("removals", ())) for e in envs)
+    if strict and warned:
+        raise UsageError(f"--strict: {warned} warning(s) above; each is an error in strict mode")
     if check_sources:
         _check_sources(main, output)
     if check_github:
@@ -117,6 +123,17 @@ def validate(
         emit(_data(cp, sha, main, envs), output)
         return
     click.echo(f"valid: main {sha[:12]}, {len(main.workloads)} workloads, {len(main.templates)} templates")
+
+
+def _branches(cp: ControlPlane, main: MainObjects) -> list[tuple[Environment, EnvironmentObjects]]:
+    """Every environment branch read, all their problems said at once (then each is rendered: a
+    template's problem is the same in every environment, said once)."""
+    loaded, problems = [], Problems()
+    for env in main.pipeline.environments:
+        with problems.each():
+            loaded.append((env, cp.environment(env)))
+    problems.done()
+    return loaded
 
 
 def _environment(
@@ -132,12 +149,33 @@ def _environment(
     steps = resolve(env, objects)
     waves = [w.name for w in steps] if env.waves else []  # over the branch's cluster types
     found = _removals(cp, platforms, main, env, objects, rendered, steps)
+    unused = _unused_config(env.name, objects, rendered)
     if output == "text":
         rollout = f", waves {' -> '.join(waves)}" if waves else ""
         click.echo(
             f"{env.name}: ok, {len(rendered.assignments)} assignments, {len(rendered.files)} files{rollout}"
         )
-    return _env_data(env.name, rendered, waves, found)
+    return {**_env_data(env.name, rendered, waves, found), **({"warnings": unused} if unused else {})}
+
+
+def _unused_config(environment: str, objects: EnvironmentObjects, rendered: Rendered) -> list[str]:
+    """A warning for each config ConfigMap that no assignment of the environment takes (its labels
+    match nothing: ``sise: small``), printed on stderr as it is found; a silent no-op otherwise."""
+    if not rendered.assignments:  # nothing to apply config to: no ConfigMap is singled out
+        return []
+    used = {name for a in rendered.assignments for name in a.config_sources}
+    warnings = []
+    for cm in objects.configmaps.values():
+        if cm.labels.get(PLATFORM_CONFIG) == "true" and cm.name not in used:
+            labels = ", ".join(f"{k}: {v}" for k, v in cm.labels.items() if k != PLATFORM_CONFIG) or "none"
+            where = f"{cm.source.file}:{cm.source.line}" if cm.source.line else cm.source.file
+            line = (
+                f"warning: {where}: config ConfigMap {cm.name!r} (labels {labels}) matches no assignment of "
+                f"{environment}: its values are applied nowhere"
+            )
+            click.echo(one_line(line), err=True)
+            warnings.append(line.removeprefix("warning: "))
+    return warnings
 
 
 def _data(cp: Any, sha: str, main: Any, envs: list[dict[str, Any]]) -> dict[str, Any]:
