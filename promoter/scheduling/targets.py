@@ -13,6 +13,7 @@ from promoter.model import (
     DeploymentTarget,
     EnvironmentObjects,
     MainObjects,
+    SchedulingPolicy,
     Workload,
 )
 
@@ -90,6 +91,28 @@ def pairs(main: MainObjects, env: EnvironmentObjects, environment: str) -> list[
             for w, t in chosen_targets:
                 pairs.setdefault((ct.name, target_name(w, t)), (ct, w, t))
     return [pairs[k] for k in sorted(pairs)]
+
+
+def idle_policies(
+    main: MainObjects, env: EnvironmentObjects, environment: str
+) -> list[tuple[SchedulingPolicy, str]]:
+    """The policies that assign nothing, each with why (a selector that selects nothing: a silent
+    no-op otherwise); none where the environment has no target or no cluster type at all."""
+    targets = [(w, t) for w in main.workloads.values() for t in w.targets if t.environment == environment]
+    if not targets or not env.cluster_types:
+        return []
+    idle = []
+    for policy in env.policies.values():
+        if not any(policy.targets.matches(target_selection_labels(w, t), w.workspace) for w, t in targets):
+            idle.append(
+                (policy, f"its deploymentTargetSelector matches no deployment target of {environment}")
+            )
+        elif not any(
+            policy.cluster_types.matches(cluster_type_selection_labels(ct))
+            for ct in env.cluster_types.values()
+        ):
+            idle.append((policy, f"its clusterTypeSelector matches no cluster type of {environment}"))
+    return idle
 
 
 def schedule(main: MainObjects, env: EnvironmentObjects, environment: str) -> list[Assignment]:

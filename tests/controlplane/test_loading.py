@@ -92,3 +92,17 @@ def test_a_config_map_that_matches_nothing_is_a_warning_and_strict_makes_it_an_e
         strict.stderr.splitlines()[-1]
         == "error: --strict: 1 warning(s) above; each is an error in strict mode"
     )
+
+
+def test_a_policy_whose_selector_selects_nothing_is_a_warning(factory: ControlPlaneFactory) -> None:
+    idle = (
+        "---\napiVersion: promoter.dev/v1alpha1\nkind: SchedulingPolicy\nmetadata: {name: nowhere}\n"
+        "spec:\n  clusterTypeSelector: {labelSelector: {matchLabels: {size: smal}}}\n"
+    )
+    factory.create(envs={"dev": {"env.yaml": ENV + idle}, "qa": {"env.yaml": ENV}, "prod": {"env.yaml": ENV}})
+    result = CliRunner().invoke(cli, ["validate", "--control-plane", str(factory.path)])
+    assert result.exit_code == 0, result.output
+    [warning] = result.stderr.splitlines()
+    assert warning.startswith("warning: dev:env.yaml:") and warning.endswith(
+        "SchedulingPolicy 'nowhere' assigns nothing: its clusterTypeSelector matches no cluster type of dev"
+    )

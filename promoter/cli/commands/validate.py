@@ -36,7 +36,7 @@ from promoter.rendering.builtins import all_templates
 from promoter.rendering.render import Renderer
 from promoter.rendering.tree import Rendered, render_environment
 from promoter.runtime import Runtime, build_runtime, forge_kind
-from promoter.scheduling.targets import PLATFORM_CONFIG
+from promoter.scheduling.targets import PLATFORM_CONFIG, idle_policies
 
 
 @click.command()
@@ -149,13 +149,24 @@ def _environment(
     steps = resolve(env, objects)
     waves = [w.name for w in steps] if env.waves else []  # over the branch's cluster types
     found = _removals(cp, platforms, main, env, objects, rendered, steps)
-    unused = _unused_config(env.name, objects, rendered)
+    unused = _idle_policies(main, env.name, objects) + _unused_config(env.name, objects, rendered)
     if output == "text":
         rollout = f", waves {' -> '.join(waves)}" if waves else ""
         click.echo(
             f"{env.name}: ok, {len(rendered.assignments)} assignments, {len(rendered.files)} files{rollout}"
         )
     return {**_env_data(env.name, rendered, waves, found), **({"warnings": unused} if unused else {})}
+
+
+def _idle_policies(main: MainObjects, environment: str, objects: EnvironmentObjects) -> list[str]:
+    """A warning for each SchedulingPolicy that assigns nothing (a selector that selects nothing)."""
+    warnings = []
+    for policy, why in idle_policies(main, objects, environment):
+        where = f"{policy.source.file}:{policy.source.line}" if policy.source.line else policy.source.file
+        line = f"{where}: SchedulingPolicy {policy.name!r} assigns nothing: {why}"
+        click.echo(one_line(f"warning: {line}"), err=True)
+        warnings.append(line)
+    return warnings
 
 
 def _unused_config(environment: str, objects: EnvironmentObjects, rendered: Rendered) -> list[str]:
