@@ -171,6 +171,7 @@ def record_merge(
     main_commit: str | None,
     order: tuple[str, ...] = (),
     follows: Mapping[str, Sequence[str]] | None = None,
+    promotion: Mapping[str, Any] | None = None,
 ) -> str | None:
     """What a promotion run calls once it landed ``sha`` on ``environment``'s branch: records it
     at the hub named by ``PROMOTER_HUB_URL`` with the promoter key in ``PROMOTER_HUB_TOKEN``.
@@ -182,10 +183,29 @@ def record_merge(
     if not client.token:
         return f"{URL_ENV} is set but {TOKEN_ENV} is not: the hub did not record {sha[:12]}"
     try:
-        client.record(commit_record(platform, sha, root, environment, branch, main_commit, order, follows))
+        body = commit_record(platform, sha, root, environment, branch, main_commit, order, follows)
+        client.record({**body, **(promotion or {})})
     except HttpProblem as err:
         return f"the hub did not record {sha[:12]}: {err}"
     return None
+
+
+def promotion_fields(pr: Any, on_failure: str, timeout: float) -> dict[str, Any]:
+    """What the hub shows of the promotion beside the commit (docs/hub.md): its PR's web page
+    (``pr``, a forge's PullRequest, or None), the GitHub Actions run and control-plane repo it runs
+    in (``GITHUB_SERVER_URL``, ``GITHUB_REPOSITORY``, ``GITHUB_RUN_ID``), what it does when its
+    gates fail and how long they wait. Only web addresses: a local forge's PR is a path, left out."""
+    fields: dict[str, Any] = {"onFailure": on_failure, "timeout": timeout}
+    url = str(getattr(pr, "url", "") or "")
+    if url.startswith(("https://", "http://")):
+        fields["pullRequest"] = url
+    server, repo = os.environ.get("GITHUB_SERVER_URL", ""), os.environ.get("GITHUB_REPOSITORY", "")
+    if server.startswith(("https://", "http://")) and repo:
+        fields["controlPlaneRepo"] = f"{server.rstrip('/')}/{repo}"
+        run = os.environ.get("GITHUB_RUN_ID", "")
+        if run.isdigit():
+            fields["run"] = f"{fields['controlPlaneRepo']}/actions/runs/{run}"
+    return fields
 
 
 def send_holds(environment: str, holds: list[dict[str, Any]]) -> str | None:

@@ -1,7 +1,7 @@
 """The state a page shows at a glance, for a cluster, a cluster type, a wave and an environment.
 
-``held`` is the seam for holds (a rollout stopped on purpose): the hub records none yet, so no
-read returns it; a badge shows it when one does.
+``held`` comes from the holds in force (``holds.judged``); ``stuck`` and ``behind`` from
+``attention`` (the pages and the environment reads): the rollout's counts know neither.
 """
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-Badge = Literal["healthy", "progressing", "failed", "stale", "held"]
+Badge = Literal["healthy", "progressing", "failed", "stale", "held", "stuck", "behind"]
 #: Most urgent first: a group shows the most urgent state of its members.
-ORDER: tuple[Badge, ...] = ("failed", "held", "progressing", "stale", "healthy")
+ORDER: tuple[Badge, ...] = ("failed", "stuck", "held", "progressing", "behind", "stale", "healthy")
 _OF_CLUSTER: dict[str, Badge] = {
     "success": "healthy",
     "pending": "progressing",

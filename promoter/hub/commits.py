@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from promoter.hub.db import Database, Tx
+from promoter.hub.promotions import Promotion
+from promoter.hub.promotions import record as record_promotion
 from promoter.hub.summary import refresh_cluster
 
 
@@ -29,6 +31,9 @@ class CommitRecord:
     wave: str = ""  # the wave whose landing made this commit ('' : the whole environment)
     folders: tuple[tuple[str, str, str | None], ...] = ()  # (cluster type, its wave, its main commit)
     follows: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (environment, the environments it follows)
+    promotion: Promotion = field(
+        default_factory=Promotion
+    )  # its PR, run, failure policy, gates' timeout (promotions.py)
 
 
 def record_commit(db: Database, record: CommitRecord, now: float) -> bool:
@@ -41,10 +46,12 @@ def record_commit(db: Database, record: CommitRecord, now: float) -> bool:
             tx.run(
                 "UPDATE environments SET repo_url = ? WHERE name = ?", (record.repo_url, record.environment)
             )
-        if tx.one(
+        known = tx.one(
             "SELECT 1 FROM platform_commits WHERE environment = ? AND sha = ?",
             (record.environment, record.sha),
-        ):
+        )
+        if known:
+            record_promotion(tx, record.environment, record.sha, record.promotion)
             return False
         position = _position(tx, record)
         tx.run(
@@ -62,16 +69,8 @@ def record_commit(db: Database, record: CommitRecord, now: float) -> bool:
                 record.wave,
             ),
         )
-        for cluster_type, wave, main in sorted(set(record.folders)):
-            tx.run(
-                "INSERT INTO commit_folders (environment, sha, cluster_type, wave, main_commit) VALUES (?, ?, ?, ?, ?)",
-                (record.environment, record.sha, cluster_type, wave, main),
-            )
-        for cluster_type, target in sorted(set(record.assignments)):
-            tx.run(
-                "INSERT INTO assignments (environment, sha, cluster_type, deployment_target) VALUES (?, ?, ?, ?)",
-                (record.environment, record.sha, cluster_type, target),
-            )
+        record_promotion(tx, record.environment, record.sha, record.promotion)
+        _contents(tx, record)
         # Clusters may have reported this commit before the promoter recorded it: each reconciler
         # at it has its row in deployments (written with its latest state, kept while it is there).
         for (name,) in tx.rows(
@@ -80,6 +79,20 @@ def record_commit(db: Database, record: CommitRecord, now: float) -> bool:
         ):
             refresh_cluster(tx, str(name))
     return True
+
+
+def _contents(tx: Tx, record: CommitRecord) -> None:
+    """The commit's folders (each cluster type's wave and main commit) and its assignments."""
+    for cluster_type, wave, main in sorted(set(record.folders)):
+        tx.run(
+            "INSERT INTO commit_folders (environment, sha, cluster_type, wave, main_commit) VALUES (?, ?, ?, ?, ?)",
+            (record.environment, record.sha, cluster_type, wave, main),
+        )
+    for cluster_type, target in sorted(set(record.assignments)):
+        tx.run(
+            "INSERT INTO assignments (environment, sha, cluster_type, deployment_target) VALUES (?, ?, ?, ?)",
+            (record.environment, record.sha, cluster_type, target),
+        )
 
 
 def _position(tx: Tx, record: CommitRecord) -> int:

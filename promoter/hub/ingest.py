@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from promoter.hub import keys
+from promoter.hub import keys, promotions
 from promoter.hub.commits import CommitRecord, record_commit
 from promoter.hub.db import Database, database_errors
 from promoter.hub.holds import holds_from_json, record_holds
@@ -271,20 +271,8 @@ def late_retry(db: Database, report: Report, digest: str, now: float, limits: Li
 
 def commit_from_json(body: dict[str, Any]) -> CommitRecord:
     """A ``POST /v1/commits`` body (docs/hub.md) as a record; IngestError naming a bad field."""
-    known = {
-        "environment",
-        "sha",
-        "branch",
-        "parent",
-        "mainCommit",
-        "committedAt",
-        "assignments",
-        "environments",
-        "platformRepo",
-        "wave",
-        "folders",
-        "follows",
-    }
+    known = {"environment", "sha", "branch", "parent", "mainCommit", "committedAt", "assignments"}
+    known |= {"environments", "platformRepo", "wave", "folders", "follows", *promotions.FIELDS}
     unknown = sorted(set(body) - known)
     if unknown:
         raise IngestError(422, f"unknown field '{unknown[0]}'")
@@ -312,6 +300,7 @@ def commit_from_json(body: dict[str, Any]) -> CommitRecord:
         wave=_text(body.get("wave"), "wave"),
         folders=_folders(body.get("folders") or {}),
         follows=_follows(body.get("follows") or {}, order),
+        promotion=promotions.from_json(body),
     )
 
 

@@ -9,14 +9,16 @@ Python's. Times shown are the hub's own (receipts, records), never a cluster's c
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import parse_qs, quote
 
 from jinja2 import DictLoader, Environment, pass_context, select_autoescape
 from jinja2.runtime import Context
 from markupsafe import Markup
 
+from promoter.hub.durations import duration
 from promoter.hub.graph import tiers
 from promoter.hub.page_templates import BASE, MACROS, SCRIPT, STYLE, TEMPLATES
 
@@ -58,20 +60,6 @@ def _when(value: Any, never: str = "never") -> str:
     if not isinstance(value, int | float) or isinstance(value, bool):
         return never
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(value))
-
-
-def duration(seconds: float) -> str:
-    """``seconds`` as a reader says it: 45 s, 7 min, 3 h 5 min, 2 days."""
-    s = round(abs(seconds))
-    if s < 60:
-        return f"{s} s"
-    if s < 3600:
-        return f"{s // 60} min"
-    if s < 86400:
-        hours, minutes = divmod(s // 60, 60)
-        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
-    days = s // 86400
-    return f"{days} day{'s' if days != 1 else ''}"
 
 
 def ago(value: Any, now: float, never: str = "never") -> Markup:
@@ -218,6 +206,34 @@ def _shown(filters: dict[str, str]) -> list[str]:
     return [text.format(merged[key]) for key, text in _FILTERS.items() if merged.get(key)]
 
 
+#: The query parameters of how a page is read, which every link of the page keeps.
+KEPT = ("staleAfter", "stuckAfter", "refresh")
+_LINK = re.compile(r'href="([/?][^"]*)"')
+
+
+def keep_query(page: str, params: dict[str, str]) -> str:
+    """``page`` with ``params``' ``KEPT`` parameters added to each of its own links (a path or a
+    query) that does not set them itself: a page read with ``?staleAfter=2h`` links to pages
+    read the same way."""
+    kept = [(k, params[k]) for k in KEPT if params.get(k)]
+    if not kept:
+        return page
+
+    def add(match: re.Match[str]) -> str:
+        link = match.group(1)
+        if link.startswith("//"):
+            return match.group(0)
+        target, hash_, fragment = link.partition("#")
+        query = target.partition("?")[2].replace("&amp;", "&")
+        extra = "&amp;".join(f"{k}={quote(v, safe='')}" for k, v in kept if k not in parse_qs(query))
+        if not extra:
+            return match.group(0)
+        joiner = "" if target.endswith(("?", "&amp;")) else "&amp;" if "?" in target else "?"
+        return f'href="{target}{joiner}{extra}{hash_}{fragment}"'
+
+    return _LINK.sub(add, page)
+
+
 def render(
     name: str,
     data: Any,
@@ -238,13 +254,13 @@ def render(
     )
     page = _ENV.get_template(name)
     graph = tiers({e["environment"]: e["follows"] for e in data}) if name == "environments" else []
-    return page.render(
+    html = page.render(
         graph=graph if len(graph) > 1 else [],
         states={e["environment"]: e["state"] for e in data} if name == "environments" else {},
         data=data,
         title=_TITLES[name].format(subject),
         now=now,
-        style=STYLE,
+        style=Markup(STYLE),
         script=Markup(SCRIPT),
         repos=repos or {},
         crumbs=_crumbs(name, data),
@@ -252,6 +268,7 @@ def render(
         stale_after=stale_after,
         measures=_MEASURES,
     )
+    return keep_query(html, filters or {})
 
 
 def not_found(message: str, title: str = "Not found") -> str:
@@ -261,7 +278,7 @@ def not_found(message: str, title: str = "Not found") -> str:
         title=title,
         message=message,
         now=time.time(),
-        style=STYLE,
+        style=Markup(STYLE),
         script=Markup(SCRIPT),
         crumbs=[("/", "Environments")],
         stale_after=1800.0,

@@ -54,7 +54,7 @@ def clusters(
         where += " AND failing > 0"
     rows = tx.rows(
         "SELECT name, environment, cluster_type, last_seen, platform_position, platform_sha, failing,"
-        f" COALESCE(failing_received, failing_since), heartbeats FROM clusters c WHERE revoked_at IS NULL {where}"
+        f" COALESCE(failing_received, failing_since), heartbeats, created_at FROM clusters c WHERE revoked_at IS NULL {where}"
         " ORDER BY environment, cluster_type, name",
         params,
     )
@@ -64,7 +64,7 @@ def clusters(
     names = [str(r[0]) for r in rows] if only_failing else None  # a few: read only theirs
     failing, senders = _failing_reconcilers(tx, environment, names), _senders(tx, environment, names)
     out = []
-    for name, env, cluster_type, last_seen, position, sha, count, since, beats in rows:
+    for name, env, cluster_type, last_seen, position, sha, count, since, beats, created in rows:
         if env not in heads:
             heads[env], mains[env] = head(tx, env), _mains(tx, env)
             states.update(_head_states(tx, env, heads[env], now, stale_after, names or ()))
@@ -76,6 +76,7 @@ def clusters(
                 "environment": env,
                 "clusterType": cluster_type,
                 "lastSeen": last_seen,
+                "registeredAt": created,
                 "stale": is_stale(last_seen, beats, now, stale_after),
                 "commit": sha,
                 "mainCommit": mains[env].get(sha) if sha else None,
@@ -390,7 +391,7 @@ def drift(tx: Tx, now: float, stale_after: float, environment: str | None = None
 
 def stale(tx: Tx, now: float, stale_after: float, environment: str | None = None) -> list[dict[str, Any]]:
     return [
-        {k: c[k] for k in ("name", "environment", "clusterType", "lastSeen")}
+        {k: c[k] for k in ("name", "environment", "clusterType", "lastSeen", "registeredAt")}
         for c in clusters(tx, now, stale_after, environment)
         if c["stale"]
     ]

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from promoter.clock import parse_duration
-from promoter.hub import dora, holds, queries
+from promoter.hub import attention, dora, holds, queries
 from promoter.hub.db import Database, Tx
 from promoter.hub.payloads import IngestError
 from promoter.hub.rollout import rollout
@@ -49,7 +49,21 @@ def query(params: Mapping[str, Any]) -> dict[str, Any]:
         q["limit"] = _whole(q["limit"], "limit", 1, queries.HISTORY_LIMIT)
     if q.get("window") not in (None, ""):
         q["window"] = parse_window(str(q["window"]))
+    q["stuckAfter"] = _seconds(q.get("stuckAfter"), "stuckAfter", attention.DEFAULT_STUCK_AFTER)
     return q
+
+
+def _seconds(value: Any, name: str, default: float) -> float:
+    """A duration parameter (``45m``, ``2h``), more than 0; IngestError(400) naming it else."""
+    if value in (None, ""):
+        return default
+    try:
+        seconds = parse_duration(str(value))
+    except ValueError as err:
+        raise IngestError(400, f"{name}: {err}") from err
+    if not seconds > 0:
+        raise IngestError(400, f"{name}: must be more than 0, got {str(value)!r}")
+    return seconds
 
 
 def parse_window(text: str) -> float:
@@ -81,8 +95,10 @@ def repo_urls(db: Database) -> dict[str, str]:
 def _readers(tx: Tx, q: Mapping[str, Any], now: float, stale_after: float) -> dict[str, Callable[[], Any]]:
     return {
         "rollout": lambda: _rollout(tx, q, now, stale_after),
-        "environments": lambda: queries.overview(tx, now, stale_after),
-        "environment": lambda: queries.environment_state(tx, q["name"], now, stale_after),
+        "environments": lambda: [_judged(tx, e, q, now) for e in queries.overview(tx, now, stale_after)],
+        "environment": lambda: _judged(
+            tx, queries.environment_state(tx, q["name"], now, stale_after), q, now
+        ),
         "clusters": lambda: queries.clusters(tx, now, stale_after, q.get("environment")),
         "cluster": lambda: queries.cluster_detail(
             tx, q["name"], now, stale_after, _limit(q.get("limit"), 50)
@@ -97,6 +113,12 @@ def _readers(tx: Tx, q: Mapping[str, Any], now: float, stale_after: float) -> di
         "delivery": lambda: _delivery(tx, q, now),
         "holds": lambda: holds.in_force(tx, now, q.get("environment")),
     }
+
+
+def _judged(tx: Tx, entry: dict[str, Any], q: Mapping[str, Any], now: float) -> dict[str, Any]:
+    """An environment with what a person acts on: stuck, behind, a failure's links and commands."""
+    repo = str((entry.get("head") or {}).get("platformRepo") or "")
+    return attention.judge(tx, entry, now, float(q["stuckAfter"]), repo)
 
 
 def _delivery(tx: Tx, q: Mapping[str, Any], now: float) -> dict[str, Any]:

@@ -121,6 +121,17 @@ _V5 = (
     "CREATE INDEX sender_keys_revoked ON sender_keys (revoked_at) WHERE revoked_at IS NOT NULL",
 )
 
+_V9 = (
+    # What the promoter said of the promotion that landed each commit (POST /v1/commits): its PR,
+    # its run, what it does when its gates fail, and the gate's timeout (after which a rollout
+    # that has not finished is stuck); and the control plane's web page (links to main commits).
+    "ALTER TABLE platform_commits ADD COLUMN pull_request TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE platform_commits ADD COLUMN run_url TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE platform_commits ADD COLUMN on_failure TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE platform_commits ADD COLUMN gate_timeout DOUBLE PRECISION",
+    "ALTER TABLE environments ADD COLUMN control_plane_url TEXT NOT NULL DEFAULT ''",
+)
+
 #: (version, name, statements), oldest first.
 MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (1, "initial schema", _V1),
@@ -128,4 +139,5 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (3, "the hub's receipt times beside the clusters' own, waves, counters", _V3),
     (4, "holds, environments as a graph", _V4),
     (5, "reconcilers indexed by environment alone, revoked keys indexed", _V5),
+    (9, "the promotion of each commit: PR, run, failure policy, gate timeout", _V9),
 )

@@ -12,7 +12,7 @@ from promoter.errors import GateFailed
 from promoter.forges.base import Forge, PullRequest
 from promoter.gates import GateContext, build_gate
 from promoter.gates.base import Gate
-from promoter.gates.hubapi import record_merge
+from promoter.gates.hubapi import promotion_fields, record_merge
 from promoter.gates.runner import GateOutcome, GatesPending, run_gates
 from promoter.model import Environment, MainObjects
 from promoter.platform.repo import PlatformRepo
@@ -58,7 +58,9 @@ class Gating:
         when the other gates passed in an earlier run (a soak counts from then); ``commit``: the
         main commit the gates are told (``PROMOTER_COMMIT``, the hub's record of M) when it is
         not ``main``: the earlier one whose render, equal to this one's, ``merge_sha`` holds."""
-        self._record(main, env, merge_sha, commit or main.commit)
+        self._record(
+            main, env, merge_sha, commit or main.commit, promotion_fields(pr, env.on_failure, step.timeout)
+        )
         gates = [build_gate(spec) for spec in step.gates]
         if not gates:
             return []
@@ -71,7 +73,9 @@ class Gating:
         self._report(pr, env, step, merge_sha, outcomes, "all gates passed")
         return outcomes
 
-    def _record(self, main: MainObjects, env: Environment, merge_sha: str, commit: str) -> None:
+    def _record(
+        self, main: MainObjects, env: Environment, merge_sha: str, commit: str, promotion: dict[str, Any]
+    ) -> None:
         """The landed commit, at the hub named by PROMOTER_HUB_URL (docs/hub.md): what every
         cluster should now run. A hub that does not answer is a warning, never a failure."""
         pipeline = main.pipeline
@@ -86,6 +90,7 @@ class Gating:
             commit,
             order,
             follows,
+            promotion,
         )
         if problem:
             self.out.say(f"{env.name}: warning: {problem}")

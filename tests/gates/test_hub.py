@@ -219,3 +219,43 @@ def test_record_merge_is_what_a_promotion_run_calls(
             ("dev", "[]"),
             ("qa", '["dev"]'),
         ]
+
+
+def test_a_promotion_run_tells_the_hub_its_pr_run_and_failure_policy(
+    live_hub: LiveHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In GitHub Actions the record carries the run and the control plane's page; a PR's web page
+    is sent, a local forge's path is not (the hub links only web pages)."""
+    from promoter.gates.hubapi import promotion_fields, record_merge
+
+    class Pr:
+        url = "https://github.com/acme/platform/pull/7"
+
+    local = promotion_fields(type("Local", (), {"url": "/tmp/forge/prs/3"})(), "stop", 600.0)
+    for name in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID"):
+        monkeypatch.delenv(name, raising=False)
+    assert promotion_fields(None, "stop", 600.0) == {"onFailure": "stop", "timeout": 600.0}
+    assert "pullRequest" not in local
+    monkeypatch.setenv("GITHUB_SERVER_URL", "https://github.com")
+    monkeypatch.setenv("GITHUB_REPOSITORY", "acme/control-plane")
+    monkeypatch.setenv("GITHUB_RUN_ID", "4242")
+    fields = promotion_fields(Pr(), "rollback", 900.0)
+    assert fields == {
+        "onFailure": "rollback",
+        "timeout": 900.0,
+        "pullRequest": Pr.url,
+        "controlPlaneRepo": "https://github.com/acme/control-plane",
+        "run": "https://github.com/acme/control-plane/actions/runs/4242",
+    }
+    url, (_, m) = platform_repo(tmp_path)
+    platform = PlatformRepo(url)
+    platform.fetch(["dev"])
+    monkeypatch.setenv("PROMOTER_HUB_URL", live_hub.url)
+    monkeypatch.setenv("PROMOTER_HUB_TOKEN", keys.add_promoter_key(live_hub.db, "ci")[1])
+    assert record_merge(platform, m, "", "dev", "dev", "c" * 40, ("dev",), None, fields) is None
+    with live_hub.db.transaction() as tx:
+        row = tx.one("SELECT pull_request, run_url, on_failure, gate_timeout FROM platform_commits")
+        assert tuple(row) == (Pr.url, fields["run"], "rollback", 900.0)
+        assert tx.one("SELECT control_plane_url FROM environments WHERE name = 'dev'") == (
+            "https://github.com/acme/control-plane",
+        )

@@ -22,6 +22,7 @@ from tests.support.hub_support import (
     chromium_session,
     flux_event,
     flux_stream_event,
+    free_port,
     post_flux,
     register,
     rfc3339,
@@ -329,13 +330,30 @@ def test_environment_cluster_and_failing_pages_link_back_and_say_their_filters(
     assert [r.get_attribute("data-cluster") for r in failing] == ["edge-2"]
 
 
-def test_a_page_refreshes_without_a_reload(browser: Any, glance: LiveHub) -> None:
+def _live(browser: Any) -> dict[str, Any]:
+    """The footer line, the banner and the count of refreshes, as the page has them now."""
+    found: dict[str, Any] = browser.execute_script(
+        "var l=document.getElementById('live'),b=document.getElementById('offline');"
+        "return {live:l.textContent,cls:l.className,refreshes:+l.getAttribute('data-refreshes'),"
+        "banner:b.hidden?null:b.textContent,attached:document.body.contains(l)}"
+    )
+    return found
+
+
+def test_a_live_page_says_when_it_is_not_live_and_recovers(browser: Any, glance: LiveHub) -> None:
+    """Across several refreshes, with its hub stopped for a while and started again: the page
+    says at once that it is not live, how old what it shows is, and recovers by itself."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.wait import WebDriverWait
 
-    _open(browser, glance.url + "/failing?refresh=1", 1400)
+    port = free_port()
+    hub = LiveHub(glance.db, port=port).__enter__()
+    _open(browser, hub.url + "/failing?refresh=1", 1400)
     browser.execute_script("window.notReloaded = true")
-    assert browser.find_element(By.ID, "live").text == "Refreshes every 1 s"
+    wait = WebDriverWait(browser, 15, poll_frequency=0.1)
+    wait.until(lambda b: _live(b)["refreshes"] >= 3)
+    now = _live(browser)
+    assert now["live"] == "Live: refreshes every 1 s." and now["banner"] is None and now["attached"]
     _report(
         glance.db,
         "edge-1",
@@ -345,9 +363,84 @@ def test_a_page_refreshes_without_a_reload(browser: Any, glance: LiveHub) -> Non
         f"prod@sha1:{GLANCE_M}",
         time.time(),
     )
-    WebDriverWait(browser, 10).until(
-        lambda b: (
-            len(b.find_elements(By.CSS_SELECTOR, 'table.failing-clusters tr[data-cluster="edge-1"]')) == 1
-        )
+    wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, 'table.failing-clusters tr[data-cluster="edge-1"]'))
+    hub.__exit__(None, None, None)  # the hub stops
+    wait.until(lambda b: _live(b)["banner"] is not None)
+    down = _live(browser)
+    assert down["cls"] == "failed" and down["banner"] == down["live"]
+    assert down["live"].startswith(
+        "Not live: the last refresh failed (the hub is unreachable). What is shown is "
     )
+    assert down["live"].endswith(" s old; retrying every 1 s.")
+    first_age = int(down["live"].split("What is shown is ")[1].split(" s old")[0])
+    wait.until(
+        lambda b: int(_live(b)["live"].split("What is shown is ")[1].split(" s old")[0]) >= first_age + 2
+    )
+    assert browser.find_element(By.ID, "offline").is_displayed()
+    assert browser.find_elements(By.CSS_SELECTOR, 'table.failing-clusters tr[data-cluster="edge-1"]')  # kept
+    before = _live(browser)["refreshes"]
+    hub = LiveHub(glance.db, port=port).__enter__()  # started again, on the same address
+    try:
+        wait.until(lambda b: _live(b)["banner"] is None and _live(b)["refreshes"] > before)
+        assert _live(browser)["live"] == "Live: refreshes every 1 s."
+        assert not browser.find_element(By.ID, "offline").is_displayed()
+        wait.until(lambda b: _live(b)["refreshes"] > before + 2)  # and it goes on refreshing
+        assert _live(browser)["banner"] is None
+    finally:
+        hub.__exit__(None, None, None)
     assert browser.execute_script("return window.notReloaded") is True
+
+
+ALL_PAGES = (
+    "/",
+    "/environments/prod",
+    "/environments/dev",
+    "/clusters/edge-2",
+    "/clusters/edge-4",
+    "/failing",
+    "/history",
+    "/discrepancies",
+    "/drift",
+    "/stale",
+    "/delivery",
+    f"/rollout?environment=prod&commit={GLANCE_M}",
+)
+_OVERFLOW = (
+    "var w=arguments[0],out=[];document.querySelectorAll('.scroll, table, td, th, p, li, section').forEach("
+    "function(e){var r=e.getBoundingClientRect();if(e.offsetParent!==null&&(r.right>w+0.5||e.scrollWidth>e.clientWidth+1))"
+    "out.push(e.tagName+'.'+e.className+': '+(e.textContent||'').trim().slice(0,60))});return out"
+)
+
+
+_CARD = (
+    "return Array.from(arguments[0].children).filter(function(td){return td.offsetParent!==null})"
+    ".map(function(td){var b=getComputedStyle(td,'::before').content;"
+    "return (b&&b!=='none'?JSON.parse(b):'')+td.innerText.replace(/\\s+/g,' ').trim()})"
+)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_no_page_needs_a_sideways_scroll(browser: Any, glance: LiveHub, width: int) -> None:
+    """At 390 px every table is stacked rows (each cell labelled), at 1400 px every table fits:
+    no page, and nothing inside one, is wider than the window."""
+    from selenium.webdriver.common.by import By
+
+    for page in ALL_PAGES:
+        _open(browser, glance.url + page + ("&" if "?" in page else "?") + "refresh=0", width)
+        _fits(browser, width)
+        assert browser.execute_script(_OVERFLOW, width) == [], page
+    _open(browser, glance.url + "/environments/prod?refresh=0", width)
+    row = browser.find_element(By.CSS_SELECTOR, 'table.clusters tr[data-cluster="edge-2"]')
+    for label in ("state", "failing since", "failing"):
+        cell = row.find_element(By.CSS_SELECTOR, f'td[data-label="{label}"]')
+        assert _visible(browser, cell, width), label
+    if width < 600:  # a card: what (the name), since when and why, each on its line, labelled
+        lines = browser.execute_script(_CARD, row)
+        assert lines[0] == "edge-2" and lines[2] == "state: failed"
+        assert lines[3].startswith("failing since: 5 min ago (") and lines[4].startswith(
+            "failing: HelmRelease/"
+        )
+    never = browser.find_element(
+        By.CSS_SELECTOR, 'table.clusters tr[data-cluster="edge-4"] td[data-label="last seen"]'
+    )
+    assert never.text.startswith("never (registered ")

@@ -150,7 +150,7 @@ def test_environment_page_agrees_with_the_rollout_and_says_why_a_cluster_fails(l
         "argo-1": "healthy",
         "edge-1": "healthy",
         "edge-2": "failed",
-        "edge-3": "progressing",
+        "edge-3": "behind",  # pending, and still at M0: nothing of the head runs there yet
     }
     assert rows["argo-1"]["via"]["text"] == "Argo CD" and rows["edge-1"]["via"]["text"] == "Flux"
     failing = rows["edge-2"]["failing"]["text"]

@@ -222,6 +222,7 @@ class LiveHub:
         require_read_key: bool = False,
         sealer: Any = None,
         clock: Any = time.time,
+        port: int | None = None,
         **limits: Any,
     ) -> None:
         import uvicorn
@@ -230,7 +231,7 @@ class LiveHub:
         from promoter.hub.ingest import Limits
 
         self.db = db
-        self.port = free_port()
+        self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         config = uvicorn.Config(
             build_app(db, Limits(**limits), clock, require_read_key=require_read_key, sealer=sealer),
