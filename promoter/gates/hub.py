@@ -148,7 +148,7 @@ class HubGate(Gate):
         lines, failed, waiting = [], [], []
         for name, counts in sorted(types.items()):
             verdict = self._type_verdict(name, counts)
-            lines.append(f"{name} {_counts(counts)}")
+            lines.append(f"{name} {_counts(counts, self._allowed(name, counts))}")
             if verdict == "failure":
                 failed.append(name)
             elif verdict == "pending":
@@ -170,11 +170,16 @@ class HubGate(Gate):
             )
         return Observation("success", summary)
 
+    def _allowed(self, name: str, counts: dict[str, int]) -> int:
+        """The failures type ``name`` may have now: of its fresh clusters, as they are at this check."""
+        fresh = counts.get("total", 0) - counts.get("stale", 0)
+        return self.per_type.get(name, self.thresholds).allowed_failures(fresh)
+
     def _type_verdict(self, name: str, counts: dict[str, int]) -> str:
         t = self.per_type.get(name, self.thresholds)
         fresh = counts.get("total", 0) - counts.get("stale", 0)
         success, failures = counts.get("success", 0), counts.get("failed", 0)
-        if failures > t.allowed_failures(fresh):
+        if failures > self._allowed(name, counts):
             return "failure"
         if fresh <= 0 or success < max(t.min_clusters, 1) or 100.0 * success < t.min_percent * fresh:
             return "pending"
@@ -211,9 +216,19 @@ def _max_failures(f: GateFields, out: Thresholds, value: int | str, prefix: str)
     f.problem(f"{prefix}maxFailures", f"must be a count (0, 2) or a percent ('10%'), got {value!r}")
 
 
-def _counts(counts: dict[str, int]) -> str:
+def _counts(counts: dict[str, int], allowed: int) -> str:
+    """``117/120 success, 1 failed (1 of 2 failures allowed), 1 pending, 1 stale``: the budget is
+    said once it is not nothing or spent."""
+    failed = counts.get("failed", 0)
+    budget = (
+        f" ({failed} of {allowed} failure{'s' if allowed != 1 else ''} allowed)"
+        if allowed
+        else " (no failure allowed)"
+        if failed
+        else ""
+    )
     return (
-        f"{counts.get('success', 0)}/{counts.get('total', 0)} success, {counts.get('failed', 0)} failed,"
+        f"{counts.get('success', 0)}/{counts.get('total', 0)} success, {failed} failed{budget},"
         f" {counts.get('pending', 0)} pending, {counts.get('stale', 0)} stale"
     )
 

@@ -259,3 +259,55 @@ def test_a_promotion_run_tells_the_hub_its_pr_run_and_failure_policy(
         assert tx.one("SELECT control_plane_url FROM environments WHERE name = 'dev'") == (
             "https://github.com/acme/control-plane",
         )
+
+
+def test_a_fleet_that_grows_and_shrinks_while_a_wave_bakes(
+    live_hub: LiveHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/health-gates.md#a-fleet-that-changes-mid-wave, replayed against the real hub: each
+    check counts the clusters registered then. One that joins is stale (left out) until it
+    reports; once it reports an older commit it is pending and the bake starts again. One that
+    goes stale leaves the count and the budget. One revoked is out of the fleet, its failure too.
+    The budget is said at each check."""
+    monkeypatch.setenv("PROMOTER_HUB_TOKEN", keys.add_promoter_key(live_hub.db, "ci")[1])
+    m, old = "1" * 40, "0" * 40
+    clock = FakeClock()
+    sender = {name: register(live_hub.db, name) for name in ("e1", "e2", "e3", "e4")}
+    for name in ("e1", "e2", "e3"):
+        post_flux(live_hub.url, name, sender[name], flux_event(f"dev@sha1:{m}"))
+    post_flux(
+        live_hub.url,
+        "e4",
+        sender["e4"],
+        flux_event(f"dev@sha1:{m}", severity="error", reason="HealthCheckFailed"),
+    )
+    g = build_gate(
+        GateSpec("hub", {"url": live_hub.url, "maxFailures": "25%", "minPercent": 75, "bake": "10m"}, SRC)
+    )
+    context = ctx(clock, platform_sha=m)
+    first = g.check(context)
+    assert first.state == "pending" and first.message.startswith("baking 0.0s of 10m00s: small 3/4 success")
+    assert "1 failed (1 of 1 failure allowed)" in first.message  # 25% of 4 fresh
+    clock.sleep(300)
+    sender["e5"] = register(live_hub.db, "e5")  # joins: nothing known of it yet
+    joined = g.check(context)
+    assert joined.message.startswith(
+        "baking 5m00s of 10m00s: small 3/5 success, 1 failed (1 of 1 failure allowed), 0 pending, 1 stale"
+    )
+    post_flux(live_hub.url, "e5", sender["e5"], flux_event(f"dev@sha1:{old}"))  # at the older commit
+    restarted = g.check(context)
+    assert (
+        restarted.state == "pending"
+        and "small 3/5 success, 1 failed (1 of 1 failure allowed), 1 pending" in restarted.message
+    )
+    post_flux(live_hub.url, "e5", sender["e5"], flux_event(f"dev@sha1:{m}"))
+    clock.sleep(60)
+    again = g.check(context)
+    assert again.message.startswith("baking 0.0s of 10m00s: small 4/5 success")  # the bake began again
+    keys.revoke(live_hub.db, "e4")  # the failed cluster leaves the fleet
+    clock.sleep(600)
+    done = g.check(context)
+    assert (
+        done.state == "success"
+        and done.message == "small 4/4 success, 0 failed (0 of 1 failure allowed), 0 pending, 0 stale"
+    )
