@@ -121,6 +121,22 @@ _V5 = (
     "CREATE INDEX sender_keys_revoked ON sender_keys (revoked_at) WHERE revoked_at IS NOT NULL",
 )
 
+_V6 = (
+    # The waker (wake.py, wakestore.py), one row per control plane it wakes: a lease (holder,
+    # held_until) that one hub process holds at a time however many serve the database; 0 in
+    # watching until the first waker learned the verdicts; the wake still to send (how many
+    # changes, the newest one's environment, commit and verdict, when it is due, attempts made).
+    "CREATE TABLE wakers ("
+    " repo TEXT PRIMARY KEY, holder TEXT NOT NULL, held_until DOUBLE PRECISION NOT NULL,"
+    " watching INTEGER NOT NULL DEFAULT 0, changes INTEGER NOT NULL DEFAULT 0,"
+    " environment TEXT NOT NULL DEFAULT '', sha TEXT NOT NULL DEFAULT '', verdict TEXT NOT NULL DEFAULT '',"
+    " due DOUBLE PRECISION, attempts INTEGER NOT NULL DEFAULT 0)",
+    # The verdict the waker last saw of each commit it watches, per control plane.
+    "CREATE TABLE wake_verdicts ("
+    " repo TEXT NOT NULL, environment TEXT NOT NULL, sha TEXT NOT NULL, verdict TEXT NOT NULL,"
+    " PRIMARY KEY (repo, environment, sha))",
+)
+
 _V9 = (
     # What the promoter said of the promotion that landed each commit (POST /v1/commits): its PR,
     # its run, what it does when its gates fail, and the gate's timeout (after which a rollout
@@ -139,5 +155,6 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (3, "the hub's receipt times beside the clusters' own, waves, counters", _V3),
     (4, "holds, environments as a graph", _V4),
     (5, "reconcilers indexed by environment alone, revoked keys indexed", _V5),
+    (6, "the waker's lease, the verdicts it saw and the wake it has to send", _V6),
     (9, "the promotion of each commit: PR, run, failure policy, gate timeout", _V9),
 )

@@ -7,57 +7,15 @@ import json
 import os
 import signal
 import sqlite3
-import subprocess
-import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 import requests
 
 from promoter.hub.db import Database
-from tests.support.hub_support import free_port, register, report_count
-
-
-@contextmanager
-def served(url: str) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "promoter",
-            "hub",
-            "serve",
-            "--database",
-            url,
-            "--listen",
-            f"127.0.0.1:{port}",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            if requests.get(f"{base}/healthz", timeout=1).status_code == 200:
-                break
-        except requests.ConnectionError:
-            pass
-        if time.monotonic() > deadline or proc.poll() is not None:
-            proc.kill()
-            raise AssertionError(f"the hub did not start: {proc.stderr.read() if proc.stderr else b''!r}")
-        time.sleep(0.05)
-    try:
-        yield proc, base
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait(10)
+from tests.support.hub_support import register, report_count, served
 
 
 def _body(i: int) -> dict[str, object]:

@@ -17,6 +17,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -285,6 +286,42 @@ def chromium_session(javascript: bool = True) -> Iterator[Any]:
         yield driver
     finally:
         driver.quit()
+
+
+@contextmanager
+def served(
+    url: str, *args: str, env: dict[str, str] | None = None
+) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """``promoter hub serve --database URL ARGS...`` as a process of its own on a loopback port,
+    once its ``/healthz`` answers (20 s at most): the process and its base URL; killed after."""
+    import requests
+
+    port = free_port()
+    command = [sys.executable, "-m", "promoter", "hub", "serve", "--database", url]
+    proc = subprocess.Popen(
+        [*command, "--listen", f"127.0.0.1:{port}", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            if requests.get(f"{base}/healthz", timeout=1).status_code == 200:
+                break
+        except requests.ConnectionError:
+            pass
+        if time.monotonic() > deadline or proc.poll() is not None:
+            proc.kill()
+            raise AssertionError(f"the hub did not start: {proc.stderr.read() if proc.stderr else b''!r}")
+        time.sleep(0.05)
+    try:
+        yield proc, base
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(10)
 
 
 def register(db: Database, name: str, environment: str = "dev", cluster_type: str = "small") -> str:

@@ -15,6 +15,7 @@ import click
 from promoter.cli import actions_output
 from promoter.cli.commands.completion import complete_environment_list
 from promoter.cli.commands.hub_reads import DATABASE, OUTPUT, URL, env_option, read_commands
+from promoter.clock import parse_duration
 from promoter.errors import ForgeError, UsageError
 from promoter.gates.http import HttpProblem
 from promoter.gates.hubapi import TOKEN_ENV, HubClient, secret_from_env
@@ -76,7 +77,14 @@ def hub() -> None:
     default=None,
     metavar="OWNER/NAME",
     help="Send this control plane promoter-wake when a recorded commit's verdict changes "
-    "(a GitHub token or App in the environment; docs/github-actions.md#the-hub-wakes-the-promotion).",
+    "(a GitHub token or App in the environment; docs/hub.md#waking-the-promotion).",
+)
+@click.option(
+    "--wake-stale-after",
+    default=None,
+    metavar="DURATION",
+    help="With --wake-repo: a cluster silent this long is stale in the verdict; give your hub gates'"
+    " staleAfter (default 30m, theirs).",
 )
 def serve(
     database: str | None,
@@ -88,6 +96,7 @@ def serve(
     require_read_key: bool,
     demo_clusters: bool,
     wake_repo: str | None,
+    wake_stale_after: str | None,
 ) -> None:
     """Serve the ingest endpoints, the JSON API and the pages (migrating the schema first)."""
     try:
@@ -102,8 +111,11 @@ def serve(
 
         db.migrate()
         Heartbeats(Path(db.path), f"http://{listen}").start()
+    if wake_stale_after and not wake_repo:
+        raise UsageError("--wake-stale-after is the waker's: give it with --wake-repo")
     if wake_repo:  # the hub wakes the promotion (promoter/hub/wake.py), on a database of its own
-        wake.start_waking(Database.from_option(database), wake_repo)
+        stale_after = _duration("--wake-stale-after", wake_stale_after or "30m")
+        wake.start_waking(Database.from_option(database), wake_repo, stale_after=stale_after)
     server.serve(db, listen, limits, workers, seconds, require_read_key)
 
 
@@ -185,6 +197,17 @@ def keys_reseal(database: str | None) -> None:
         f"sealed {resealed} cluster key(s) with {NEW_SECRET_ENV} ({clear} were kept in the clear);"
         f" serve with it as {SECRET_ENV} from now on"
     )
+
+
+def _duration(option: str, text: str) -> float:
+    """Seconds of a duration option (30m, 1h); more than zero."""
+    try:
+        seconds = parse_duration(text)
+    except ValueError as err:
+        raise UsageError(f"{option} {text!r}: {err}") from err
+    if seconds <= 0:
+        raise UsageError(f"{option} {text!r}: must be more than zero")
+    return seconds
 
 
 def _mask_in_actions(key: str) -> None:
