@@ -121,6 +121,31 @@ _V5 = (
     "CREATE INDEX sender_keys_revoked ON sender_keys (revoked_at) WHERE revoked_at IS NOT NULL",
 )
 
+_V7 = (
+    # Version 7, not 6: another line of work takes 6, and ``Database.migrate`` runs each version
+    # a database lacks, whatever the order they come in (a database at 7 takes 6 when it comes).
+    #
+    # Which clusters were registered when: the DORA figures judge a deployment against the
+    # clusters registered at its moment (dora.py), so registering, revoking or re-registering a
+    # cluster changes the present, never past figures. One row per registration (a revoked name
+    # registered again starts a row of its own). first_report is the hub's receipt of the
+    # cluster's first report of that registration: a cluster counts for deployments from it, so
+    # one registered that never reports holds up none. The open registration's is kept in
+    # clusters.first_report (set with last_seen on ingest) and copied here when it is revoked.
+    "ALTER TABLE clusters ADD COLUMN first_report DOUBLE PRECISION",
+    "UPDATE clusters SET first_report = (SELECT MIN(r.received_at) FROM reports r WHERE r.cluster = clusters.name)",
+    # History pruned by retention: the cluster reported, no later than it was registered is known.
+    "UPDATE clusters SET first_report = created_at WHERE first_report IS NULL AND last_seen IS NOT NULL",
+    "CREATE TABLE cluster_registrations ("
+    " cluster TEXT NOT NULL, environment TEXT NOT NULL, cluster_type TEXT NOT NULL,"
+    " registered_at DOUBLE PRECISION NOT NULL, revoked_at DOUBLE PRECISION, first_report DOUBLE PRECISION,"
+    " PRIMARY KEY (cluster, registered_at))",
+    "CREATE INDEX cluster_registrations_by_environment ON cluster_registrations (environment)",
+    # What the hub knew before: each cluster registered once, from created_at to revoked_at.
+    "INSERT INTO cluster_registrations (cluster, environment, cluster_type, registered_at, revoked_at, first_report)"
+    " SELECT name, environment, cluster_type, created_at, revoked_at, first_report FROM clusters",
+)
+
 #: (version, name, statements), oldest first.
 MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (1, "initial schema", _V1),
@@ -128,4 +153,5 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (3, "the hub's receipt times beside the clusters' own, waves, counters", _V3),
     (4, "holds, environments as a graph", _V4),
     (5, "reconcilers indexed by environment alone, revoked keys indexed", _V5),
+    (7, "cluster registrations and each one's first report (DORA history)", _V7),
 )
