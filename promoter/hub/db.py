@@ -218,8 +218,10 @@ class Database:
         else:
             self._connection().execute(f"PRAGMA wal_autocheckpoint={WRITER_CHECKPOINT_PAGES}")
 
-    def migrate(self) -> list[int]:
-        """Bring the schema up to date; the versions applied now (none when already current)."""
+    def migrate(self, migrations: Sequence[tuple[int, str, Sequence[str]]] = MIGRATIONS) -> list[int]:
+        """Bring the schema up to date; the versions applied now (none when already current).
+        Each version the database lacks runs, in the order listed, whether or not a higher one
+        ran before it: lines of work that add versions side by side (6 and 7) merge in any order."""
         applied: list[int] = []
         with self.transaction() as tx:
             if self.dialect == "postgresql":  # several hub processes may start at once
@@ -229,7 +231,7 @@ class Database:
                 "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at DOUBLE PRECISION NOT NULL)"
             )
             done = {r[0] for r in tx.rows("SELECT version FROM schema_migrations")}
-            for version, name, statements in MIGRATIONS:
+            for version, name, statements in migrations:
                 if version in done:
                     continue
                 for statement in statements:

@@ -2,22 +2,42 @@
 hub already holds; every time here is the hub's own clock (a receipt or a recording), except
 where one cluster's times are ordered among themselves.
 
+History stays written: a deployment, a failure and a restore are facts of the moment they
+happened, judged against the clusters registered then, so a window's figures are computed from
+what the hub had received before the window ended. Registering, revoking or losing a cluster
+later changes the present, never past figures (the trend).
+
+- **The fleet** of a moment (fleet.py): the clusters registered then (a revoked name registered
+  again is a new registration) that had reported since they were registered. A cluster that
+  never reported holds up no deployment (the pages show it stale). One that reported, then fell
+  silent, still counts until it reports again or is revoked (the hub keeps no heartbeat as
+  history, so it cannot tell afterwards when a cluster went quiet); revoking it lets what it
+  held up finish then, at the revocation.
 - A cluster **reached** platform commit C when the hub received the success that made every
   applying reconciler of it that reported C successful there; it reached C when it reached C
   or any first-parent descendant of C.
-- C is **deployed** to a cluster type when the last of its registered clusters reached it (to
-  the environment: to every cluster type with clusters). A commit that its successor overtook
-  before it finished shares the successor's deployment time: one deployment, two changes.
+- A **change** is a main commit's arrival: the platform commits in a row on the environment's
+  line that carry it. A waved environment lands one per wave; a change reaches the environment
+  with the commit at which every cluster type's folder holds its main commit (the last wave's
+  landing; earlier waves are partial) and a cluster type with the commit at which that type's
+  folder first does (its own wave's). A change whose waves never all landed is no deployment of
+  the environment.
+- The change is **deployed** at the first moment when the fleet (of the environment, or of the
+  cluster type) had at least one cluster and every one of them had reached that commit. Changes
+  overtaken by their successor before they finished share its deployment time: one deployment.
 - **Deployment frequency**: deployments finished in the window (of commits recorded in it or
   in the window before), per day.
-- **Lead time for changes**: per deployed commit carrying a main commit, from the hub's first
+- **Lead time for changes**: per deployed change carrying a main commit, from the hub's first
   record of that main commit (in any environment: the promoter records each commit it lands)
   to the deployment; the median.
-- **Change failure rate**: of the platform commits recorded in the window that clusters
-  reported, the share that failed: a reconciler reported a failure at it, or a HelmRelease
-  (whose revision is a chart version) failed on a cluster after that cluster first reported
-  it and before it reported a later one (the cluster's own clock on both sides), or a later
-  commit brought back an earlier main commit (a rollback).
+- **Change failure rate**: of the changes first recorded in the window that the clusters
+  reported (before its end; for a cluster type, those whose main commit reached its folder),
+  the share that failed before its end: a reconciler reported a failure at one of its commits,
+  or a HelmRelease (whose revision is a chart version) failed on a cluster after that cluster
+  first reported it and before it reported a later one (the cluster's own clock on both sides),
+  or a later commit brought back an earlier main commit (a rollback). Every report counts,
+  whoever sent it (the hub takes reports only from registered clusters), so revoking a cluster
+  keeps its failures and restores.
 - **Time to restore**: per cluster, from the report that made one of its reconcilers fail to
   the report that left none failing (the hub's receipts; the reports are ordered by the
   cluster's own times); the median of the spells that ended in the window.
@@ -25,14 +45,18 @@ where one cluster's times are ordered among themselves.
 
 from __future__ import annotations
 
+import math
 import statistics
-from collections.abc import Iterable
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from promoter.hub import fleet
 from promoter.hub.db import Tx
+from promoter.hub.fleet import Registration
 
 DAY = 86400.0
+Scope = frozenset[str] | None  # cluster types; None: the whole environment
 
 
 @dataclass(frozen=True)
@@ -59,10 +83,12 @@ class History:
 
     commits: list[PlatformCommit]
     first_recorded: dict[str, float]  # main commit -> the hub's first record of it
-    types: dict[str, str]  # registered cluster -> cluster type
+    types: dict[str, str]  # every cluster ever registered in the environment -> its cluster type
     reached: dict[tuple[str, str], float]  # (cluster, platform sha) -> the hub's receipt
     first_seen: dict[str, list[tuple[float, str]]]  # cluster -> (its own time, platform sha), in order
     reports: list[Report] = field(default_factory=list)
+    fleet: list[Registration] = field(default_factory=list)
+    folders: dict[str, dict[str, str | None]] = field(default_factory=dict)  # sha -> type -> main it holds
 
 
 def load(tx: Tx, environment: str, since: float) -> History:
@@ -86,11 +112,13 @@ def load(tx: Tx, environment: str, since: float) -> History:
     }
     types = {
         str(n): str(t)
-        for n, t in tx.rows(
-            "SELECT name, cluster_type FROM clusters WHERE environment = ? AND revoked_at IS NULL",
-            (environment,),
-        )
+        for n, t in tx.rows("SELECT name, cluster_type FROM clusters WHERE environment = ?", (environment,))
     }
+    folders: dict[str, dict[str, str | None]] = {}
+    for sha, cluster_type, main in tx.rows(
+        "SELECT sha, cluster_type, main_commit FROM commit_folders WHERE environment = ?", (environment,)
+    ):
+        folders.setdefault(str(sha), {})[str(cluster_type)] = main
     return History(
         commits,
         first,
@@ -98,6 +126,8 @@ def load(tx: Tx, environment: str, since: float) -> History:
         _reached(tx, environment),
         _first_seen(tx, environment),
         _reports(tx, environment, since),
+        fleet.registrations(tx, environment),
+        folders,
     )
 
 
@@ -144,24 +174,85 @@ def descendants(commits: list[PlatformCommit], index: int) -> list[str]:
     return known
 
 
-def deployed_at(history: History, index: int, clusters: Iterable[str]) -> float | None:
-    """When the last of ``clusters`` reached the commit at ``index`` (None: not all have, or none)."""
-    line = descendants(history.commits, index)
-    latest: float | None = None
-    for cluster in clusters:
-        times = [history.reached[(cluster, sha)] for sha in line if (cluster, sha) in history.reached]
-        if not times:
-            return None
-        latest = max(latest or 0.0, min(times))
-    return latest
+def changes(commits: list[PlatformCommit]) -> list[list[int]]:
+    """Each change, oldest first, as the indexes of its platform commits: the commits in a row on
+    the line that carry one main commit (one per wave); a commit without one is a change alone."""
+    out: list[list[int]] = []
+    for i, commit in enumerate(commits):
+        before = commits[i - 1] if i else None
+        if before and commit.main and commit.main == before.main and commit.parent in (None, before.sha):
+            out[-1].append(i)
+        else:
+            out.append([i])
+    return out
 
 
-def failed_commits(history: History, clusters: set[str]) -> set[str]:
-    """The platform commits that failed on one of ``clusters``, or were rolled back."""
+def complete(history: History, index: int, types: Scope) -> bool:
+    """Whether the commit at ``index`` holds its main commit in every folder of ``types`` (all of
+    its folders for the environment, or when it has none of theirs); a commit without folders
+    recorded (no waves) or without a main commit holds it everywhere."""
+    commit = history.commits[index]
+    folders = history.folders.get(commit.sha)
+    if not folders or commit.main is None:
+        return True
+    scoped = [main for t, main in folders.items() if types is None or t in types] or list(folders.values())
+    return all(main == commit.main for main in scoped)
+
+
+def _first_reaches(history: History, indexes: list[int]) -> Iterator[tuple[int, dict[str, float]]]:
+    """For each of ``indexes``, newest first: (index, cluster -> the hub's receipt of its first
+    reach of that commit or of a first-parent descendant). Each commit's is built on the one
+    after it when that one's line is the rest of its own (one pass along a straight branch); the
+    dict yielded is reused for the next, older, commit."""
+    by_sha: dict[str, list[tuple[str, float]]] = {}
+    for (cluster, sha), at in history.reached.items():
+        by_sha.setdefault(sha, []).append((cluster, at))
+    wanted = set(indexes)
+    first: dict[str, float] = {}
+    after: list[str] = []
+    for i in range(len(history.commits) - 1, min(indexes, default=len(history.commits)) - 1, -1):
+        line = descendants(history.commits, i)
+        if line[1:] == after:
+            adding = line[:1]  # the reaches of its own, to those of the line after it
+        else:
+            first, adding = {}, line
+        for sha in adding:
+            for cluster, at in by_sha.get(sha, ()):
+                if at < first.get(cluster, math.inf):
+                    first[cluster] = at
+        after = line
+        if i in wanted:
+            yield i, first
+
+
+def deployments(
+    history: History, scopes: list[Scope], since: float
+) -> dict[Scope, list[tuple[PlatformCommit, float]]]:
+    """Per scope: (the commit that completed it, when) of each change deployed to it, of the
+    changes whose completing commit was recorded since ``since``, newest first."""
+    wanted: dict[int, list[Scope]] = {}
+    every = changes(history.commits)
+    for scope in scopes:
+        for change in every:
+            index = next((i for i in change if complete(history, i, scope)), None)
+            if index is not None and history.commits[index].recorded_at >= since:
+                wanted.setdefault(index, []).append(scope)
+    fleets = {s: [r for r in history.fleet if s is None or r.cluster_type in s] for s in scopes}
+    out: dict[Scope, list[tuple[PlatformCommit, float]]] = {s: [] for s in scopes}
+    for index, first in _first_reaches(history, sorted(wanted)):
+        for scope in wanted[index]:
+            done = fleet.completed_at(fleets[scope], first)
+            if done is not None:
+                out[scope].append((history.commits[index], done))
+    return out
+
+
+def failed_commits(history: History, clusters: set[str], before: float = math.inf) -> set[str]:
+    """The platform commits that failed on one of ``clusters``, or were rolled back, before ``before``."""
     shas = {c.sha for c in history.commits}
     failed = set()
     for report in history.reports:
-        if report.state != "failure" or report.cluster not in clusters:
+        if report.state != "failure" or report.cluster not in clusters or report.received >= before:
             continue
         if report.revision in shas:
             failed.add(report.revision)
@@ -171,6 +262,8 @@ def failed_commits(history: History, clusters: set[str]) -> set[str]:
                 failed.add(running[-1])
     seen_mains: list[str | None] = []
     for i, commit in enumerate(history.commits):
+        if commit.recorded_at >= before:  # a rollback recorded later fails nothing yet
+            continue
         if commit.main and commit.main in seen_mains[:-1] and commit.main != seen_mains[-1] and i:
             failed.add(history.commits[i - 1].sha)
         seen_mains.append(commit.main)
@@ -198,33 +291,67 @@ def restore_spells(history: History, clusters: set[str]) -> list[tuple[float, fl
     return spells
 
 
-def figures(history: History, clusters: set[str], start: float, end: float) -> dict[str, Any]:
-    """The four measures over ``clusters`` (an environment's, or one cluster type's) between
-    ``start`` and ``end`` (the hub's clock)."""
-    deployments: set[float] = set()
+def _reported(history: History, clusters: set[str], before: float) -> set[str]:
+    """The platform commits one of ``clusters`` reported (reached, or reported at) before ``before``."""
+    found = {sha for (c, sha), at in history.reached.items() if c in clusters and at < before}
+    return found | {r.revision for r in history.reports if r.cluster in clusters and r.received < before}
+
+
+def _finished(
+    history: History, deployed: list[tuple[PlatformCommit, float]], start: float, end: float
+) -> tuple[set[float], list[float]]:
+    """The deployment times in [start, end) (of commits recorded up to a window before it) and
+    the lead time of each change deployed then."""
+    finished: set[float] = set()
     leads: list[float] = []
-    reported = {sha for (cluster, sha) in history.reached if cluster in clusters}
-    reported |= {sha for c in clusters for _, sha in history.first_seen.get(c, [])}
-    for i, commit in enumerate(history.commits):
-        if commit.recorded_at < start - (end - start):  # recorded more than a window before it
+    for commit, done in deployed:
+        if commit.recorded_at < start - (end - start) or not start <= done < end:
             continue
-        done = deployed_at(history, i, sorted(clusters)) if clusters else None
-        if done is None or not start <= done < end:
-            continue
-        deployments.add(done)
+        finished.add(done)
         if commit.main and commit.main in history.first_recorded:
             leads.append(max(done - history.first_recorded[commit.main], 0.0))
-    changes = [c.sha for c in history.commits if start <= c.recorded_at < end and c.sha in reported]
-    failed = failed_commits(history, clusters) & set(changes)
+    return finished, leads
+
+
+def _changes(history: History, types: Scope, clusters: set[str], start: float, end: float) -> tuple[int, int]:
+    """How many changes first recorded in [start, end) ``clusters`` reported before ``end`` (of
+    ``types``: whose main commit reached one of their folders), and how many of them failed."""
+    reported = _reported(history, clusters, end)
+    failed = failed_commits(history, clusters, end)
+    counted = failures = 0
+    for change in changes(history.commits):
+        shas = {history.commits[i].sha for i in change}
+        if not start <= history.commits[change[0]].recorded_at < end or not reported & shas:
+            continue
+        if types is None or any(complete(history, i, types) for i in change):
+            counted += 1
+            failures += bool(failed & shas)
+    return counted, failures
+
+
+def figures(
+    history: History,
+    types: Scope,
+    start: float,
+    end: float,
+    deployed: list[tuple[PlatformCommit, float]] | None = None,
+) -> dict[str, Any]:
+    """The four measures of ``types`` (None: the environment) between ``start`` and ``end`` (the
+    hub's clock); ``deployed``, ``deployments`` of ``types`` read once for several windows."""
+    clusters = {c for c, t in history.types.items() if types is None or t in types}
+    if deployed is None:
+        deployed = deployments(history, [types], start - (end - start))[types]
+    finished, leads = _finished(history, deployed, start, end)
+    counted, failed = _changes(history, types, clusters, start, end)
     restores = [b - a for a, b in restore_spells(history, clusters) if start <= b < end]
     days = (end - start) / DAY
     return {
-        "deployments": len(deployments),
-        "deploymentFrequencyPerDay": round(len(deployments) / days, 6) if days > 0 else None,
+        "deployments": len(finished),
+        "deploymentFrequencyPerDay": round(len(finished) / days, 6) if days > 0 else None,
         "leadTimeSeconds": _median(leads),
-        "changes": len(changes),
-        "failedChanges": len(failed),
-        "changeFailureRate": round(len(failed) / len(changes), 6) if changes else None,
+        "changes": counted,
+        "failedChanges": failed,
+        "changeFailureRate": round(failed / counted, 6) if counted else None,
         "restores": len(restores),
         "timeToRestoreSeconds": _median(restores),
     }
@@ -236,21 +363,26 @@ def _median(values: list[float]) -> float | None:
 
 def measures(tx: Tx, environment: str, now: float, window: float, trend: int = 0) -> dict[str, Any]:
     """The measures of ``environment`` over the ``window`` before ``now``, for it and per cluster
-    type; with ``trend``, the environment's over each of the ``trend`` windows before, oldest first."""
-    history = load(tx, environment, now - window * (trend + 1) - DAY)
-    members = set(history.types)
+    type (each that had a cluster registered in the window); with ``trend``, the environment's
+    over each of the ``trend`` windows before, oldest first."""
+    oldest = now - window * (trend + 1)
+    history = load(tx, environment, oldest - DAY)
+    types = fleet.types_between(history.fleet, now - window, now)
+    deployed = deployments(history, [None, *(frozenset((t,)) for t in types)], oldest - window)
     per_type = {
-        t: figures(history, {c for c, ct in history.types.items() if ct == t}, now - window, now)
-        for t in sorted(set(history.types.values()))
+        t: figures(history, frozenset((t,)), now - window, now, deployed[frozenset((t,))]) for t in types
     }
     past = [
-        {"end": now - window * k, **figures(history, members, now - window * (k + 1), now - window * k)}
+        {
+            "end": now - window * k,
+            **figures(history, None, now - window * (k + 1), now - window * k, deployed[None]),
+        }
         for k in range(trend, 0, -1)
     ]
     return {
         "environment": environment,
         "window": window,
-        **figures(history, members, now - window, now),
+        **figures(history, None, now - window, now, deployed[None]),
         "clusterTypes": per_type,
         "trend": past,
     }

@@ -52,18 +52,26 @@ def check_name(value: str, what: str) -> str:
 
 
 def add_cluster_key(
-    db: Database, name: str, environment: str, cluster_type: str, sealer: Sealer | None = None
+    db: Database,
+    name: str,
+    environment: str,
+    cluster_type: str,
+    sealer: Sealer | None = None,
+    now: float | None = None,
 ) -> tuple[int, str]:
-    """Register cluster ``name`` (or check it is registered as said) and make it a new key."""
+    """Register cluster ``name`` (or check it is registered as said) and make it a new key. A
+    revoked cluster registered again starts a new registration (``cluster_registrations``): the
+    DORA figures count it from its first report of this one (dora.py)."""
     for value, what in ((name, "cluster"), (environment, "--environment"), (cluster_type, "--cluster-type")):
         check_name(value, what)
     key = new_key()
+    at = time.time() if now is None else now
     with db.transaction() as tx:
         row = tx.one("SELECT environment, cluster_type, revoked_at FROM clusters WHERE name = ?", (name,))
         if row is None:
             tx.run(
                 "INSERT INTO clusters (name, environment, cluster_type, created_at) VALUES (?, ?, ?, ?)",
-                (name, environment, cluster_type, time.time()),
+                (name, environment, cluster_type, at),
             )
         elif (row[0], row[1]) != (environment, cluster_type):
             raise UsageError(
@@ -71,8 +79,14 @@ def add_cluster_key(
                 "register the new one under another name"
             )
         elif row[2] is not None:
-            tx.run("UPDATE clusters SET revoked_at = NULL WHERE name = ?", (name,))
-        key_id = _insert_key(tx, name, "cluster", key, sealer)
+            tx.run("UPDATE clusters SET revoked_at = NULL, first_report = NULL WHERE name = ?", (name,))
+        if row is None or row[2] is not None:
+            tx.run(
+                "INSERT INTO cluster_registrations (cluster, environment, cluster_type, registered_at)"
+                " VALUES (?, ?, ?, ?)",
+                (name, environment, cluster_type, at),
+            )
+        key_id = _insert_key(tx, name, "cluster", key, sealer, at)
     return key_id, key
 
 
@@ -104,14 +118,16 @@ def reader_of(tx: Tx, key_digest: str) -> str | None:
     return str(row[0]) if row else None
 
 
-def _insert_key(tx: Tx, owner: str, role: Role, key: str, sealer: Sealer | None = None) -> int:
+def _insert_key(
+    tx: Tx, owner: str, role: Role, key: str, sealer: Sealer | None = None, now: float | None = None
+) -> int:
     # Only a cluster's key is kept (a Flux signature is checked with it), sealed when the hub has
     # a secret; a Bearer-only key (promoter, reader) is found by its digest and kept no more.
     key_digest = digest(key)
     kept = stored_form(key, key_digest, sealer) if role == "cluster" else ""
     row = tx.one(
         "INSERT INTO sender_keys (owner, role, digest, secret, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id",
-        (owner, role, key_digest, kept, time.time()),
+        (owner, role, key_digest, kept, time.time() if now is None else now),
     )
     assert row is not None
     return int(row[0])
@@ -129,10 +145,11 @@ def list_keys(db: Database) -> list[dict[str, object]]:
     return [dict(zip(names, r, strict=True)) for r in rows]
 
 
-def revoke(db: Database, owner: str, key_id: int | None = None) -> int:
+def revoke(db: Database, owner: str, key_id: int | None = None, now: float | None = None) -> int:
     """Revoke ``owner``'s keys (or the one ``key_id``); a cluster with no key left is no longer
-    counted by reads and gates. The number of keys revoked."""
-    now = time.time()
+    counted by reads and gates, and its registration ends (the DORA figures of before stay as
+    they were). The number of keys revoked."""
+    now = time.time() if now is None else now
     with db.transaction() as tx:
         where = "owner = ? AND revoked_at IS NULL"
         params: list[object] = [owner]
@@ -144,8 +161,18 @@ def revoke(db: Database, owner: str, key_id: int | None = None) -> int:
         tx.run(f"UPDATE sender_keys SET revoked_at = ? WHERE {where}", [now, *params])
         left = tx.one("SELECT COUNT(*) FROM sender_keys WHERE owner = ? AND revoked_at IS NULL", (owner,))
         if left and left[0] == 0:
-            tx.run("UPDATE clusters SET revoked_at = ? WHERE name = ?", (now, owner))
+            _end_registration(tx, owner, now)
     return count
+
+
+def _end_registration(tx: Tx, cluster: str, now: float) -> None:
+    """Cluster ``cluster`` is revoked at ``now``: its open registration ends, keeping its first report."""
+    tx.run(
+        "UPDATE cluster_registrations SET revoked_at = ?, first_report = COALESCE(first_report,"
+        " (SELECT c.first_report FROM clusters c WHERE c.name = ?)) WHERE cluster = ? AND revoked_at IS NULL",
+        (now, cluster, cluster),
+    )
+    tx.run("UPDATE clusters SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL", (now, cluster))
 
 
 def sender_of(tx: Tx, key: str, role: Role) -> str | None:

@@ -137,6 +137,30 @@ _V6 = (
     " PRIMARY KEY (repo, environment, sha))",
 )
 
+_V7 = (
+    # ``Database.migrate`` runs each version a database lacks, whatever the order they come in.
+    #
+    # Which clusters were registered when: the DORA figures judge a deployment against the
+    # clusters registered at its moment (dora.py), so registering, revoking or re-registering a
+    # cluster changes the present, never past figures. One row per registration (a revoked name
+    # registered again starts a row of its own). first_report is the hub's receipt of the
+    # cluster's first report of that registration: a cluster counts for deployments from it, so
+    # one registered that never reports holds up none. The open registration's is kept in
+    # clusters.first_report (set with last_seen on ingest) and copied here when it is revoked.
+    "ALTER TABLE clusters ADD COLUMN first_report DOUBLE PRECISION",
+    "UPDATE clusters SET first_report = (SELECT MIN(r.received_at) FROM reports r WHERE r.cluster = clusters.name)",
+    # History pruned by retention: the cluster reported, no later than it was registered is known.
+    "UPDATE clusters SET first_report = created_at WHERE first_report IS NULL AND last_seen IS NOT NULL",
+    "CREATE TABLE cluster_registrations ("
+    " cluster TEXT NOT NULL, environment TEXT NOT NULL, cluster_type TEXT NOT NULL,"
+    " registered_at DOUBLE PRECISION NOT NULL, revoked_at DOUBLE PRECISION, first_report DOUBLE PRECISION,"
+    " PRIMARY KEY (cluster, registered_at))",
+    "CREATE INDEX cluster_registrations_by_environment ON cluster_registrations (environment)",
+    # What the hub knew before: each cluster registered once, from created_at to revoked_at.
+    "INSERT INTO cluster_registrations (cluster, environment, cluster_type, registered_at, revoked_at, first_report)"
+    " SELECT name, environment, cluster_type, created_at, revoked_at, first_report FROM clusters",
+)
+
 _V9 = (
     # What the promoter said of the promotion that landed each commit (POST /v1/commits): its PR,
     # its run, what it does when its gates fail, and the gate's timeout (after which a rollout
@@ -156,5 +180,6 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (4, "holds, environments as a graph", _V4),
     (5, "reconcilers indexed by environment alone, revoked keys indexed", _V5),
     (6, "the waker's lease, the verdicts it saw and the wake it has to send", _V6),
+    (7, "cluster registrations and each one's first report (DORA history)", _V7),
     (9, "the promotion of each commit: PR, run, failure policy, gate timeout", _V9),
 )

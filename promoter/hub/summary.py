@@ -1,5 +1,6 @@
 """Each cluster's summary columns, kept with its reports (a rollout reads one row per cluster,
-not one per reconciler), and its last-seen time."""
+not one per reconciler), its last-seen time and its first report since it was registered (from
+which the DORA figures count it: dora.py)."""
 
 from __future__ import annotations
 
@@ -50,8 +51,8 @@ def refresh_cluster(tx: Tx, name: str, seen: float | None = None) -> None:
 
 _REFRESH_SEEN = (
     _SUMMARY["sqlite"]
-    + ", last_seen = CASE WHEN last_seen IS NULL OR last_seen < ? THEN ? ELSE last_seen END"
-    " WHERE name = ?"
+    + ", last_seen = CASE WHEN last_seen IS NULL OR last_seen < ? THEN ? ELSE last_seen END,"
+    " first_report = COALESCE(first_report, ?) WHERE name = ?"
 )
 
 
@@ -63,7 +64,7 @@ def refresh_many(tx: Tx, clusters: Sequence[tuple[str, float]]) -> None:
         tx.run(
             _SUMMARY["postgresql"]
             + ", last_seen = CASE WHEN clusters.last_seen IS NULL OR clusters.last_seen < u.seen"
-            " THEN u.seen ELSE clusters.last_seen END"
+            " THEN u.seen ELSE clusters.last_seen END, first_report = COALESCE(clusters.first_report, u.seen)"
             f" FROM ({rows_query(SEEN_TYPES, ('name', 'seen'))}) AS u WHERE clusters.name = u.name"
             # The names again, as an array: the planner then reads them by the primary key (it
             # takes a JSON array for a hundred rows, and would read every cluster's).
@@ -71,7 +72,7 @@ def refresh_many(tx: Tx, clusters: Sequence[tuple[str, float]]) -> None:
             (*json_param(clusters), [name for name, _ in clusters]),
         )
         return
-    tx.run_many(_REFRESH_SEEN, [(seen, seen, name) for name, seen in clusters])
+    tx.run_many(_REFRESH_SEEN, [(seen, seen, seen, name) for name, seen in clusters])
 
 
 def seen_many(tx: Tx, clusters: list[tuple[str, float]]) -> None:
@@ -80,13 +81,15 @@ def seen_many(tx: Tx, clusters: list[tuple[str, float]]) -> None:
         return
     if tx.dialect == "postgresql":
         tx.run(
-            f"UPDATE clusters SET last_seen = u.seen FROM ({rows_query(SEEN_TYPES, ('name', 'seen'))}) AS u"
+            "UPDATE clusters SET last_seen = u.seen, first_report = COALESCE(clusters.first_report, u.seen)"
+            f" FROM ({rows_query(SEEN_TYPES, ('name', 'seen'))}) AS u"
             " WHERE clusters.name = u.name AND (clusters.last_seen IS NULL OR clusters.last_seen < u.seen)"
             " AND clusters.name = ANY(?::text[])",
             (*json_param(clusters), [name for name, _ in clusters]),
         )
         return
     tx.run_many(
-        "UPDATE clusters SET last_seen = ? WHERE name = ? AND (last_seen IS NULL OR last_seen < ?)",
-        [(when, name, when) for name, when in clusters],
+        "UPDATE clusters SET last_seen = ?, first_report = COALESCE(first_report, ?)"
+        " WHERE name = ? AND (last_seen IS NULL OR last_seen < ?)",
+        [(when, when, name, when) for name, when in clusters],
     )

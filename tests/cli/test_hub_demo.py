@@ -3,6 +3,7 @@ every environment gated on it; the run's table shows the hub gate's counts."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -49,14 +50,25 @@ def test_the_demo_gates_every_environment_on_its_hub(tmp_path: Path, monkeypatch
             ('["qa"]',),
         ]
     assert read(db, "drift", {}, 1e10, 1e12) == []
+    # One main change, which prod landed in two waves: one deployment in each environment, and in
+    # each of prod's cluster types (the canary's with its wave, the fleet's with the last).
+    delivery = read(db, "delivery", {}, time.time(), 1800)["environments"]
+    assert [(e["environment"], e["deployments"], e["changes"]) for e in delivery] == [
+        ("dev", 1, 1),
+        ("qa", 1, 1),
+        ("prod", 1, 1),
+    ]
+    assert {t: f["deployments"] for t, f in delivery[2]["clusterTypes"].items()} == {
+        "east-large": 1,
+        "edge": 1,
+        "west-small": 1,
+    }
 
 
 def test_make_demo_hub_keeps_its_clusters_reporting_and_follows_a_new_run(tmp_path: Path) -> None:
     """``hub serve --demo-clusters`` (make demo-hub): each simulated cluster reports again at the
     commit it last reported, so the served pages stay fresh; a database replaced by a new demo
     run is noticed (the server then starts again on it)."""
-    import time
-
     import requests
 
     from promoter.cli.hub_demo import Heartbeats, SimulatedCluster, _post

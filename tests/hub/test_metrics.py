@@ -74,7 +74,7 @@ def replay(db: Database) -> dict[str, str]:
         record_commit(
             db, CommitRecord("prod", P[n], "prod", parent, "m" * 39 + n, None, (), order), T0 + 1000 * i
         )
-    keys = {name: register(db, name, "prod", cluster_type) for name, cluster_type in TYPES.items()}
+    keys = {name: register(db, name, "prod", cluster_type, T0 - 2000) for name, cluster_type in TYPES.items()}
     for at, cluster, kind, reason, revision in EVENTS:
         body, extra = flux_stream_event(
             kind,

@@ -324,8 +324,11 @@ def served(
         proc.wait(10)
 
 
-def register(db: Database, name: str, environment: str = "dev", cluster_type: str = "small") -> str:
-    return keys.add_cluster_key(db, name, environment, cluster_type)[1]
+def register(
+    db: Database, name: str, environment: str = "dev", cluster_type: str = "small", now: float | None = None
+) -> str:
+    """Register cluster ``name`` (at ``now`` on the hub's clock, else the real time); its key."""
+    return keys.add_cluster_key(db, name, environment, cluster_type, now=now)[1]
 
 
 def now_rfc3339(offset: float = 0.0) -> str:
