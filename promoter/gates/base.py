@@ -14,9 +14,12 @@ from typing import Any, ClassVar, Literal
 
 from promoter.clock import Clock
 from promoter.errors import ConfigError
-from promoter.model import Source
+from promoter.model import Release, Source
 
 State = Literal["success", "failure", "pending"]
+#: A gate's message is one line of at most this many characters: it goes into status
+#: descriptions, PR tables and step summaries (the runner cuts a longer one).
+MESSAGE_LIMIT = 400
 
 
 @dataclass
@@ -35,6 +38,8 @@ class GateContext:
     others_passed_at: float | None = None
     #: The cluster types this gate judges (a wave's); empty means all of the environment's.
     cluster_types: tuple[str, ...] = ()
+    #: The Flux releases those cluster types declare they run (``spec.versions``); empty: not said.
+    flux: tuple[Release, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -67,6 +72,11 @@ class Gate(ABC):
     @abstractmethod
     def check(self, ctx: GateContext) -> Observation:
         """Observe once; never block for long."""
+
+    def at_timeout(self, ctx: GateContext, last: Observation) -> Observation:
+        """What the gate says when the deadline ends its wait, from ``last``, its last
+        observation (still pending): by default just that. Never a pass."""
+        return last
 
     def ready_at(self, ctx: GateContext) -> float | None:
         """When the gate will pass by itself (a soak), on the run's clock; None: unknown."""

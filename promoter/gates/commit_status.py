@@ -10,8 +10,11 @@ on GitHub.
 
 - any matching context in ``failure`` or ``error`` fails the gate at once;
 - success needs every ``required`` context in ``success`` and at least ``minCount`` matching
-  contexts in ``success``;
-- no status at all is not success: the gate waits, and the environment's timeout ends it.
+  contexts in ``success``; a ``success`` that Flux (up to 2.7) posts for a revision it has not
+  applied yet ("dependency not ready") is waited on;
+- no status at all is not success: the gate waits, and the environment's timeout ends it, with
+  the contexts that never reported and the likely cause by the Flux release the cluster types
+  run (``promoter.gates.flux``: Flux 2.8 posts no failure status, so a failure is silence).
 """
 
 from __future__ import annotations
@@ -21,7 +24,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from promoter.controlplane.fields import GateFields
-from promoter.gates.base import Gate, GateContext, Observation
+from promoter.errors import PromoterError
+from promoter.gates import flux
+from promoter.gates.base import MESSAGE_LIMIT, Gate, GateContext, Observation
 from promoter.masking import mask
 from promoter.model import Source, Status
 
@@ -37,6 +42,16 @@ class Seen:
     context: str
     commit: str
     status: Status
+
+    @property
+    def succeeded(self) -> bool:
+        """``success`` that says the revision is applied (not Flux's "dependency not ready")."""
+        return self.status.state == "success" and self.status.description not in flux.NOT_APPLIED
+
+    def __str__(self) -> str:
+        if self.status.state == "success" and not self.succeeded:
+            return f"{self.context} success: {self.status.description} (not applied yet)"
+        return f"{self.context} {self.status.state}"
 
 
 class CommitStatusGate(Gate):
@@ -56,6 +71,9 @@ class CommitStatusGate(Gate):
         self.required = required
         self.min_count = min_count
         self.descendants = descendants
+        # What the last check read and saw, for the timeout's message.
+        self._commits: list[str] = []
+        self._seen: list[Seen] = []
 
     @classmethod
     def from_spec(cls, spec: Any, source: Source) -> CommitStatusGate:
@@ -68,6 +86,8 @@ class CommitStatusGate(Gate):
             f.fail("needs 'contexts' (patterns such as kustomization/*) or 'required' (exact contexts)")
         min_count = f.integer("minCount", 0 if required else 1, minimum=0)
         assert min_count is not None
+        if min_count == 0 and not required:
+            f.fail("'minCount' 0 with no 'required' would pass with no status at all: give at least 1")
         revision = f.choice("revision", ("descendants", "merge"), "descendants")
         interval = f.duration("interval", "15s")
         f.done()
@@ -91,6 +111,7 @@ class CommitStatusGate(Gate):
             return Observation("failure", "no forge to read platform statuses from")
         commits = rollout_commits(ctx, self.descendants)
         seen = [s for sha in commits for s in self._current(ctx, sha)]
+        self._commits, self._seen = commits, seen
         return self.judge(seen, commits, ctx)
 
     def _current(self, ctx: GateContext, sha: str) -> list[Seen]:
@@ -110,24 +131,90 @@ class CommitStatusGate(Gate):
             return Observation(
                 "failure", mask(f"{first.context} {first.status.state} on {first.commit[:12]}{detail}{more}")
             )
-        passed = sorted({s.context for s in seen if s.status.state == "success"})
+        passed = sorted({s.context for s in seen if s.succeeded})
         missing = [r for r in self.required if r not in passed]
         if not missing and len(passed) >= self.min_count:
             return Observation("success", _listing(f"{len(passed)} success", passed))
         if not seen:
-            where = f"{ctx.platform_sha[:12]}" + (
-                f" or the {_count(len(commits) - 1, 'commit')} after it on {ctx.platform_branch}"
-                if len(commits) > 1
-                else ""
-            )
+            where = _where(ctx, commits)
             return Observation("pending", f"no status matching {self._wanted()} on {where} yet")
-        waiting = [f"{s.context} {s.status.state}" for s in seen if s.status.state != "success"]
-        parts = [f"{len(passed)} of {max(self.min_count, len(self.required), 1)} success"]
+        waiting = [str(s) for s in seen if not s.succeeded and s.context not in passed]
+        parts = [f"{len(passed)} of {self._needed()} success"]
         if missing:
             parts.append(_listing("waiting for", missing))
         if waiting:
             parts.append(_listing("", waiting))
         return Observation("pending", mask("; ".join(parts)))
+
+    def at_timeout(self, ctx: GateContext, last: Observation) -> Observation:
+        """The last look, said for the deadline: the required contexts that never reported, how
+        many of ``minCount`` are missing (named when they reported on the commit before M), and
+        the likely cause, by the Flux releases the cluster types run (``ctx.flux``). A missing
+        status stays what it is: the gate does not pass."""
+        if last.state != "pending" or not self._commits:
+            return last
+        reported = {s.context for s in self._seen}
+        passed = sorted({s.context for s in self._seen if s.succeeded})
+        short = self.min_count - len(passed) if self.patterns else 0
+        quiet = self._silent_since(ctx, reported) if short > 0 else None
+        for limit in (3, 1):  # shorter lists rather than a cut-off cause, which comes last
+            text = mask("; ".join(self._missed(ctx, passed, reported, quiet, limit)))
+            if len(text) <= MESSAGE_LIMIT:
+                break
+        return Observation("pending", text)
+
+    def _missed(
+        self,
+        ctx: GateContext,
+        passed: list[str],
+        reported: set[str],
+        quiet: tuple[str, list[str]] | None,
+        limit: int,
+    ) -> list[str]:
+        """The parts of the timeout's message, each list shown up to ``limit`` items."""
+        parts = [
+            _listing(f"{len(passed)} of {self._needed()} success", passed, limit)
+            if self._seen
+            else f"no status matching {self._wanted()} on {_where(ctx, self._commits)}"
+        ]
+        never = [r for r in self.required if r not in reported]
+        if never:
+            parts.append(_listing("never reported", never, limit))
+        unfinished = [str(s) for s in self._seen if not s.succeeded and s.context not in passed]
+        if unfinished:
+            parts.append(_listing("not success", unfinished, limit))
+        short = self.min_count - len(passed) if self.patterns else 0
+        if short > 0:
+            parts.append(f"{short} of minCount {self.min_count} missing")
+        if quiet:
+            before, names = quiet
+            parts.append(
+                _listing(
+                    f"reported on {before[:12]}, the commit before, and not since:",
+                    names,
+                    limit,
+                    parens=False,
+                )
+            )
+        if never or short > 0:
+            parts.append(flux.silence_cause(ctx.flux))
+        return parts
+
+    def _silent_since(self, ctx: GateContext, reported: set[str]) -> tuple[str, list[str]] | None:
+        """The commit before M and the matching contexts that reported there and not on this
+        rollout: most likely the silent clusters (read to name them, never to judge)."""
+        if ctx.platform is None:
+            return None
+        try:
+            before = ctx.platform.git.rev_parse(f"{ctx.platform_sha}^")
+            earlier = {s.context for s in ctx.forge.platform_statuses(before)} if before else set()
+        except PromoterError:  # naming them is a courtesy: the timeout stands without it
+            return None
+        quiet = sorted(c for c in earlier - reported if self.matches(c) and c not in self.required)
+        return (before, quiet) if before and quiet else None
+
+    def _needed(self) -> int:
+        return max(self.min_count, len(self.required), 1)
 
     def _wanted(self) -> str:
         return ", ".join([*self.patterns, *self.required])
@@ -149,9 +236,17 @@ def rollout_commits(ctx: GateContext, descendants: bool) -> list[str]:
     return [merge, *later[:MAX_DESCENDANTS]]
 
 
-def _listing(head: str, items: list[str], limit: int = 3) -> str:
+def _where(ctx: GateContext, commits: list[str]) -> str:
+    """``8f14e45fceea or the 2 commits after it on qa``: the commits a check read."""
+    after = f" or the {_count(len(commits) - 1, 'commit')} after it on {ctx.platform_branch}"
+    return f"{ctx.platform_sha[:12]}{after if len(commits) > 1 else ''}"
+
+
+def _listing(head: str, items: list[str], limit: int = 3, *, parens: bool = True) -> str:
     shown = ", ".join(items[:limit]) + (f", +{len(items) - limit} more" if len(items) > limit else "")
-    return f"{head} ({shown})" if head else shown
+    if not head:
+        return shown
+    return f"{head} ({shown})" if parens else f"{head} {shown}"
 
 
 def _count(n: int, noun: str) -> str:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from promoter.clock import format_duration
 from promoter.errors import GateFailed, GateTimedOut
-from promoter.gates.base import Gate, GateContext, Observation, State
+from promoter.gates.base import MESSAGE_LIMIT, Gate, GateContext, Observation, State
 
 
 @dataclass
@@ -123,6 +123,10 @@ class _GateRun:
 
     def _timed_out(self) -> None:
         if self.clock.now() >= self.deadline:
+            for i, gate in enumerate(self.gates):
+                if self.last[i].state == "pending":  # each says what it missed, and why
+                    said = gate.at_timeout(self.ctx, self.last[i])
+                    self.last[i] = _tidy(said if said.state == "pending" else self.last[i])
             waiting = "; ".join(str(o) for o in self.outcomes() if o.state != "success")
             raise GateTimedOut(
                 f"{self.ctx.environment}: gates did not pass within the timeout: {waiting}", self.outcomes()
@@ -147,7 +151,7 @@ class _GateRun:
         self.clock.sleep(max(wake - self.clock.now(), 0.05))
 
 
-def _tidy(observation: Observation, limit: int = 400) -> Observation:
+def _tidy(observation: Observation, limit: int = MESSAGE_LIMIT) -> Observation:
     """One line of bounded length: messages go into status descriptions, PR tables, summaries."""
     text = " ".join(observation.message.split())
     if len(text) > limit:

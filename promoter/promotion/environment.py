@@ -25,7 +25,7 @@ from promoter.promotion.removals import Scene, preflight
 from promoter.promotion.report import EnvResult, EnvState, WaveResult, came_with
 from promoter.promotion.stops import BAKING, PASSED_BEFORE
 from promoter.promotion.waiting import APPROVAL, Wait, Waiting
-from promoter.promotion.waves import Step, passed_description, resolve, whole
+from promoter.promotion.waves import Step, flux_of, passed_description, resolve, whole
 from promoter.rendering.tree import Rendered, render_environment
 
 Run = Callable[[], EnvResult]
@@ -84,7 +84,7 @@ class EnvironmentRun(Attempts):
         if key not in self._prepared:
             objects = self.cp.environment(env)
             rendered = (self.opts.render or render_environment)(main, objects, env.name)
-            self._prepared[key] = (objects, rendered, resolve(env, objects))
+            self._prepared[key] = (objects, rendered, resolve(env, objects, main.pipeline.versions))
         objects, rendered, _ = self._prepared[key]
         return objects, rendered
 
@@ -103,8 +103,11 @@ class EnvironmentRun(Attempts):
 
     def steps_of(self, main: MainObjects, env: Environment, *, waves: bool = True) -> tuple[Step, ...]:
         """The environment's steps: its waves, or with ``waves`` False the whole at once."""
-        _, rendered = self.prepare(main, env)
-        return self._prepared[(main.commit, env.name)][2] if waves else whole(env, rendered.cluster_types)
+        objects, rendered = self.prepare(main, env)
+        if waves:
+            return self._prepared[(main.commit, env.name)][2]
+        types = rendered.cluster_types
+        return whole(env, types, flux_of(objects, types, main.pipeline.versions))
 
     def _current(self, main: MainObjects, env: Environment) -> Status | None:
         """The environment's status on the main commit, as this run starts it (counted in its

@@ -109,6 +109,7 @@ class Gating:
             self.forge,
             platform=self.platform,
             cluster_types=() if step.whole else step.cluster_types,
+            flux=step.flux,
             others_passed_at=others_passed_at,
         )
 

@@ -14,7 +14,17 @@ from dataclasses import dataclass
 
 from promoter.clock import format_duration
 from promoter.errors import ConfigError
-from promoter.model import REST_WAVE, Environment, EnvironmentObjects, GateSpec, Wave
+from promoter.gates.flux import runs_flux
+from promoter.model import (
+    NEWEST,
+    REST_WAVE,
+    Environment,
+    EnvironmentObjects,
+    GateSpec,
+    Release,
+    Versions,
+    Wave,
+)
 
 
 @dataclass(frozen=True)
@@ -28,6 +38,8 @@ class Step:
     gates: tuple[GateSpec, ...]
     bake: float
     timeout: float
+    #: The Flux releases its cluster types declare (what a commitStatus gate can hear).
+    flux: tuple[Release, ...] = ()
 
     @property
     def whole(self) -> bool:
@@ -47,17 +59,26 @@ class Step:
         return f"{environment}: {self.label}" if self.name else environment
 
 
-def whole(env: Environment, cluster_types: tuple[str, ...]) -> tuple[Step, ...]:
+def whole(
+    env: Environment, cluster_types: tuple[str, ...], flux: tuple[Release, ...] = ()
+) -> tuple[Step, ...]:
     """The environment as one step (no waves, or the scheduling flow without ``--waves``)."""
-    return (Step("", 1, 1, cluster_types, env.gates, 0.0, env.timeout),)
+    return (Step("", 1, 1, cluster_types, env.gates, 0.0, env.timeout, flux),)
 
 
-def resolve(env: Environment, objects: EnvironmentObjects) -> tuple[Step, ...]:
+def flux_of(objects: EnvironmentObjects, names: tuple[str, ...], default: Versions) -> tuple[Release, ...]:
+    """The Flux releases the cluster types ``names`` run, as they (else the Pipeline) declare."""
+    found = {runs_flux(objects.cluster_types[n], default) for n in names if n in objects.cluster_types}
+    return tuple(sorted(r for r in found if r is not None))
+
+
+def resolve(env: Environment, objects: EnvironmentObjects, default: Versions = NEWEST) -> tuple[Step, ...]:
     """The steps of ``env`` over the cluster types of its branch; ConfigError (naming the wave's
-    line in the Pipeline) when a wave names a missing cluster type, selects none, or shares one."""
+    line in the Pipeline) when a wave names a missing cluster type, selects none, or shares one.
+    ``default``: the Pipeline's ``spec.versions``, for the Flux releases each step runs."""
     types = tuple(sorted(objects.cluster_types))
     if not env.waves:
-        return whole(env, types)
+        return whole(env, types, flux_of(objects, types, default))
     where = f"branch {env.branch} at {objects.commit[:12]}"
     for wave in env.waves:
         missing = [name for name in wave.cluster_types if name not in objects.cluster_types]
@@ -81,11 +102,14 @@ def resolve(env: Environment, objects: EnvironmentObjects) -> tuple[Step, ...]:
             env.gates if w.gates is None else w.gates,
             w.bake,
             env.timeout if w.timeout is None else w.timeout,
+            flux_of(objects, tuple(members[w.name]), default),
         )
         for i, w in enumerate(env.waves, 1)
     ]
     if rest:
-        steps.append(Step(REST_WAVE, count, count, rest, env.gates, 0.0, env.timeout))
+        steps.append(
+            Step(REST_WAVE, count, count, rest, env.gates, 0.0, env.timeout, flux_of(objects, rest, default))
+        )
     return tuple(steps)
 
 

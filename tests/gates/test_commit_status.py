@@ -26,6 +26,11 @@ from tests.support.helpers import WORKLOAD, ControlPlaneFactory, pipeline, stage
 SRC = Source("promoter.yaml", 14)
 APPS = "kustomization/apps/5f3c9a1e"
 INFRA = "kustomization/infra/5f3c9a1e"
+#: Why a cluster is silent, when the Pipeline does not say which Flux the clusters run.
+GENERIC = (
+    "the silent clusters have not applied it yet, or their reconciler does not post "
+    "(Flux 2.8 posts no failure status; spec.versions says which Flux runs)"
+)
 
 
 class Rollout:
@@ -83,7 +88,7 @@ def test_a_later_commit_of_the_environment_branch_counts_unless_revision_is_merg
         rollout.run({"contexts": "kustomization/*", "revision": "merge"}, timeout=60)
     assert str(err.value) == (
         "qa: gates did not pass within the timeout: commitStatus kustomization/*: pending "
-        f"(no status matching kustomization/* on {rollout.merge[:12]} yet)"
+        f"(no status matching kustomization/* on {rollout.merge[:12]}; 1 of minCount 1 missing; {GENERIC})"
     )
 
 
@@ -105,9 +110,12 @@ def test_statuses_on_older_commits_are_ignored(rollout: Rollout) -> None:
     rollout.post(rollout.older, INFRA, "success")
     with pytest.raises(GateTimedOut) as err:  # nothing on M or D: waits, then times out
         rollout.run("kustomization/*", timeout=120)
+    # the older statuses are read to name the silent contexts, never to judge
     assert str(err.value) == (
         "qa: gates did not pass within the timeout: commitStatus kustomization/*: pending "
-        f"(no status matching kustomization/* on {rollout.merge[:12]} or the 1 commit after it on qa yet)"
+        f"(no status matching kustomization/* on {rollout.merge[:12]} or the 1 commit after it on qa; "
+        f"1 of minCount 1 missing; reported on {rollout.older[:12]}, the commit before, and not since: "
+        f"{APPS}, {INFRA}; {GENERIC})"
     )
     assert rollout.clock.now() == 120
     rollout.post(rollout.merge, APPS, "success")
@@ -123,7 +131,8 @@ def test_timeout_names_the_required_contexts_still_missing(rollout: Rollout) -> 
         rollout.run(spec, timeout=100)
     assert str(err.value) == (
         "qa: gates did not pass within the timeout: commitStatus 3 required: pending "
-        "(1 of 3 success; waiting for (argocd/qa-apps, argocd/qa-infra); argocd/qa-apps pending)"
+        f"(1 of 3 success ({APPS}); never reported (argocd/qa-infra); not success (argocd/qa-apps pending); "
+        f"{GENERIC})"
     )
     assert rollout.clock.slept == [20, 20, 20, 20, 20]  # polled at its interval until the deadline
 
@@ -161,6 +170,10 @@ def test_waits_for_statuses_that_arrive_while_polling(rollout: Rollout) -> None:
         ({"contexts": ["a", 3]}, "'contexts' must be a non-empty list of strings"),
         ({"contexts": "a", "minCount": -1}, "'minCount' must be a whole number of at least 0, got -1"),
         ({"contexts": "a", "minCount": "2"}, "'minCount' must be a whole number of at least 0, got '2'"),
+        (  # no status at all is never a pass
+            {"contexts": "a", "minCount": 0},
+            "'minCount' 0 with no 'required' would pass with no status at all: give at least 1",
+        ),
         ({"contexts": "a", "revision": "head"}, "'revision' must be one of descendants, merge, got 'head'"),
         ({"contexts": "a", "interval": "0s"}, "'interval' must be longer than zero"),
         ({"contexts": "a", "context": "b"}, "unknown field 'context', did you mean 'contexts'?"),
@@ -234,3 +247,33 @@ def test_a_promotion_waits_for_the_cluster_to_report_on_what_was_merged(
     ]
     assert platform.history(dev.merge_sha or "")[0].context == APPS
     assert clock.now() >= 60
+
+
+def test_a_promotion_timing_out_says_why_by_the_flux_its_clusters_run(factory: ControlPlaneFactory) -> None:
+    """The Pipeline says Flux 2.8 (spec.versions): the step carries it to the gate, whose timeout
+    says that a failed reconciliation posts nothing there."""
+    gate = '[{commitStatus: {contexts: ["kustomization/*"], interval: 20s}}]'
+    text = pipeline(stage("dev", timeout="2m", gates=gate), "qa", "prod")
+    text = text.replace("spec:\n", "spec:\n  versions: {flux: '2.8'}\n", 1)
+    path = factory.create({"promoter.yaml": text, "workloads/app.yaml": WORKLOAD}, platform_branches=("dev",))
+    report = orchestrator(path, FakeClock(0)).promote(Git(path).out("rev-parse", "main"), to="dev")
+    [dev] = report.results
+    assert dev.state == "failure"
+    assert dev.message.endswith(
+        "1 of minCount 1 missing; Flux 2.8 posts no failure status: a failed reconciliation looks like "
+        "silence; the hub gate sees it)"
+    ), dev.message
+    assert [g.state for g in dev.gates] == ["pending"]
+
+
+def test_a_long_timeout_message_shortens_its_lists_and_keeps_the_cause(rollout: Rollout) -> None:
+    names = [f"kustomization/platform-{'x' * 40}/cluster-{i}" for i in range(5)]
+    for name in names[:3]:
+        rollout.post(rollout.merge, name, "success", "reconciliation succeeded")
+    with pytest.raises(GateTimedOut) as err:
+        rollout.run({"required": names}, timeout=60)
+    [outcome] = err.value.outcomes
+    assert len(outcome.message) <= 400
+    assert outcome.message == (
+        f"3 of 5 success ({names[0]}, +2 more); never reported ({names[3]}, +1 more); {GENERIC}"
+    )

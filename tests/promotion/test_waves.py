@@ -4,6 +4,7 @@ is gated and baked before the next, and fails, rolls back and resumes on its own
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -19,8 +20,9 @@ from promoter.gates.base import GateContext
 from promoter.gates.command import CommandGate
 from promoter.gates.runner import GateOutcome
 from promoter.gitcmd import Git
-from promoter.model import Source
+from promoter.model import ClusterType, Environment, EnvironmentObjects, Source, Versions, Wave
 from promoter.promotion.report import EnvResult, Report, WaveResult
+from promoter.promotion.waves import resolve
 from tests.support.flows import orchestrator
 from tests.support.helpers import WORKLOAD, ControlPlaneFactory
 from tests.support.waves import (
@@ -267,3 +269,25 @@ def test_direct_waves_are_one_commit_each_and_a_direct_rollback_one_more(
     assert subjects[1].startswith(f"Promote {y[:7]} to qa, wave fleet (2/3): ")
     assert subjects[2].startswith(f"Promote {y[:7]} to qa, wave canary (1/3): ")
     assert folder_commits(factory) == {"edge": y, "large": x, "small": x}
+
+
+def test_each_step_carries_the_flux_releases_its_cluster_types_run() -> None:
+    """What a commitStatus gate is told (GateContext.flux): its wave's cluster types' releases,
+    each its own or the Pipeline's; an Argo CD cluster type is none."""
+    src = Source("promoter.yaml", 9)
+
+    def ct(name: str, reconciler: str = "flux", flux: tuple[int, int] | None = None) -> ClusterType:
+        return ClusterType(name, {}, reconciler, "default", "configmap", src, Versions(flux=flux))
+
+    types = {"edge": ct("edge", flux=(2, 8)), "large": ct("large"), "argo": ct("argo", "argocd")}
+    objects = EnvironmentObjects("qa", "e" * 40, types, {}, {})
+    canary = Wave("canary", ("edge",), None, None, 0.0, None, src)
+    env = Environment("qa", "qa", "qa", ".", "auto", 600.0, (), src, waves=(canary,))
+    steps = resolve(env, objects, Versions(flux=(2, 7)))
+    assert [(s.name, s.cluster_types, s.flux) for s in steps] == [
+        ("canary", ("edge",), ((2, 8),)),
+        ("rest", ("argo", "large"), ((2, 7),)),
+    ]
+    assert resolve(env, objects)[1].flux == ()  # nothing declared: nothing said
+    [whole] = resolve(replace(env, waves=()), objects, Versions(flux=(2, 9)))
+    assert whole.flux == ((2, 8), (2, 9))

@@ -27,6 +27,8 @@ from promoter.cli.output import OUTPUT, emit, snapshot_of
 from promoter.console import Console
 from promoter.controlplane.repo import ControlPlane
 from promoter.errors import Problems, PromoterError, UsageError, one_line
+from promoter.gates.flux import runs_flux
+from promoter.gates.flux_checks import gate_warnings
 from promoter.model import Environment, EnvironmentObjects, MainObjects
 from promoter.promotion import removals, sources
 from promoter.promotion.removals import Scene
@@ -150,6 +152,7 @@ def _environment(
     waves = [w.name for w in steps] if env.waves else []  # over the branch's cluster types
     found = _removals(cp, platforms, main, env, objects, rendered, steps)
     unused = _idle_policies(main, env.name, objects) + _unused_config(env.name, objects, rendered)
+    unused += _flux_gates(main, env, objects, steps)
     if output == "text":
         rollout = f", waves {' -> '.join(waves)}" if waves else ""
         click.echo(
@@ -166,6 +169,25 @@ def _idle_policies(main: MainObjects, environment: str, objects: EnvironmentObje
         line = f"{where}: SchedulingPolicy {policy.name!r} assigns nothing: {why}"
         click.echo(one_line(f"warning: {line}"), err=True)
         warnings.append(line)
+    return warnings
+
+
+def _flux_gates(
+    main: MainObjects, env: Environment, objects: EnvironmentObjects, steps: tuple[Step, ...]
+) -> list[str]:
+    """A warning for each commitStatus gate that waits for a status the Flux its cluster types
+    run cannot post (promoter.gates.flux_checks); each gate once, over every step it gates."""
+    judged: dict[tuple[str, ...], tuple[Step, set[str]]] = {}
+    for step in steps:
+        key = tuple(str(g.source) for g in step.gates)
+        judged.setdefault(key, (step, set()))[1].update(step.cluster_types)
+    warnings = []
+    for step, types in judged.values():
+        cluster_types = (objects.cluster_types[name] for name in sorted(types))
+        runs = {ct.name: r for ct in cluster_types if (r := runs_flux(ct, main.pipeline.versions))}
+        for line in gate_warnings(env.name, step.gates, runs):
+            click.echo(one_line(f"warning: {line}"), err=True)
+            warnings.append(line)
     return warnings
 
 
