@@ -103,6 +103,15 @@ class MergeRefused(PromotionFailed):
     """The forge refused the merge, or a human closed the promotion unmerged."""
 
 
+class ChecksFailed(MergeRefused):
+    """A check on the promotion PR (``prChecks``) failed, or did not pass before the timeout; the
+    PR is left unmerged. ``checks`` holds the checks that counted."""
+
+    def __init__(self, message: str, checks: Sequence[object] = ()) -> None:
+        super().__init__(message)
+        self.checks = list(checks)
+
+
 class Superseded(PromotionFailed):
     """A newer main commit took over this environment's promotion."""
 

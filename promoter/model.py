@@ -51,6 +51,8 @@ WAIT_REASONS: tuple[WaitFor, ...] = ("merge", "approval", "gates", "bake", "wind
 NotifyEvent = Literal["approval", "failed", "rolled-back", "held", "released", "window", "done"]
 NOTIFY_EVENTS: tuple[NotifyEvent, ...] = get_args(NotifyEvent)  # in that order
 FailurePolicy = Literal["stop", "rollback"]
+#: ``prChecks.require``: every check on the promotion PR's head ("all"), or name patterns.
+PRChecksRequire = Literal["all"] | tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -205,6 +207,7 @@ class Environment:
     windows: Windows | None = None  # change windows (DESIGN section 13)
     removal_limit: RemovalLimit = DEFAULT_REMOVAL_LIMIT  # removalLimit: the removal guard's bound
     check_sources: bool = False  # checkSources: every manifests source answers before a push
+    pr_checks: PRChecksRequire | None = None  # prChecks: the PR's own checks pass before its merge
 
 
 Release = tuple[int, int]  # (major, minor)

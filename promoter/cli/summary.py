@@ -52,6 +52,25 @@ def _wave_row(environment: str, w: WaveResult) -> str:
     )
 
 
+_CHECK_ICON = {"success": "✅", "failure": "❌", "pending": "⏳"}
+
+
+def _checks_lines(report: Report) -> list[str]:
+    """``prChecks``: each environment's required PR checks, as last seen, with their links."""
+    lines = []
+    for r in report.results:
+        if not r.checks:
+            continue
+        shown = [
+            f"{_CHECK_ICON[c.state]} "
+            + (f"[{cell(c.name)}]({c.url})" if c.url else cell(c.name))
+            + f" {cell(c.detail)}"
+            for c in r.checks
+        ]
+        lines.append(f"- **{cell(r.environment)}** PR checks: {', '.join(shown)}")
+    return ["", *lines] if lines else []
+
+
 def mermaid_label(text: str) -> str:
     return text.replace('"', "#quot;").replace("\n", " ")
 
@@ -140,6 +159,7 @@ def summary_markdown(
             f"| {merge} | {_gates_cell(r) if not r.waves else '-'} | {format_duration(r.duration)} |"
         )
         lines += [_wave_row(r.environment, w) for w in r.waves]
+    lines += _checks_lines(report)
     notes = [r for r in report.results if r.message and not r.ok]
     if notes:
         lines.append("")

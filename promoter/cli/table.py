@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from promoter.promotion.prchecks import line_of
 from promoter.promotion.report import change_summary
 from promoter.promotion.waiting import Wait
 
@@ -27,6 +28,8 @@ def print_summary(report: Any) -> None:
         click.echo(
             f"{r.environment:<14}{r.state:<12}{r.files:>7}  {change_summary(r.changes):<16}{(r.merge_sha or '-')[:12]:<14}{requests}{gates}"
         )
+        for check in r.checks:  # prChecks: the promotion PR's required checks, with their links
+            click.echo(f"{'':<14}PR check {line_of(check)}")
         for w in r.waves:  # an environment rolled out in waves: a row per wave
             gates = ", ".join(f"{g.gate}: {g.state}" for g in w.gates) or "-"
             click.echo(

@@ -21,6 +21,7 @@ from promoter.controlplane.fields import (
     unitless,
 )
 from promoter.controlplane.objects import versions_from
+from promoter.controlplane.prchecks import pr_checks_from
 from promoter.controlplane.yamlfile import plain
 from promoter.errors import ConfigError
 from promoter.gates.registry import GATES, validate_gate
@@ -154,6 +155,7 @@ def environment_from(f: Fields, kind: str = "local") -> Environment:
     windows = windows_from(f)
     removal_limit = _removal_limit(f)
     check_sources = bool(f.get("checkSources", bool))
+    pr_checks = pr_checks_from(f, merge)
     f.done()
     policy: MergePolicy = "manual" if merge == "manual" else "direct" if merge == "direct" else "auto"
     return Environment(
@@ -172,6 +174,7 @@ def environment_from(f: Fields, kind: str = "local") -> Environment:
         windows=windows,
         removal_limit=removal_limit,
         check_sources=check_sources,
+        pr_checks=pr_checks,
     )
 
 

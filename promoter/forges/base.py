@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from promoter.model import Environment, Status, StatusState, promotion_branch
 
 PRState = Literal["open", "merged", "closed"]
+CheckState = Literal["success", "failure", "pending"]
+CheckKind = Literal["check-run", "status"]
 
 
 @dataclass(frozen=True)
@@ -27,12 +29,45 @@ class PullRequest:
     labels: tuple[str, ...] = field(default=(), compare=False)
 
 
+@dataclass(frozen=True)
+class PRCheck:
+    """One check on a promotion PR's head commit: a check run (GitHub's Checks API) or a commit
+    status, judged ``success``, ``failure`` or ``pending``; ``detail`` is what the forge said (a
+    check run's conclusion or status, a status's state), ``app`` who ran a check run."""
+
+    name: str
+    kind: CheckKind
+    state: CheckState
+    detail: str
+    url: str | None = None
+    app: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "state": self.state,
+            "detail": self.detail,
+            "url": self.url,
+            "app": self.app or None,
+        }
+
+
+def status_check(context: str, state: str, url: str | None) -> PRCheck:
+    """A commit status as a PR check: ``failure`` and ``error`` fail, ``pending`` waits."""
+    judged: CheckState = "success" if state == "success" else "pending" if state == "pending" else "failure"
+    return PRCheck(context, "status", judged, state, url)
+
+
 class MergeNotReady(Exception):
     """The forge cannot merge yet (checks running, mergeability being computed); retry later."""
 
 
 class Forge(ABC):
     name: str
+    #: Whether something starts checks on every PR by itself (GitHub's CI does, on each push), so
+    #: that a PR with none yet has them still to come; on the local forge nothing does.
+    runs_checks: bool = False
 
     def status_context(self, environment: str) -> str:
         return promotion_branch(environment)
@@ -78,6 +113,11 @@ class Forge(ABC):
     def platform_statuses(self, sha: str) -> list[Status]:
         """Every status posted on a platform-repo commit (by the clusters' reconcilers), oldest
         first, all pages."""
+
+    def pr_checks(self, pr: PullRequest) -> list[PRCheck] | None:
+        """The checks on ``pr``'s head commit, the newest per name; None where the forge keeps no
+        checks at all."""
+        return None
 
     def comment(self, pr: PullRequest, body: str) -> None:  # noqa: B027 - optional
         """Add a note to the PR where the forge has comments."""

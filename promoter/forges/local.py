@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from promoter.clock import Clock
 from promoter.errors import GitError
-from promoter.forges.base import Forge, MergeNotReady, PullRequest
+from promoter.forges.base import Forge, MergeNotReady, PRCheck, PullRequest, status_check
 from promoter.forges.notes import NOTES_REF, NoteStatuses
 from promoter.forges.notesync import SharedNotes
 from promoter.gitcmd import Git
@@ -65,6 +65,12 @@ class LocalForge(Forge):
 
     def platform_statuses(self, sha: str) -> list[Status]:
         return NoteStatuses(self.remote).history(sha)
+
+    def pr_checks(self, pr: PullRequest) -> list[PRCheck]:
+        """The statuses posted on the PR's head commit (``promoter report-status``, kept as notes
+        of the platform repo), the newest per context; nothing else runs checks here."""
+        latest = {s.context: s for s in self.platform_statuses(pr.head_sha)}
+        return [status_check(s.context, s.state, s.target_url) for s in latest.values()]
 
     def find_pr(self, env: Environment, head_branch: str) -> PullRequest | None:
         heads = self.platform.fetch([head_branch, env.gitops_branch])

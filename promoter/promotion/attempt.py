@@ -26,6 +26,7 @@ from promoter.promotion.graph import upstream_states
 from promoter.promotion.landing import BaseMoved, Landing, MergePending
 from promoter.promotion.mixed import Held
 from promoter.promotion.options import Options
+from promoter.promotion.prchecks import PRChecks, Verdict
 from promoter.promotion.removals import Scene, find, judge
 from promoter.promotion.report import EnvResult, WaveResult, change_summary, pr_body, pr_title, wave_rows
 from promoter.promotion.rollback import Rollbacks
@@ -132,7 +133,9 @@ class Attempts(Unchanged, ABC):
             )
             self.out.say(f"{env.name}: supersedes the pending promotion of {superseded[:12]}")
         merge_sha, pr_url = self._land(main, env, step, planned, promotion_sha, superseded)
-        landed = self._progress(replace(result, merge_sha=merge_sha, pr_url=pr_url))
+        landed = self._progress(
+            replace(result, merge_sha=merge_sha, pr_url=pr_url, checks=self._partial.checks)
+        )
         return self._gates(main, env, step, merge_sha, landed)
 
     def _progress(self, result: EnvResult) -> EnvResult:
@@ -236,7 +239,6 @@ class Attempts(Unchanged, ABC):
     ) -> tuple[str, str | None]:
         """Merge by the environment's policy; the merge commit and the PR's URL."""
         context, prefix = self.statuses.context_of(env), step.prefix(env.name)
-        title = pr_title(env.name, main.commit, self.cp.git.subject(main.commit), step.label)
 
         def opened(pr: PullRequest) -> None:
             self._prs[env.name] = pr
@@ -254,12 +256,13 @@ class Attempts(Unchanged, ABC):
                 branch=promotion_branch(env.name),
                 base=planned.base,
                 sha=sha,
-                title=title,
+                title=pr_title(env.name, main.commit, self.cp.git.subject(main.commit), step.label),
                 body=self._body(main, env, step, planned, superseded),
                 deadline=self._merge_deadline(main, env, step),
                 on_open=opened,
                 who=prefix,
                 labels=planned.rendered.labels,
+                checks=self._pr_checks(env, prefix),
             )
         except MergePending as pending:  # since when: as the PR's status recorded it
             raise self._merge_pending(env, step, pending, self._since(main, env, step, "merge")) from None
@@ -275,6 +278,16 @@ class Attempts(Unchanged, ABC):
         self.statuses.post(main.commit, context, "pending", pending_description(step, what), landed.pr.url)
         self.out.say(f"{prefix}: merged {landed.merge_sha[:12]} into {env.gitops_branch}")
         return landed.merge_sha, landed.pr.url
+
+    def _pr_checks(self, env: Environment, prefix: str) -> PRChecks | None:
+        """``prChecks``: the PR's required checks; what each look saw goes in the step's result."""
+        if env.pr_checks is None:
+            return None
+
+        def seen(verdict: Verdict) -> None:
+            self._progress(replace(self._partial, checks=list(verdict.checks)))
+
+        return PRChecks(self.forge, env, self.out.say, prefix, seen)
 
     def _body(
         self, main: MainObjects, env: Environment, step: Step, planned: Planned, superseded: str | None

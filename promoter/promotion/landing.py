@@ -21,6 +21,7 @@ from promoter.errors import GitError, MergeRefused, Superseded
 from promoter.forges.base import Forge, MergeNotReady, PullRequest
 from promoter.model import Environment
 from promoter.platform.repo import PlatformRepo
+from promoter.promotion.prchecks import PRChecks
 
 
 class BaseMoved(GitError):
@@ -38,12 +39,14 @@ class Landed:
 
 
 class MergePending(Exception):  # not an error: a run that does not wait stops here
-    """The PR is not merged yet and the run does not wait for it (``--wait none``)."""
+    """The PR is not merged yet and the run does not wait for it (``--wait none``); ``checks``:
+    because its required checks (``prChecks``) are pending."""
 
-    def __init__(self, pr: PullRequest, why: str) -> None:
+    def __init__(self, pr: PullRequest, why: str, *, checks: bool = False) -> None:
         super().__init__(why)
         self.pr = pr
         self.why = why
+        self.checks = checks
 
 
 @dataclass(frozen=True)
@@ -80,10 +83,12 @@ class Landing:
         wait_for_human: bool = True,
         who: str = "",
         labels: tuple[str, ...] = (),
+        checks: PRChecks | None = None,
     ) -> Landed:
         """Land ``sha`` (already pushed to ``branch``, the PR's head) on ``env``'s branch;
         ``who`` starts the progress lines (``prod: wave canary (1/2)``; the environment's name
-        by default); ``labels`` go on its PR."""
+        by default); ``labels`` go on its PR; ``checks``: the PR's own checks that must pass
+        before it is merged."""
         if env.merge == "direct":
             self.push_onto(env, base, sha)
             return Landed(sha, None)
@@ -92,7 +97,7 @@ class Landing:
         if env.merge == "manual" and not wait_for_human:
             return Landed(None, pr)
         try:
-            return Landed(self.wait_merge(env, pr, sha, deadline, title, base, who), pr)
+            return Landed(self.wait_merge(env, pr, sha, deadline, title, base, who, checks), pr)
         except MergePending:
             if wait_for_human:
                 raise
@@ -125,10 +130,12 @@ class Landing:
         title: str,
         base: str | None = None,
         who: str = "",
+        checks: PRChecks | None = None,
     ) -> str:
         """Until ``pr`` is merged: merge it (auto) or wait for a human (manual). With ``base``, an
         auto merge happens only onto that base: merging a render onto content it was not
-        planned on would mix two promotions."""
+        planned on would mix two promotions. With ``checks``, nothing is merged while a required
+        check is pending, and one that fails fails the environment."""
         started = self.clock.now()
         next_progress = started + self.pacing.progress_interval
         last = "waiting"
@@ -136,19 +143,20 @@ class Landing:
             now_pr = self._observe(env, pr, sha)
             if now_pr.state == "merged" and now_pr.merge_sha:
                 return now_pr.merge_sha
-            if env.merge == "auto":
+            held = False
+            if checks is not None and not checks.ready(now_pr):
+                held, last = True, checks.why
+            elif env.merge == "auto":
                 merged, last = self._try_merge(env, now_pr, sha, title, base, last)
                 if merged:
                     return merged
             now = self.clock.now()
             if now >= deadline:
-                raise MergeRefused(
-                    f"{env.name}: {pr.url} was not merged within the timeout ({last})"
-                    if not self.pacing.wait
-                    else f"{env.name}: {pr.url} was not merged within {format_duration(now - started)} ({last})"
-                )
-            if not self.pacing.wait and (env.merge != "auto" or now - started >= self.pacing.settle):
-                raise MergePending(now_pr, last)
+                if held and checks is not None:
+                    raise checks.timed_out(now_pr)
+                raise self._refused(env, pr, last, now - started)
+            if not self.pacing.wait and (env.merge != "auto" or held or now - started >= self.pacing.settle):
+                raise MergePending(now_pr, last, checks=held)
             if now >= next_progress:
                 self.out.progress(
                     f"{who or env.name}: waiting {format_duration(now - started)} "
@@ -156,6 +164,11 @@ class Landing:
                 )
                 next_progress = now + self.pacing.progress_interval
             self.clock.sleep(min(self.pacing.poll_interval, max(deadline - now, 0.05)))
+
+    def _refused(self, env: Environment, pr: PullRequest, last: str, waited: float) -> MergeRefused:
+        if not self.pacing.wait:
+            return MergeRefused(f"{env.name}: {pr.url} was not merged within the timeout ({last})")
+        return MergeRefused(f"{env.name}: {pr.url} was not merged within {format_duration(waited)} ({last})")
 
     def _observe(self, env: Environment, pr: PullRequest, sha: str) -> PullRequest:
         """The PR as the forge has it now: merged (with its merge sha), or still open on ``sha``."""

@@ -6,6 +6,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from promoter.forges.base import PRCheck
 from promoter.gates.runner import GateOutcome
 from promoter.platform.objects import Change
 from promoter.promotion.waiting import Wait
@@ -66,6 +67,7 @@ class EnvResult:
     requests: int = 0
     waves: list[WaveResult] = field(default_factory=list)
     wait: Wait | None = None  # state "waiting": what for, since when
+    checks: list[PRCheck] = field(default_factory=list)  # prChecks: the PR's required checks, last seen
 
     @property
     def ok(self) -> bool:
@@ -112,12 +114,13 @@ class Report:
                     **{
                         _camel(k): v
                         for k, v in asdict(r).items()
-                        if k not in ("changes", "gates", "waves", "wait")
+                        if k not in ("changes", "gates", "waves", "wait", "checks")
                     },
                     "changes": {k: asdict(c) for k, c in sorted(r.changes.items())},
                     "gates": [asdict(g) for g in r.gates],
                     "waves": [w.to_json() for w in r.waves],
                     "waiting": r.wait.to_json() if r.wait else None,
+                    "prChecks": [c.to_json() for c in r.checks],
                 }
                 for r in self.results
             ],

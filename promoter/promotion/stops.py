@@ -61,9 +61,10 @@ class Stops:
 
     def _merge_pending(self, env: Environment, step: Step, pending: MergePending, started: float) -> Waiting:
         """Where a run that does not wait for a merge stops: a human's merge (or review) is an
-        event; an automatic merge is worth trying again after the poll interval."""
-        manual = env.merge == "manual"
-        review = "review" in pending.why.lower()
+        event; an automatic merge, and the PR's pending checks (``prChecks``), are worth looking
+        at again after the poll interval."""
+        manual = env.merge == "manual" and not pending.checks
+        review = "review" in pending.why.lower() and not pending.checks
         why = f"someone to merge {pending.pr.url}" if manual else f"{pending.pr.url}: {pending.why}"
         return Waiting(
             Wait(

@@ -15,6 +15,7 @@ from promoter.cli import summary
 from promoter.cli.commands.diff import EnvDiff, diff_markdown, fence, file_patch
 from promoter.cli.main import cli
 from promoter.errors import ConfigError, PromotionFailed, UsageError
+from promoter.forges.base import PRCheck
 from promoter.gates.runner import GateOutcome
 from promoter.platform.objects import Change
 from promoter.promotion.report import EnvResult, Report
@@ -160,6 +161,22 @@ def test_summary_table_and_diagram(monkeypatch: pytest.MonkeyPatch) -> None:
         "  class env2 idle",
     ]
     assert "ghp_secretvalue" not in text
+
+
+def test_the_summary_lists_each_environments_pr_checks_with_their_links() -> None:
+    checks = [
+        PRCheck("kubeconform", "check-run", "failure", "timed_out", "https://github.com/o/p/runs/7"),
+        PRCheck("policy|opa", "status", "success", "success"),
+    ]
+    message = "qa: PR check kubeconform failed (timed_out): https://github.com/o/p/runs/7"
+    text = summary.summary_markdown(report(EnvResult("qa", "failure", message, checks=checks)), ["qa"])
+    lines = text.splitlines()
+    assert (
+        "- **qa** PR checks: ❌ [kubeconform](https://github.com/o/p/runs/7) timed_out, ✅ policy\\|opa success"
+        in lines
+    )
+    assert "- **qa**: PR check kubeconform failed (timed_out): https://github.com/o/p/runs/7" in lines
+    assert "PR checks" not in summary.summary_markdown(report(EnvResult("qa", "success")), ["qa"])
 
 
 def test_mermaid_labels_cannot_break_out() -> None:

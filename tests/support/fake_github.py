@@ -39,7 +39,10 @@ import urllib3
 
 from promoter.clock import FakeClock
 from tests.support.fake_github_objects import (
+    check_run,
+    check_run_pull,
     combined_status,
+    github_app,
     label,
     pull_request,
     repository,
@@ -150,6 +153,7 @@ class FakeGitHub:
         self.repos: dict[str, FakeRepo] = {}
         self.pulls: dict[tuple[str, int], dict[str, Any]] = {}
         self.statuses: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        self.check_runs: dict[tuple[str, str], list[dict[str, Any]]] = {}  # oldest first
         self.labels: dict[str, dict[str, dict[str, Any]]] = {}
         self.variables: dict[str, dict[str, str]] = {}  # repo -> Actions variable -> value
         self.dispatches: list[tuple[str, dict[str, Any]]] = []  # (repo, body) of repository_dispatch
@@ -215,11 +219,50 @@ class FakeGitHub:
             latest[status["context"]] = status
         return latest
 
-    def post_status(self, full_name: str, sha: str, context: str, state: str, description: str = "") -> None:
+    def post_status(
+        self,
+        full_name: str,
+        sha: str,
+        context: str,
+        state: str,
+        description: str = "",
+        target_url: str | None = None,
+    ) -> None:
         """A status posted by someone else (a reconciler, a CI system)."""
-        self._add_status(
-            full_name, sha, {"state": state, "context": context, "description": description}, "flux"
-        )
+        body = {"state": state, "context": context, "description": description, "target_url": target_url}
+        self._add_status(full_name, sha, body, "flux")
+
+    def add_check_run(
+        self,
+        full_name: str,
+        sha: str,
+        name: str,
+        status: str = "queued",
+        conclusion: str | None = None,
+        *,
+        app: str = "github-actions",
+        suite: int | None = None,
+    ) -> dict[str, Any]:
+        """A check run a CI App starts on ``sha`` (a new check suite unless ``suite``); a re-run
+        is another check run of the same name, in a new suite."""
+        run = {
+            "id": self._new_id(),
+            "name": name,
+            "head_sha": sha,
+            "status": status,
+            "conclusion": conclusion,
+            "suite": suite or self._new_id(),
+            "app": app,
+            "started_at": self._iso(),
+            "completed_at": self._iso() if status == "completed" else None,
+        }
+        self.check_runs.setdefault((full_name, sha), []).append(run)
+        return run
+
+    def finish_check_run(self, run: dict[str, Any], conclusion: str, status: str = "completed") -> None:
+        """The App reports a check run's progress or its end."""
+        run.update(status=status, conclusion=conclusion if status == "completed" else None)
+        run["completed_at"] = self._iso() if status == "completed" else None
 
     def human_merges(self, full_name: str, number: int) -> None:
         self._merge(self.repos[full_name], self.pulls[(full_name, number)], None, "octocat")
@@ -415,6 +458,7 @@ class FakeGitHub:
             ("POST", rf"{repo}/statuses/(?P<sha>\w+)", self._create_status, "create_status"),
             ("GET", rf"{repo}/commits/(?P<ref>[^/]+)/statuses", self._list_statuses, "get_statuses"),
             ("GET", rf"{repo}/commits/(?P<ref>[^/]+)/status", self._combined, "get_statuses"),
+            ("GET", rf"{repo}/commits/(?P<ref>[^/]+)/check-runs", self._list_check_runs, "get_check_runs"),
             ("GET", rf"{repo}/installation", self._installation, "app"),
             ("POST", r"/app/installations/(?P<id>\d+)/access_tokens", self._access_token, "app"),
             ("POST", r"/graphql", self._graphql, "graphql"),
@@ -674,6 +718,34 @@ class FakeGitHub:
         chunk = latest[(page - 1) * per_page : page * per_page]
         body = combined_status(self.api_url, repository(self.api_url, self.web_url, repo), sha, latest, chunk)
         return 200, body, {}
+
+    def _list_check_runs(self, params: dict[str, str], query: dict[str, str], body: Any, headers: Any) -> Any:
+        """Newest first; ``filter=latest`` (GitHub's default) keeps the newest run of a name in
+        each check suite, ``all`` every run."""
+        repo = self._repo(params)
+        sha = self._resolve(repo, params["ref"])
+        runs = list(reversed(self.check_runs.get((repo.full_name, sha), [])))
+        if query.get("filter", "latest") == "latest":
+            newest: dict[tuple[str, int], dict[str, Any]] = {}
+            for r in runs:
+                newest.setdefault((r["name"], r["suite"]), r)
+            runs = list(newest.values())
+        web = [self._check_run_json(repo, r) for r in runs]
+        status, chunk, extra = self._page(
+            web, query, f"/repos/{repo.full_name}/commits/{params['ref']}/check-runs"
+        )
+        return status, {"total_count": len(web), "check_runs": chunk}, extra
+
+    def _check_run_json(self, repo: FakeRepo, run: dict[str, Any]) -> dict[str, Any]:
+        app = github_app(
+            self.api_url, self.web_url, run["app"], 15368 if run["app"] == "github-actions" else 4711
+        )
+        pulls = [
+            check_run_pull(self.api_url, repo.id, repo.full_name, pr, repo.ref(pr["base"]) or "")
+            for (name, _), pr in sorted(self.pulls.items())
+            if name == repo.full_name and pr["state"] == "open" and pr["head_sha"] == run["head_sha"]
+        ]
+        return check_run(self.api_url, self.web_url, repo.full_name, run, app, pulls)
 
     # -------------------------------------------------------------- GitHub App
 

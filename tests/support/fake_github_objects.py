@@ -279,3 +279,74 @@ def combined_status(
         "commit_url": f"{api}/repos/{name}/commits/{sha}",
         "url": f"{api}/repos/{name}/commits/{sha}/status",
     }
+
+
+def github_app(api: str, web: str, slug: str, app_id: int) -> dict[str, Any]:
+    """An App as embedded in a check run (GitHub's ``integration``)."""
+    owner = user(api, web, "github" if slug == "github-actions" else "org", 9919, "Organization")
+    return {
+        "id": app_id,
+        "client_id": f"Iv1.{app_id:016x}",
+        "slug": slug,
+        "node_id": f"MDM6QXBw{app_id}",
+        "owner": owner,
+        "name": "GitHub Actions" if slug == "github-actions" else slug,
+        "description": "Automate your workflow from idea to production",
+        "external_url": f"{web}/features/actions" if slug == "github-actions" else f"{web}/apps/{slug}",
+        "html_url": f"{web}/apps/{slug}",
+        "created_at": "2018-07-30T09:30:17Z",
+        "updated_at": "2024-04-10T20:33:16Z",
+        "permissions": {"checks": "write", "contents": "read", "metadata": "read", "statuses": "write"},
+        "events": ["check_run", "check_suite", "pull_request", "push"],
+    }
+
+
+def check_run(
+    api: str,
+    web: str,
+    repo: str,
+    run: dict[str, Any],
+    app: dict[str, Any],
+    pulls: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """A check run (``GET /repos/{o}/{r}/commits/{ref}/check-runs``), from the fake's record:
+    ``run`` holds id, name, head_sha, status, conclusion, suite, started_at, completed_at."""
+    rid = run["id"]
+    url = f"{api}/repos/{repo}/check-runs/{rid}"
+    done = run["status"] == "completed"
+    return {
+        "id": rid,
+        "name": run["name"],
+        "node_id": f"CR_kwDO{rid}",
+        "head_sha": run["head_sha"],
+        "external_id": str(rid),
+        "url": url,
+        "html_url": f"{web}/{repo}/runs/{rid}",
+        "details_url": f"{web}/{repo}/actions/runs/{rid}/job/{rid}",
+        "status": run["status"],
+        "conclusion": run["conclusion"],
+        "started_at": run["started_at"],
+        "completed_at": run["completed_at"],
+        "output": {
+            "title": run["conclusion"] if done else None,
+            "summary": run.get("summary") or None,
+            "text": None,
+            "annotations_count": 0,
+            "annotations_url": f"{url}/annotations",
+        },
+        "check_suite": {"id": run["suite"]},
+        "app": app,
+        "pull_requests": pulls,
+    }
+
+
+def check_run_pull(api: str, repo_id: int, repo: str, pr: dict[str, Any], base_sha: str) -> dict[str, Any]:
+    """A pull request as a check run lists it: number and the heads, no more."""
+    brief = {"id": repo_id, "url": f"{api}/repos/{repo}", "name": repo.split("/")[1]}
+    return {
+        "url": f"{api}/repos/{repo}/pulls/{pr['number']}",
+        "id": pr["id"],
+        "number": pr["number"],
+        "head": {"ref": pr["head"], "sha": pr["head_sha"], "repo": brief},
+        "base": {"ref": pr["base"], "sha": base_sha, "repo": brief},
+    }

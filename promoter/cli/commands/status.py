@@ -17,12 +17,13 @@ from promoter.clock import format_duration, iso, parse_iso
 from promoter.console import Console
 from promoter.controlplane.repo import ControlPlane
 from promoter.errors import shorten
-from promoter.forges.base import Forge
+from promoter.forges.base import Forge, PRCheck
 from promoter.model import DESCRIPTION_LIMIT, Environment, Status
 from promoter.platform.provenance import Provenance
 from promoter.promotion import graph as graphs
 from promoter.promotion.control import ChangeControl
 from promoter.promotion.options import Options
+from promoter.promotion.prchecks import line_of, open_pr_verdict
 from promoter.promotion.waiting import waiting_on
 from promoter.promotion.waves import Step, resolve, whole
 from promoter.runtime import build_runtime
@@ -71,6 +72,7 @@ def status(control_plane: str | None, commit: str | None, output: str, main_bran
                 "waiting": waiting_on(st, _steps(cp, env)),
                 "follows": list(pipeline.upstreams(env.name)),
                 "waitsOn": [] if st else graphs.waits_on(pipeline, env.name, states),
+                "prChecks": _pr_checks(runtime.forge_for(env), env, st),
                 **_control(control, env, runtime.forge_for(env) if _pr_open(st) else None),
             }
         )
@@ -99,6 +101,9 @@ def _show_row(row: dict[str, Any], sha: str, now: float, width: int = 10, *, gra
             click.echo(f"    waits on {', '.join(row['waitsOn'])}")
     if row["waiting"]:
         click.echo(f"    {_waiting_text(row['waiting'], now)}")
+    for c in row["prChecks"] or ():
+        check = PRCheck(c["name"], c["kind"], c["state"], c["detail"], c["url"], c["app"] or "")
+        click.echo(f"    PR check {line_of(check)}")
     if row["held"]:
         click.echo(f"    HELD: {row['held']['description']}")
     if row["window"]:
@@ -109,6 +114,17 @@ def _show_row(row: dict[str, Any], sha: str, now: float, width: int = 10, *, gra
             for ct, m in wave["mainCommits"].items()
         )
         click.echo(f"    wave {wave['name']}: {held}")
+
+
+def _pr_checks(forge: Forge, env: Environment, st: Status | None) -> list[dict[str, Any]] | None:
+    """``prChecks``: the required checks of the open promotion PR, each with its link, while
+    the promotion waits to merge or failed before its merge; None otherwise."""
+    if env.pr_checks is None or st is None or st.state not in ("pending", "failure"):
+        return None
+    verdict = open_pr_verdict(forge, env)
+    if verdict is None:
+        return None
+    return [c.to_json() for c in verdict.checks]
 
 
 def _pr_open(st: Status | None) -> bool:

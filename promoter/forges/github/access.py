@@ -9,6 +9,9 @@ run, not as a warning in its log (docs/github-actions.md#holds-windows-and-overr
 - **Variables read and write** on the control plane (the heartbeat): the variable read, and,
   when it exists, written back with the value it has (nothing changes).
 - **Commit statuses read** on the control plane.
+- **Checks read** and **Commit statuses read** on a platform repo whose environments require
+  their PRs' checks (``prChecks``): its check runs and combined status read at the environment's
+  branch.
 """
 
 from __future__ import annotations
@@ -100,6 +103,34 @@ def check_statuses(http: GitHubHttp, credentials: Credentials, repo: str, commit
     return Finding(True, f"{repo}: Commit statuses read ok")
 
 
+def check_pr_checks(http: GitHubHttp, credentials: Credentials, repo: str, branch: str) -> Finding:
+    """``prChecks``: the check runs and the combined status of ``branch`` can be read."""
+    gh = http.client(credentials.api_auth(repo))
+    base = f"{http.api_url}/repos/{repo}/commits/{branch}"
+    for path, needs in (("check-runs", "Checks read"), ("status", "Commit statuses read")):
+        read = functools.partial(gh.requester.requestJsonAndCheck, "GET", f"{base}/{path}", {"per_page": 1})
+        try:
+            http.call(f"read {path}", read)
+        except GitHubRequestError as err:
+            if err.status != 422:  # a branch GitHub does not have yet: the permission is not in question
+                return Finding(
+                    False,
+                    f"{repo}: the promotion PRs' checks cannot be read ({needs}): prChecks would fail: "
+                    f"{mask(one_line(str(err)))}",
+                )
+    return Finding(True, f"{repo}: Checks read and Commit statuses read ok (prChecks)")
+
+
+def _pr_checks(pipeline: Pipeline, http: GitHubHttp, credentials: Credentials) -> list[Finding]:
+    """Each platform repo with an environment that has ``prChecks``, checked once."""
+    found: dict[str, Finding] = {}
+    for env in pipeline.environments:
+        repo = parse_repo_url(pipeline.platform_of(env))
+        if env.pr_checks is not None and repo is not None and repo.full_name not in found:
+            found[repo.full_name] = check_pr_checks(http, credentials, repo.full_name, env.gitops_branch)
+    return list(found.values())
+
+
 def check_github(
     cp: ControlPlane, pipeline: Pipeline, commit: str, variable: str, clock: Clock, environ: Mapping[str, str]
 ) -> list[Finding]:
@@ -130,4 +161,4 @@ def check_github(
     for name, repo in platforms.items():
         token = functools.partial(credentials.token, name)
         findings.append(check_contents(cp.git, name, repo.git_url, token, commit, "the promotion branches"))
-    return findings
+    return [*findings, *_pr_checks(pipeline, http, credentials)]

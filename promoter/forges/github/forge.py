@@ -18,7 +18,8 @@ from github.PullRequestMergeStatus import PullRequestMergeStatus
 
 from promoter.clock import Clock
 from promoter.errors import ForgeError, MergeRefused, shorten
-from promoter.forges.base import Forge, MergeNotReady, PRState, PullRequest
+from promoter.forges.base import Forge, MergeNotReady, PRCheck, PRState, PullRequest
+from promoter.forges.github import checks
 from promoter.forges.github.api import GitHubHttp, GitHubRequestError
 from promoter.forges.github.auth import Credentials, credentials_from_env
 from promoter.forges.github.policy import RetryPolicy
@@ -43,6 +44,7 @@ class GitHubForge(Forge):
     """PRs on the platform repo, statuses on the control-plane repo, all on one GitHub."""
 
     name = "github"
+    runs_checks = True  # CI starts its check suites on every push
 
     def __init__(
         self,
@@ -207,6 +209,9 @@ class GitHubForge(Forge):
         if state in WAITING:
             raise MergeNotReady(f"{url} cannot be merged yet: {WAITING[state]}")
         return self._merge(obj, expected_head, message)
+
+    def pr_checks(self, pr: PullRequest) -> list[PRCheck]:
+        return checks.pr_checks(self.http, self._gh, self._repo.url, pr.head_sha)
 
     def comment(self, pr: PullRequest, body: str) -> None:
         if pr.number is None:

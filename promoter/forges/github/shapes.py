@@ -84,6 +84,21 @@ PULL = _object(
     mergeable=_typed(bool, optional=True),
 )
 STATUS = _object(context=TEXT, state=_typed(str, pattern=r"pending|success|failure|error"))
+
+
+def _app(value: Any) -> str | None:
+    """The App that ran a check run: an object with its slug, or null."""
+    return None if value is _MISSING or value is None else _object(slug=TEXT)(value)
+
+
+CHECK_RUN = _object(
+    id=_typed(int),
+    name=TEXT,
+    status=TEXT,
+    conclusion=_typed(str, optional=True),
+    html_url=_typed(str, optional=True),
+    app=_app,
+)
 ANY_OBJECT = _object()
 
 # (methods, path pattern after the API prefix, expected shape), first match wins.
@@ -95,6 +110,11 @@ ANSWERS: list[tuple[frozenset[str], re.Pattern[str], Check]] = [
     (frozenset({"PUT"}), re.compile(_REPO + r"/pulls/\d+/merge"), _object(sha=SHA, merged=_typed(bool))),
     (frozenset({"GET"}), re.compile(_REPO + r"/commits/[^/]+/statuses"), _list(STATUS)),
     (frozenset({"GET"}), re.compile(_REPO + r"/commits/[^/]+/status"), _object(statuses=_list(STATUS))),
+    (
+        frozenset({"GET"}),
+        re.compile(_REPO + r"/commits/[^/]+/check-runs"),
+        _object(total_count=_typed(int), check_runs=_list(CHECK_RUN)),
+    ),
     (frozenset({"POST"}), re.compile(_REPO + r"/statuses/[^/]+"), STATUS),
     (frozenset({"POST"}), re.compile(_REPO + r"/issues/\d+/comments"), _object(id=_typed(int))),
     (frozenset({"POST"}), re.compile(_REPO + r"/issues/\d+/labels"), _list(ANY_OBJECT)),

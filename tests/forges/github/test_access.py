@@ -102,3 +102,30 @@ def test_a_local_platform_repo_has_nothing_to_check(factory: ControlPlaneFactory
     assert result.output.splitlines()[-1] == (
         "error: --github: the Pipeline's platform repo is not on GitHub; there is nothing to check"
     )
+
+
+def require_pr_checks(w: World, factory: ControlPlaneFactory) -> None:
+    text = (w.control_plane / "promoter.yaml").read_text()
+    text = text.replace("    - name: dev\n", "    - name: dev\n      prChecks: {require: all}\n", 1)
+    factory.commit("main", {"promoter.yaml": text}, "require PR checks", keep=True)
+
+
+def test_pr_checks_need_checks_read_on_the_platform_repo(world: World, factory: ControlPlaneFactory) -> None:
+    code, output = validate(world)
+    assert code == 0 and "prChecks" not in output  # nothing asked of a Pipeline without them
+
+    require_pr_checks(world, factory)
+    code, output = validate(world)
+    assert code == 0, output
+    assert "github: org/platform: Checks read and Commit statuses read ok (prChecks)" in output
+    reads = [c.path for c in world.fake.calls("get_check_runs")]
+    assert reads == ["/repos/org/platform/commits/dev/check-runs"]
+
+    world.fake.fail("get_check_runs", "403", times=10)  # a token or App without Checks read
+    code, output = validate(world)
+    assert code == 2, output
+    assert (
+        "github: error: org/platform: the promotion PRs' checks cannot be read (Checks read): prChecks would fail: "
+        in output
+    )
+    assert "Resource not accessible by integration" in output
