@@ -12,6 +12,7 @@ from promoter.model import MainObjects
 from tests.controlplane.test_bad_input import Case, _check
 from tests.support.helpers import ENV, PIPELINE, ControlPlaneFactory
 from tests.support.ordering import target, workload
+from tests.support.paths import ROOT
 
 A = "workloads/app.yaml"
 D = "workloads/db.yaml"
@@ -129,3 +130,25 @@ def test_every_problem_of_depends_on_at_once(factory: ControlPlaneFactory) -> No
         f"{A}:10: {ITEM}: no workload 'dbb' on main, did you mean 'db'?",
         f"{A}:14: spec.deploymentTargets[1].dependsOn[0]: app/b cannot depend on itself",
     ]
+
+
+def test_the_example_of_the_docs_reads_as_they_say(factory: ControlPlaneFactory) -> None:
+    """docs/configuration.md#ordering-on-a-cluster: its Workload, with the workloads it names."""
+    docs = (ROOT / "docs" / "configuration.md").read_text()
+    section = docs[docs.index("#### Ordering on a cluster") :]
+    shop = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    main = _main(
+        factory,
+        {
+            "workloads/shop.yaml": shop,
+            "workloads/postgres.yaml": workload("postgres", target("dev"), target("qa", "qa")),
+            "workloads/cert-manager.yaml": workload("cert-manager", target("dev-cluster")),
+        },
+    )
+    web = main.workloads["shop"].targets[1]
+    assert [(w, t) for w, t, _ in web.depends_on] == [
+        ("postgres", "dev"),
+        ("shop", "migrate"),
+        ("cert-manager", "dev-cluster"),
+    ]
+    assert web.depth == 1
