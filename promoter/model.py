@@ -328,6 +328,9 @@ class DeploymentTarget:
     labels: dict[str, str]
     manifests: dict[str, Any]
     source: Source
+    #: ``dependsOn``: (workload, target, line of the item in this target's file), resolved when read
+    depends_on: tuple[tuple[str, str, int | None], ...] = ()
+    depth: int = 0  # the longest chain of dependsOn below it (0: none): Argo CD's sync wave
 
 
 @dataclass(frozen=True)

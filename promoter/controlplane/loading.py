@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import nullcontext
 from typing import Any
 
+from promoter.controlplane import ordering
 from promoter.controlplane.documents import (
     ENV_KINDS,
     MAIN_KINDS,
@@ -108,7 +109,7 @@ def load_main(git: Git, commit: str) -> MainObjects:
             file=PIPELINE_FILE,
         )
     check_output_names(workloads)
-    return MainObjects(commit, pipeline, templates, workloads, schemas)
+    return MainObjects(commit, pipeline, templates, ordering.resolve(workloads), schemas)
 
 
 def _check_target_environments(

@@ -11,6 +11,7 @@ from promoter.controlplane.documents import (
     selector,
 )
 from promoter.controlplane.fields import Fields
+from promoter.controlplane.ordering import dependencies_from
 from promoter.controlplane.sources import check_manifests
 from promoter.controlplane.yamlfile import LDict, line_of, plain
 from promoter.errors import ConfigError, Problems
@@ -71,7 +72,7 @@ def deployment_targets(spec: Fields, file: str, *, strict: bool = False) -> tupl
     """A Workload's ``spec.deploymentTargets`` (Kalypso's Workloads have the same shape): unique
     names, an environment, labels, and ``manifests`` with a non-empty ``repo``. ``strict``:
     promoter's own Workloads, whose ``manifests`` take only their source kind's keys (Kalypso's
-    are a free map of strings its templates read)."""
+    are a free map of strings its templates read), and which may say what they ``dependsOn``."""
     targets: list[DeploymentTarget] = []
     seen: set[str] = set()
     for path, line, item in spec.items("deploymentTargets"):
@@ -89,8 +90,10 @@ def deployment_targets(spec: Fields, file: str, *, strict: bool = False) -> tupl
         manifests.text("repo", required=True)
         for key in manifests.value:
             manifests.any(key)
+        depends_on = dependencies_from(t) if strict else ()  # Kalypso's Workloads have no dependsOn
+        source = Source(file, line)
         targets.append(
-            DeploymentTarget(name, environment, labels, plain(manifests.value), Source(file, line))
+            DeploymentTarget(name, environment, labels, plain(manifests.value), source, depends_on)
         )
         t.done()
     return tuple(targets)

@@ -17,6 +17,10 @@ cluster applies):
   rule), and reads ``valuesFrom`` only from its own namespace;
 - a source a Kustomization or HelmRelease names without a namespace is looked up in its own
   namespace: one rendered beside it under that name but in another namespace is an error;
+- Flux's ``dependsOn`` waits for objects of the referrer's own kind only (a Kustomization for
+  Kustomizations, a HelmRelease for HelmReleases): one that names, in the folder, only an object
+  of the other kind, or itself, would wait forever (one that names nothing in the folder is
+  not judged: the cluster may hold it, as its bootstrap Kustomization);
 - Argo CD syncs into a destination namespace that exists or that it creates
   (``CreateNamespace=true``).
 """
@@ -186,6 +190,9 @@ def check_folder(docs: list[Doc]) -> list[Problem]:
     namespaces = {d.name for d in docs if d.body.get("kind") == "Namespace"}
     configmaps = ConfigMaps([d for d in docs if d.group_kind == ("", "ConfigMap")])
     sources = {(str(d.body.get("kind")), d.name): d.namespace for d in docs if d.body.get("kind") in SOURCES}
+    waiters = {
+        (d.group_kind, d.namespace, d.name) for d in docs if d.group_kind in (KUSTOMIZATION, HELMRELEASE)
+    }
     for doc in docs:
         rules: Iterator[str] = iter(())
         if doc.group_kind == KUSTOMIZATION:
@@ -195,6 +202,8 @@ def check_folder(docs: list[Doc]) -> list[Problem]:
         elif doc.group_kind == APPLICATION:
             rules = _application_rules(doc, namespaces)
         problems += [Problem(doc.path, str(doc), r) for r in rules]
+        if doc.group_kind in (KUSTOMIZATION, HELMRELEASE):
+            problems += [Problem(doc.path, str(doc), r) for r in _dependency_rules(doc, waiters)]
         problems += [Problem(doc.path, str(doc), r) for r in _source_rules(doc, sources)]
     return problems
 
@@ -216,6 +225,25 @@ def _source_rules(doc: Doc, sources: dict[tuple[str, str], str]) -> Iterator[str
             yield (
                 f"{field} {ref.get('kind')}/{ref.get('name')} is in namespace {where}, not {doc.namespace}: "
                 "without a namespace, Flux looks in the referrer's own namespace"
+            )
+
+
+def _dependency_rules(doc: Doc, waiters: set[tuple[tuple[str, str], str, str]]) -> Iterator[str]:
+    """Flux's ``dependsOn`` names objects of the referrer's own kind, in its own namespace unless
+    it says another: ``waiters`` are the folder's Kustomizations and HelmReleases."""
+    depends = doc.spec.get("dependsOn")
+    other = HELMRELEASE if doc.group_kind == KUSTOMIZATION else KUSTOMIZATION
+    for ref in depends if isinstance(depends, list) else []:
+        if not isinstance(ref, dict):
+            continue
+        name, namespace = str(ref.get("name")), str(ref.get("namespace") or doc.namespace)
+        if (namespace, name) == (doc.namespace, doc.name):
+            yield f"dependsOn {namespace}/{name} is itself: it would never become ready"
+        elif (doc.group_kind, namespace, name) not in waiters and (other, namespace, name) in waiters:
+            yield (
+                f"dependsOn {namespace}/{name} is a {other[1]} in this folder, not a {doc.group_kind[1]}: "
+                f"Flux's dependsOn waits only for objects of the referrer's own kind, so this one would "
+                "wait forever (give both targets the same kind of source, or order them otherwise)"
             )
 
 

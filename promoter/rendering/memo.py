@@ -153,7 +153,10 @@ def folder_digests(
         for _, w, t in pairs:
             key = (w.name, t.name)
             if key not in targets:
-                targets[key] = _short((w.name, w.labels, w.workspace, t.name, t.labels, t.manifests))
+                ordering = ([(a, b) for a, b, _ in t.depends_on], t.depth)
+                targets[key] = _short(
+                    (w.name, w.labels, w.workspace, t.name, t.labels, t.manifests, ordering)
+                )
             parts.append(targets[key])
         out[name] = hashlib.sha256(" ".join(parts).encode()).hexdigest()
     return out

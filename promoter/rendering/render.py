@@ -381,6 +381,8 @@ def variables(a: Assignment) -> dict[str, Any]:
         "manifests": a.target.manifests,
         "namespace": a.namespace,
         "config": a.config,
+        "depends_on": a.dependencies,  # dependsOn: [{workload, deployment_target, name, namespace}]
+        "dependency_depth": a.target.depth,  # 0 without dependsOn: Argo CD's sync wave
     }
 
 

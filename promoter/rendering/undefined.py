@@ -57,9 +57,9 @@ def _guess(key: object, keys: list[str]) -> str:
 def describe_missing(err: MissingValue, context: Mapping[str, Any]) -> str:
     """``err`` in the words of the template: the variable, the key, what there is instead."""
     if err.owner is missing:
-        known = sorted(context)
+        known = sorted(context)  # a dozen or so, all named: a template's author looks for one
         return (
-            f"undefined variable {err.key!r}: {_guess(err.key, known)}(the variables are {_listing(known)})"
+            f"undefined variable {err.key!r}: {_guess(err.key, known)}(the variables are {', '.join(known)})"
         )
     owner = next((name for name, value in context.items() if value is err.owner), None)
     if owner is None or not isinstance(err.owner, Mapping):

@@ -7,6 +7,7 @@ from promoter.model import (
     MainObjects,
 )
 from promoter.scheduling.config import ConfigIndex
+from promoter.scheduling.ordering import check_assigned
 from promoter.scheduling.schemas import SchemaChecker
 from promoter.scheduling.targets import (
     Assignment,
@@ -27,6 +28,7 @@ class EnvironmentSchedule:
         self.pairs: dict[str, list[Pair]] = {}  # by cluster type name, in order
         for pair in pairs(main, env, environment):
             self.pairs.setdefault(pair[0].name, []).append(pair)
+        check_assigned(self.pairs, environment)  # each dependsOn assigned where its dependent is
         self.index = ConfigIndex(env.configmaps)
         self._checker = SchemaChecker(main.schemas, env.configmaps)
         self._facts: dict[tuple[str, str], frozenset[Fact]] = {}

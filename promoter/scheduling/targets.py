@@ -47,6 +47,19 @@ class Assignment:
     def namespace(self) -> str:
         return bounded(f"{self.environment}-{self.cluster_type.name}-{self.name}")
 
+    @property
+    def dependencies(self) -> list[dict[str, str]]:
+        """The targets this one comes after on its cluster type (``dependsOn``), each with the
+        ``name`` and ``namespace`` its own assignment there has (what the templates name them)."""
+        out = []
+        for workload, target, _ in self.target.depends_on:
+            name = bounded(f"{workload}-{target}")
+            namespace = bounded(f"{self.environment}-{self.cluster_type.name}-{name}")
+            out.append(
+                {"workload": workload, "deployment_target": target, "name": name, "namespace": namespace}
+            )
+        return out
+
     def __str__(self) -> str:
         return f"{self.environment}/{self.cluster_type.name}/{self.name}"
 

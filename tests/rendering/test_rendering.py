@@ -88,7 +88,8 @@ def test_undefined_variable_names_template_assignment_and_line(factory: ControlP
     assert str(err.value) == (
         "templates/broken.yaml:11: template 'broken' manifest 1, assignment dev/small/app-t: "
         "undefined variable 'nope': (the variables are cluster_type, cluster_type_labels, config, "
-        "deployment_target, environment, labels, manifests, name, namespace, workload, workspace)"
+        "dependency_depth, depends_on, deployment_target, environment, labels, manifests, name, namespace, "
+        "workload, workspace)"
     )
 
 
