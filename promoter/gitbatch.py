@@ -63,23 +63,17 @@ class BatchReader:
         trip per 16 KiB of questions: (sha, type, contents, empty for ``info``), None for a name
         git cannot resolve to an object here. Unavailable when the reader cannot ask."""
         for _, name in questions:
-            if not name or "\n" in name or "\r" in name or name != name.strip():
+            if not _askable(name):
                 raise Unavailable(name)
         with self._lock:
             proc = self._running()
-            answers: list[Answer | None] = []
             try:
-                for chunk in _chunks(questions):
-                    assert proc.stdin is not None and proc.stdout is not None
-                    proc.stdin.write(b"".join(f"{c} {n}\n".encode() for c, n in chunk) + b"flush\n")
-                    proc.stdin.flush()
-                    answers += [_answer(proc.stdout, c == "contents") for c, _ in chunk]
+                return _exchange(proc, questions)
             except (OSError, ValueError) as err:
                 self._broken = True
                 self._proc = None
                 _end(proc)
                 raise Unavailable(str(err)) from err
-            return answers
 
     def close(self) -> None:
         with self._lock:
@@ -105,6 +99,22 @@ class BatchReader:
             self._broken = True
             raise Unavailable(str(err)) from err
         return self._proc
+
+
+def _askable(name: str) -> bool:
+    """Whether the reader can carry ``name``: one line, no spaces at its ends."""
+    return bool(name) and "\n" not in name and "\r" not in name and name == name.strip()
+
+
+def _exchange(proc: subprocess.Popen[bytes], questions: Sequence[tuple[str, str]]) -> list[Answer | None]:
+    """Ask the reader a chunk of questions at a time, reading its answers after each."""
+    assert proc.stdin is not None and proc.stdout is not None
+    answers: list[Answer | None] = []
+    for chunk in _chunks(questions):
+        proc.stdin.write(b"".join(f"{c} {n}\n".encode() for c, n in chunk) + b"flush\n")
+        proc.stdin.flush()
+        answers += [_answer(proc.stdout, c == "contents") for c, _ in chunk]
+    return answers
 
 
 def _chunks(questions: Iterable[tuple[str, str]]) -> Iterable[list[tuple[str, str]]]:
@@ -192,31 +202,75 @@ def folders(reader: BatchReader, treeish: str, paths: Sequence[str]) -> dict[str
     if answers[0] is None:
         raise Unavailable(treeish)
     width = len(answers[0].sha) // 2
-    out: dict[str, list[TreeEntry]] = {}
-    for path, answer in zip(paths, answers[1:], strict=True):
-        prefix = f"{path}/" if path else ""
-        listed = tree_entries(answer.contents, width) if answer and answer.type == "tree" else []
-        out[path] = [entry(m, sha, prefix + n.decode("utf-8", "surrogateescape")) for m, sha, n in listed]
-    return out
+    return {path: _folder(path, answer, width) for path, answer in zip(paths, answers[1:], strict=True)}
+
+
+def _folder(path: str, answer: Answer | None, width: int) -> list[TreeEntry]:
+    """The entries of the folder ``path``, read as ``answer``; none when it is no tree."""
+    prefix = f"{path}/" if path else ""
+    listed = tree_entries(answer.contents, width) if answer and answer.type == "tree" else []
+    return [entry(m, sha, prefix + n.decode("utf-8", "surrogateescape")) for m, sha, n in listed]
 
 
 def files(reader: BatchReader, trees: Sequence[tuple[str, str]]) -> list[TreeEntry]:
     """Every blob and submodule under each ``(folder, tree id)``, recursively, with paths below
     ``folder``, in git's order: the trees of each depth are read in one round trip."""
-    raw: dict[str, bytes] = {}
-    level = list(dict.fromkeys(sha for _, sha in trees))
-    width = len(level[0]) // 2 if level else 20
-    while level:
-        for sha, answer in zip(level, reader.ask([("contents", sha) for sha in level]), strict=True):
-            if answer is None or answer.type != "tree":
-                raise Unavailable(sha)
-            raw[sha] = answer.contents
-        below = (sha for t in level for mode, sha, _ in tree_entries(raw[t], width) if mode == "40000")
-        level = [sha for sha in dict.fromkeys(below) if sha not in raw]
+    raw, width = _all_trees(reader, [sha for _, sha in trees])
     out: list[TreeEntry] = []
     for folder, sha in trees:
         _flatten(raw, sha, f"{folder}/" if folder else "", width, out)
     return out
+
+
+def _all_trees(reader: BatchReader, tops: list[str]) -> tuple[dict[str, bytes], int]:
+    """The raw trees ``tops`` and every tree below them, a depth per round trip; and the width
+    of an object id in bytes (20, or 32 in a SHA-256 repository)."""
+    raw: dict[str, bytes] = {}
+    level = list(dict.fromkeys(tops))
+    width = len(level[0]) // 2 if level else 20
+    while level:
+        raw.update(_raw_trees(reader, level))
+        below = (sha for t in level for mode, sha, _ in tree_entries(raw[t], width) if mode == "40000")
+        level = [sha for sha in dict.fromkeys(below) if sha not in raw]
+    return raw, width
+
+
+def _raw_trees(reader: BatchReader, shas: list[str]) -> dict[str, bytes]:
+    """The raw trees ``shas``, in one round trip; Unavailable for one that is no tree here."""
+    raw = {}
+    for sha, answer in zip(shas, reader.ask([("contents", sha) for sha in shas]), strict=True):
+        if answer is None or answer.type != "tree":
+            raise Unavailable(sha)
+        raw[sha] = answer.contents
+    return raw
+
+
+def tree_files(reader: BatchReader, treeish: str, path: str | None) -> list[TreeEntry]:
+    """Every blob and submodule under the folder ``path`` of ``treeish`` (None: the whole
+    tree), recursively, paths from the top; none when ``path`` is no folder. Unavailable when
+    ``treeish`` names no tree (``git ls-tree``'s own error then) or ``path`` is not plain."""
+    if path is None:
+        top = reader.ask([("info", f"{treeish}^{{tree}}")])[0]
+        if top is None:
+            raise Unavailable(treeish)
+        return files(reader, [("", top.sha)])
+    require_plain(path)
+    parent = path.rpartition("/")[0]
+    found = [e for e in folders(reader, treeish, [parent])[parent] if e.path == path and e.type == "tree"]
+    return files(reader, [(path, found[0].sha)]) if found else []
+
+
+def note(reader: BatchReader, notes_ref: str, sha: str) -> bytes | None:
+    """The note of the object ``sha`` on ``notes_ref``: the blob its id names in the ref's tree,
+    at whatever fan-out git gave it (``ab/cdef...``, ``ab/cd/ef...``); None when it has none."""
+    names = [f"{notes_ref}:{_fanned_out(sha, depth)}" for depth in range(4)]
+    found = [a for a in reader.ask([("contents", name) for name in names]) if a is not None]
+    return next((a.contents for a in found if a.type == "blob"), None)
+
+
+def _fanned_out(sha: str, depth: int) -> str:
+    """``sha`` as a path under ``depth`` folders of two hex digits each (``ab/cd/ef...``)."""
+    return "/".join([*(sha[2 * i : 2 * i + 2] for i in range(depth)), sha[2 * depth :]])
 
 
 def _flatten(raw: dict[str, bytes], sha: str, prefix: str, width: int, out: list[TreeEntry]) -> None:

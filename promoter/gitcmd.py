@@ -106,12 +106,7 @@ class Git:
             proc = subprocess.run(cmd, input=input, capture_output=True, env=run_env, check=False)
         except OSError as err:  # git itself missing
             raise GitError(f"cannot run git: {err}") from err
-        if trace.enabled():
-            trace.note(
-                " ".join(["git", *args, *operands, *paths]),
-                f"exit {proc.returncode}",
-                time.monotonic() - started,
-            )
+        _trace(["git", *args, *operands, *paths], proc.returncode, started)
         if check and proc.returncode != 0:
             message = proc.stderr.decode("utf-8", "replace").strip() or f"exit {proc.returncode}"
             raise GitError(mask(f"git {args[0]} failed in {self.path}: {message}"))
@@ -131,15 +126,18 @@ class Git:
         key = (str(self.path), ref)
         if key in _resolved:
             return _resolved[key]
-        try:
-            (answer,) = self._batch.ask([("info", ref)])
-            sha = answer.sha if answer else None
-        except Unavailable:
-            proc = self.run("rev-parse", "--verify", "--quiet", operands=[ref], check=False)
-            sha = proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+        sha = self._resolve(ref)
         if sha and _FIXED.fullmatch(ref):
             _resolved[key] = sha
         return sha
+
+    def _resolve(self, ref: str) -> str | None:
+        try:
+            (answer,) = self._batch.ask([("info", ref)])
+            return answer.sha if answer else None
+        except Unavailable:
+            proc = self.run("rev-parse", "--verify", "--quiet", operands=[ref], check=False)
+            return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
 
     def ref_values(self, refs: Sequence[str]) -> dict[str, str]:
         """What each of the full ref names ``refs`` points at, for those that exist."""
@@ -149,13 +147,12 @@ class Git:
                 return {ref: a.sha for ref, a in zip(refs, answers, strict=True) if a is not None}
             except Unavailable:
                 pass
+        return self._listed_refs(refs)
+
+    def _listed_refs(self, refs: Sequence[str]) -> dict[str, str]:
         out = self.run("for-each-ref", "--format=%(objectname)%09%(refname)", operands=refs).stdout
-        found = {}
-        for line in out.decode().splitlines():
-            sha, _, ref = line.partition("\t")
-            if ref in refs:
-                found[ref] = sha
-        return found
+        listed = (line.partition("\t") for line in out.decode().splitlines())
+        return {ref: sha for sha, _, ref in listed if ref in refs}
 
     def subject(self, commit: str) -> str:
         """The first line of ``commit``'s message; read once per process for a full sha (a
@@ -195,19 +192,7 @@ class Git:
         git's order (``git ls-tree -r --full-tree``)."""
         path = path.strip("/") if path and path not in (".", "") else None
         try:
-            if path is None:
-                top = self._batch.ask([("info", f"{treeish}^{{tree}}")])[0]
-                if top is None:
-                    raise Unavailable(treeish)  # ls-tree's own error for a name that is no tree
-                return gitbatch.files(self._batch, [("", top.sha)])
-            gitbatch.require_plain(path)
-            parent = path.rpartition("/")[0]
-            found = [e for e in gitbatch.folders(self._batch, treeish, [parent])[parent] if e.path == path]
-            return (
-                gitbatch.files(self._batch, [(path, found[0].sha)])
-                if found and found[0].type == "tree"
-                else []
-            )
+            return gitbatch.tree_files(self._batch, treeish, path)
         except Unavailable:
             raw = self.run(
                 "ls-tree", "-r", "-z", "--full-tree", operands=[treeish], paths=[f"{path}/"] if path else []
@@ -284,14 +269,7 @@ class Git:
         full = ref if ref.startswith("refs/") else f"refs/notes/{ref}"
         try:
             sha = self.rev_parse(obj)
-            if sha is None:
-                return None
-            names = [
-                f"{full}:{'/'.join([*(sha[2 * i : 2 * i + 2] for i in range(n)), sha[2 * n :]])}"
-                for n in range(4)
-            ]
-            found = [a for a in self._batch.ask([("contents", name) for name in names]) if a is not None]
-            return next((a.contents for a in found if a.type == "blob"), None)
+            return None if sha is None else gitbatch.note(self._batch, full, sha)
         except Unavailable:
             proc = self.run("notes", f"--ref={full}", "show", operands=[obj], check=False)
             return proc.stdout if proc.returncode == 0 else None
@@ -302,6 +280,11 @@ class Git:
 
     def delete_ref(self, ref: str) -> None:
         self.run("update-ref", "-d", operands=[ref], check=False)
+
+
+def _trace(words: list[str], code: int, started: float) -> None:
+    if trace.enabled():
+        trace.note(" ".join(words), f"exit {code}", time.monotonic() - started)
 
 
 def argv(path: Path, args: Sequence[str], operands: Sequence[str], paths: Sequence[str]) -> list[str]:
@@ -355,19 +338,19 @@ def valid_branch(name: str) -> bool:
     if not name or name.startswith("-") or name == "HEAD" or "@{" in name:
         return False
     if _PLAIN_BRANCH.fullmatch(name):
-        # letters, digits, ".", "_", "-" and "/": git's rules that remain, without a process
-        parts = name.split("/")
-        return (
-            ".." not in name
-            and not name.endswith(".")
-            and all(part and not part.startswith(".") and not part.endswith(".lock") for part in parts)
-        )
-    proc = subprocess.run(
-        ["git", "check-ref-format", f"refs/heads/{name}"],
-        capture_output=True,
-        check=False,
-    )
+        return _plain_branch_valid(name)
+    proc = subprocess.run(["git", "check-ref-format", f"refs/heads/{name}"], capture_output=True, check=False)
     return proc.returncode == 0
+
+
+def _plain_branch_valid(name: str) -> bool:
+    """git's rules that remain for a name of letters, digits, ".", "_", "-" and "/", without a
+    process: no "..", no "." at its end or at a part's start, no empty part, none ".lock"."""
+    return (
+        ".." not in name
+        and not name.endswith(".")
+        and all(part and not part.startswith(".") and not part.endswith(".lock") for part in name.split("/"))
+    )
 
 
 def require_revision(text: str, what: str) -> str:

@@ -56,20 +56,30 @@ def plain_layout(path: Path, env: Mapping[str, str]) -> Layout | None:
     if any(env.get(key) for key in _MOVED_ENV):
         return None
     try:
-        dot_git = path / ".git"
-        if dot_git.is_dir():
-            config = (dot_git / "config").read_text(errors="replace")
-            moved = _MOVED_CONFIG.search(config) or _BARE_CONFIG.search(config)
-            if (dot_git / "HEAD").is_file() and not moved and _owned(path, dot_git):
-                here = Path(os.path.realpath(path))
-                return Layout(False, here / ".git" / "index", here)
-            return None
-        if (path / "HEAD").is_file() and (path / "objects").is_dir() and (path / "refs").is_dir():
-            config = (path / "config").read_text(errors="replace")
-            if _BARE_CONFIG.search(config) and not _MOVED_CONFIG.search(config) and _owned(path):
-                return Layout(True, Path(os.path.realpath(path)) / "index", None)
+        return _clone_top(path) if (path / ".git").is_dir() else _bare(path)
     except OSError:
-        pass
+        return None
+
+
+def _clone_top(path: Path) -> Layout | None:
+    """The top of a clone (``path/.git`` a folder), when its config moves nothing (nor says bare)."""
+    dot_git = path / ".git"
+    config = (dot_git / "config").read_text(errors="replace")
+    moved = _MOVED_CONFIG.search(config) or _BARE_CONFIG.search(config)
+    if not (dot_git / "HEAD").is_file() or moved or not _owned(path, dot_git):
+        return None
+    here = Path(os.path.realpath(path))
+    return Layout(False, here / ".git" / "index", here)
+
+
+def _bare(path: Path) -> Layout | None:
+    """A bare repository (``HEAD``, ``objects`` and ``refs`` in ``path``), when its config says
+    bare and moves nothing."""
+    if not ((path / "HEAD").is_file() and (path / "objects").is_dir() and (path / "refs").is_dir()):
+        return None
+    config = (path / "config").read_text(errors="replace")
+    if _BARE_CONFIG.search(config) and not _MOVED_CONFIG.search(config) and _owned(path):
+        return Layout(True, Path(os.path.realpath(path)) / "index", None)
     return None
 
 

@@ -26,7 +26,10 @@ import hashlib
 import hmac
 import json
 import time
+import urllib.error
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import wait as wait_for
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,14 +94,29 @@ class Event:
     def from_record(cls, key: str, data: Mapping[str, Any]) -> Event | None:
         """The event ``record`` kept; None when the data are not one (a hand edited them)."""
         kind = next((k for k in NOTIFY_EVENTS if k == data.get("kind")), None)
-        texts = [data.get(name) for name in ("environment", "message")]
-        optional = [data.get(name) for name in ("wave", "mainCommit", "url")]
-        at = data.get("at")
-        if kind is None or not all(isinstance(t, str) for t in texts) or isinstance(at, bool):
+        if kind is None or not _is_event_record(data):
             return None
-        if not isinstance(at, int | float) or not all(o is None or isinstance(o, str) for o in optional):
-            return None
-        return cls(kind, texts[0], optional[0], optional[1], texts[1], float(at), key, optional[2])  # type: ignore[arg-type]
+        return cls(
+            kind,
+            data["environment"],
+            data.get("wave"),
+            data.get("mainCommit"),
+            data["message"],
+            float(data["at"]),
+            key,
+            data.get("url"),
+        )
+
+
+def _is_event_record(data: Mapping[str, Any]) -> bool:
+    """Whether the fields of a record have an event's types: texts, optional texts, and a time
+    that is a number (not a bool)."""
+    texts = all(isinstance(data.get(name), str) for name in ("environment", "message"))
+    optional = all(
+        data.get(name) is None or isinstance(data.get(name), str) for name in ("wave", "mainCommit", "url")
+    )
+    at = data.get("at")
+    return texts and optional and isinstance(at, int | float) and not isinstance(at, bool)
 
 
 def sign(secret: str, body: bytes) -> str:
@@ -156,20 +174,28 @@ class Notifier:
         """Send each event to each receiver that wants it and has not acknowledged it, and the
         deliveries of earlier events that are due again; the events sent now (each once, an
         earlier one as it was recorded). Never raises: a problem is a warning line."""
-        fresh = {e.key: e for e in events if any(self._wants(r, e) for r in self.receivers.values())}
+        fresh = {e.key: e for e in events if self._wanting(e)}
         if self.records is None:
-            now = self.wall()
-            due = [Due(e.key, r, e.record(), 1, now) for e in fresh.values() for r in self._wanting(e)]
-            self._deliver(due)
-            return list(fresh.values())
+            return self._send_unrecorded(fresh)
         if not self.receivers:
             return []
+        return self._send_recorded(self.records, fresh)
+
+    def _send_unrecorded(self, fresh: Mapping[str, Event]) -> list[Event]:
+        """Without a record: each event once to each receiver that wants it, failures warned of."""
+        now = self.wall()
+        self._deliver([Due(e.key, r, e.record(), 1, now) for e in fresh.values() for r in self._wanting(e)])
+        return list(fresh.values())
+
+    def _send_recorded(self, records: Records, fresh: Mapping[str, Event]) -> list[Event]:
+        """Claim what is due (the fresh events and earlier ones due again), send it, record the
+        answers; the events sent."""
         try:
-            due = self._claim(self.records, fresh)
+            due = self._claim(records, fresh)
         except PromoterError as err:
             self.alarm(f"notifications not sent: cannot record them: {mask(str(err))}")
             return []
-        self._record(self.records, self._deliver(due))
+        self._record(records, self._deliver(due))
         sent = {d.key: Event.from_record(d.key, d.event) for d in due}
         return [e for e in sent.values() if e is not None]
 
@@ -246,9 +272,6 @@ class Notifier:
         wrong, or None when the receiver answered 2xx. Without a record, a failure is a warning."""
         if not due:
             return []
-        from concurrent.futures import ThreadPoolExecutor  # loads only when notifying
-        from concurrent.futures import wait as wait_for  # loads only when notifying
-
         pool = ThreadPoolExecutor(max_workers=min(8, len(due)), thread_name_prefix="promoter-notify")
         futures = {pool.submit(self._one, d): d for d in due}
         done, _ = wait_for(futures, timeout=self.timeout + 1)
@@ -266,8 +289,6 @@ class Notifier:
         return None if problem is None else mask(problem)
 
     def _problem(self, due: Due) -> str | None:
-        import urllib.error  # loads only when notifying
-
         event = Event.from_record(due.key, due.event)
         try:
             if event is None:

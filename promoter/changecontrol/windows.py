@@ -66,17 +66,25 @@ def _rule_text(rule: WindowRule) -> str:
 def rule_matches(rule: WindowRule, moment: datetime) -> bool:
     """Whether ``moment`` (local, aware) falls in ``rule``. An overnight ``hours`` (22:00-02:00)
     belongs to the day it starts on: its days and dates are those of the evening."""
-    minute = moment.hour * 60 + moment.minute
-    day = moment.date()
-    if rule.hours is not None:
-        start, end = rule.hours
-        if end <= start and minute < end:
-            day -= timedelta(days=1)  # the small hours of an overnight window started yesterday
-        elif not (start <= minute < end or (end <= start and minute >= start)):
-            return False
-    if rule.days is not None and day.weekday() not in rule.days:
+    day = _window_day(rule.hours, moment)
+    if day is None or (rule.days is not None and day.weekday() not in rule.days):
         return False
     return rule.dates is None or any(first <= day <= last for first, last in rule.dates)
+
+
+def _window_day(hours: tuple[int, int] | None, moment: datetime) -> date | None:
+    """The day whose ``hours`` (minutes of the day, start and end) hold ``moment``: the day
+    before in the small hours of an overnight window; None when they do not hold it."""
+    if hours is None:
+        return moment.date()
+    start, end = hours
+    minute = moment.hour * 60 + moment.minute
+    overnight = end <= start
+    if overnight and minute < end:
+        return moment.date() - timedelta(days=1)  # the small hours of a window started yesterday
+    if start <= minute < end or (overnight and minute >= start):
+        return moment.date()
+    return None
 
 
 def closed_by(windows: Windows, when: float) -> str | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import zoneinfo
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from promoter.k8s.values import GO_DURATION
 
@@ -21,13 +21,21 @@ MONTHS = {
     )
 }
 DAYS = {d: i for i, d in enumerate(["sun", "mon", "tue", "wed", "thu", "fri", "sat"])}
-# name, low, high, names
-FIELDS: tuple[tuple[str, int, int, dict[str, int]], ...] = (
-    ("minute", 0, 59, {}),
-    ("hour", 0, 23, {}),
-    ("day of month", 1, 31, {}),
-    ("month", 1, 12, MONTHS),
-    ("day of week", 0, 6, DAYS),
+
+
+class Field(NamedTuple):
+    name: str
+    low: int
+    high: int
+    names: dict[str, int]  # month or day names, lower case
+
+
+FIELDS = (
+    Field("minute", 0, 59, {}),
+    Field("hour", 0, 23, {}),
+    Field("day of month", 1, 31, {}),
+    Field("month", 1, 12, MONTHS),
+    Field("day of week", 0, 6, DAYS),
 )
 RANGE = re.compile(r"(?P<start>\*|\?|[0-9A-Za-z]+)(?:-(?P<end>[0-9A-Za-z]+))?(?:/(?P<step>[0-9]+))?")
 
@@ -39,47 +47,71 @@ def schedule_problem(value: Any) -> str | None:
     if "TZ" in value:
         return "cannot use TZ or CRON_TZ in schedule, use the timeZone field instead"
     text = value.strip()
-    if text.startswith("@"):
-        if text in DESCRIPTORS:
-            return None
-        every = text.removeprefix("@every ").strip()
-        if text.startswith("@every ") and GO_DURATION.fullmatch(every):
-            return None
-        return f"unrecognized descriptor: {text} (use {', '.join(sorted(DESCRIPTORS))} or @every <duration>)"
+    return _descriptor_problem(text) if text.startswith("@") else _fields_problem(text)
+
+
+def _descriptor_problem(text: str) -> str | None:
+    if text in DESCRIPTORS:
+        return None
+    every = text.removeprefix("@every ").strip()
+    if text.startswith("@every ") and GO_DURATION.fullmatch(every):
+        return None
+    return f"unrecognized descriptor: {text} (use {', '.join(sorted(DESCRIPTORS))} or @every <duration>)"
+
+
+def _fields_problem(text: str) -> str | None:
     parts = text.split()
     if len(parts) != len(FIELDS):
         return f"expected exactly 5 fields (minute hour day-of-month month day-of-week), found {len(parts)}"
     for part, field in zip(parts, FIELDS, strict=True):
         said = _field_problem(part, field)
         if said:
-            return f"{field[0]} {part!r}: {said}"
+            return f"{field.name} {part!r}: {said}"
     return None
 
 
-def _field_problem(part: str, field: tuple[str, int, int, dict[str, int]]) -> str | None:
-    _, low, high, names = field
+def _field_problem(part: str, field: Field) -> str | None:
     for piece in part.split(","):
-        match = RANGE.fullmatch(piece)
-        if match is None:
-            return f"{piece!r} is not a value, range or step"
-        start, end, step = match["start"], match["end"], match["step"]
-        if start in ("*", "?"):
-            if end is not None:
-                return "a range may not start with '*'"
-            first, last = low, high
-        else:
-            start_value = _value(start, names)
-            end_value = _value(end, names) if end is not None else (high if step else start_value)
-            if start_value is None or end_value is None:
-                return f"{piece!r} is not a number{' or name' if names else ''}"
-            first, last = start_value, end_value
-        if not low <= first <= high or not low <= last <= high:
-            return f"{piece!r} is out of the range {low}-{high}"
-        if first > last:
-            return f"{piece!r}: the beginning of a range is after its end"
-        if step is not None and int(step) == 0:
-            return f"{piece!r}: the step of a range must be a positive number"
+        said = _piece_problem(piece, field)
+        if said:
+            return said
     return None
+
+
+def _piece_problem(piece: str, field: Field) -> str | None:
+    """What is wrong with one value, range or step of a field's list, or None."""
+    match = RANGE.fullmatch(piece)
+    if match is None:
+        return f"{piece!r} is not a value, range or step"
+    if match["start"] in ("*", "?") and match["end"] is not None:
+        return "a range may not start with '*'"
+    bounds = _bounds(match, field)
+    if bounds is None:
+        return f"{piece!r} is not a number{' or name' if field.names else ''}"
+    return _range_problem(piece, bounds, match["step"], field)
+
+
+def _range_problem(piece: str, bounds: tuple[int, int], step: str | None, field: Field) -> str | None:
+    """A range must lie within the field's values, in order, with a step above zero."""
+    first, last = bounds
+    if not field.low <= first <= field.high or not field.low <= last <= field.high:
+        return f"{piece!r} is out of the range {field.low}-{field.high}"
+    if first > last:
+        return f"{piece!r}: the beginning of a range is after its end"
+    if step is not None and int(step) == 0:
+        return f"{piece!r}: the step of a range must be a positive number"
+    return None
+
+
+def _bounds(match: re.Match[str], field: Field) -> tuple[int, int] | None:
+    """The first and last value a piece covers (``*`` all of the field's, a value alone to the
+    end with a step); None when one is neither a number nor a name."""
+    start, end, step = match["start"], match["end"], match["step"]
+    if start in ("*", "?"):
+        return field.low, field.high
+    first = _value(start, field.names)
+    last = _value(end, field.names) if end is not None else (field.high if step else first)
+    return None if first is None or last is None else (first, last)
 
 
 def _value(text: str, names: dict[str, int]) -> int | None:

@@ -28,10 +28,11 @@ cluster applies):
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from itertools import chain
 from typing import Any
 
 import jsonschema_rs
@@ -128,48 +129,86 @@ def check_tree(
 
 def check_document(doc: Doc, runs: Runs | None = None, warnings: list[str] | None = None) -> list[Problem]:
     """The CRD schema of its kind, and the limits of names and label values."""
-    problems = [Problem(doc.path, str(doc), rule) for rule in _name_rules(doc)]
-    group, kind = doc.group_kind
-    versions = _schemas().get((group, kind))
-    if runs:  # an older release than promoter's schemas: what it serves (served.py)
-        judged = verdict(str(doc.body.get("apiVersion", "")), kind, frozenset(versions or ()), runs)
-        if judged is not None and judged.action == "refuse":
-            return [*problems, Problem(doc.path, str(doc), judged.rule)]
-        if judged is not None and judged.action == "accept":
-            if warnings is not None:
-                warnings.append(f"{doc.path.split('/', 1)[0]}: {judged.warning}")  # once per cluster type
-            return problems
+    rules = [*_name_rules(doc), *_schema_rules(doc, runs, warnings)]
+    return [Problem(doc.path, str(doc), rule) for rule in rules]
+
+
+def _schema_rules(doc: Doc, runs: Runs | None, warnings: list[str] | None) -> list[str]:
+    """What the schemas say of ``doc``: those of the releases its cluster type runs where they
+    decide, else promoter's CRD schema of its kind, else Kubernetes' own (``core``)."""
+    versions = _schemas().get(doc.group_kind)
+    decided = _release_rules(doc, versions, runs, warnings) if runs else None
+    if decided is not None:
+        return decided
     if versions is None:
-        rule = core.check(doc.body) if doc.body.get("apiVersion") and kind else None
-        return [*problems, Problem(doc.path, str(doc), rule)] if rule else problems
+        return _core_rules(doc)
+    return _crd_rules(doc, versions)
+
+
+def _release_rules(
+    doc: Doc, versions: dict[str, Any] | None, runs: Runs, warnings: list[str] | None
+) -> list[str] | None:
+    """An older release than promoter's schemas: what it serves (served.py) refuses ``doc``, or
+    accepts it unchecked (said in ``warnings``, once per cluster type); None leaves it to the
+    schemas."""
+    judged = verdict(str(doc.body.get("apiVersion", "")), doc.group_kind[1], frozenset(versions or ()), runs)
+    if judged is None or judged.action == "check":
+        return None
+    if judged.action == "refuse":
+        return [judged.rule]
+    if warnings is not None:
+        warnings.append(f"{doc.path.split('/', 1)[0]}: {judged.warning}")
+    return []
+
+
+def _core_rules(doc: Doc) -> list[str]:
+    """Kubernetes' own schema of a kind no CRD schema of promoter's covers."""
+    rule = core.check(doc.body) if doc.body.get("apiVersion") and doc.group_kind[1] else None
+    return [rule] if rule else []
+
+
+def _crd_rules(doc: Doc, versions: dict[str, Any]) -> list[str]:
+    """The served version of the CRD schema, then the API server's own validation of the kind."""
+    group, kind = doc.group_kind
     version = str(doc.body.get("apiVersion", "")).rpartition("/")[2]
     if version not in versions:
         served = ", ".join(f"{group}/{v}" for v in sorted(versions))
-        rule = f"{group}/{version} is not served by the {kind} CRD (served: {served})"
-        return [*problems, Problem(doc.path, str(doc), rule)]
-    if _fast(group, kind, version).is_valid(doc.body):
-        found = crds.first(group, kind, version, doc.body)
-        if found is not None:
-            problems.append(Problem(doc.path, str(doc), f"{found} (the API server's validation of {kind})"))
-        return problems
+        return [f"{group}/{version} is not served by the {kind} CRD (served: {served})"]
+    if not _fast(group, kind, version).is_valid(doc.body):
+        return _crd_schema_failure(doc, version)
+    found = crds.first(group, kind, version, doc.body)
+    return [] if found is None else [f"{found} (the API server's validation of {kind})"]
+
+
+def _crd_schema_failure(doc: Doc, version: str) -> list[str]:
+    """The words of the schema's best-matching error (the fast validator gives none)."""
     from jsonschema.exceptions import best_match  # heavy: loads only when a document fails its schema
 
+    group, kind = doc.group_kind
     error = best_match(_validator(group, kind, version).iter_errors(doc.body))
-    if error is not None:
-        where = ".".join(str(p) for p in error.absolute_path) or "(document)"
-        problems.append(Problem(doc.path, str(doc), f"{where}: {error.message} (the {kind} CRD schema)"))
-    return problems
+    if error is None:
+        return []
+    where = ".".join(str(p) for p in error.absolute_path) or "(document)"
+    return [f"{where}: {error.message} (the {kind} CRD schema)"]
 
 
 def _name_rules(doc: Doc) -> Iterator[str]:
     if not doc.body.get("apiVersion") or not doc.body.get("kind"):
         return  # not a Kubernetes object: check-platform says so; templates may render other YAML
+    yield from _name_limits(doc)
+    yield from _label_limits(doc)
+
+
+def _name_limits(doc: Doc) -> Iterator[str]:
     if not doc.name or len(doc.name) > NAME_MAX:
         yield f"metadata.name must be 1 to {NAME_MAX} characters"
     if doc.namespace and not is_dns_label(doc.namespace):
         yield f"metadata.namespace {doc.namespace!r} is not a DNS label of at most {DNS_LABEL_MAX} characters"
     if doc.body.get("kind") == "Namespace" and not is_dns_label(doc.name):
         yield f"a namespace name must be a DNS label of at most {DNS_LABEL_MAX} characters"
+
+
+def _label_limits(doc: Doc) -> Iterator[str]:
     labels = doc.meta.get("labels")
     for key, value in (labels if isinstance(labels, dict) else {}).items():
         if len(str(value)) > LABEL_VALUE_MAX:
@@ -180,6 +219,17 @@ def _name_rules(doc: Doc) -> Iterator[str]:
 
 def check_folder(docs: list[Doc]) -> list[Problem]:
     """The rules between the objects one cluster applies."""
+    problems = _duplicates(docs)
+    folder = Folder.of(docs)
+    for doc in docs:
+        rules = _KIND_RULES.get(doc.group_kind, _no_rules)(doc, folder)
+        rules = chain(rules, _source_rules(doc, folder.sources), _dependency_rules(doc, folder.waiters))
+        problems += [Problem(doc.path, str(doc), r) for r in rules]
+    return problems
+
+
+def _duplicates(docs: list[Doc]) -> list[Problem]:
+    """Each object with the group, kind, namespace and name of one before it."""
     problems: list[Problem] = []
     seen: dict[tuple[str, str, str, str], Doc] = {}
     for doc in docs:
@@ -187,25 +237,31 @@ def check_folder(docs: list[Doc]) -> list[Problem]:
         if key in seen:
             problems.append(Problem(doc.path, str(doc), f"the same object is also in {seen[key].path}"))
         seen.setdefault(key, doc)
-    namespaces = {d.name for d in docs if d.body.get("kind") == "Namespace"}
-    configmaps = ConfigMaps([d for d in docs if d.group_kind == ("", "ConfigMap")])
-    sources = {(str(d.body.get("kind")), d.name): d.namespace for d in docs if d.body.get("kind") in SOURCES}
-    waiters = {
-        (d.group_kind, d.namespace, d.name) for d in docs if d.group_kind in (KUSTOMIZATION, HELMRELEASE)
-    }
-    for doc in docs:
-        rules: Iterator[str] = iter(())
-        if doc.group_kind == KUSTOMIZATION:
-            rules = _kustomization_rules(doc, namespaces, configmaps)
-        elif doc.group_kind == HELMRELEASE:
-            rules = _helmrelease_rules(doc, configmaps)
-        elif doc.group_kind == APPLICATION:
-            rules = _application_rules(doc, namespaces)
-        problems += [Problem(doc.path, str(doc), r) for r in rules]
-        if doc.group_kind in (KUSTOMIZATION, HELMRELEASE):
-            problems += [Problem(doc.path, str(doc), r) for r in _dependency_rules(doc, waiters)]
-        problems += [Problem(doc.path, str(doc), r) for r in _source_rules(doc, sources)]
     return problems
+
+
+@dataclass(frozen=True)
+class Folder:
+    """What the rules between a folder's objects look up: the namespaces it creates, its
+    ConfigMaps, and the namespace of each source by (kind, name)."""
+
+    namespaces: set[str]
+    configmaps: ConfigMaps
+    sources: dict[tuple[str, str], str]
+    waiters: set[tuple[tuple[str, str], str, str]]  # the Kustomizations and HelmReleases
+
+    @classmethod
+    def of(cls, docs: list[Doc]) -> Folder:
+        return cls(
+            {d.name for d in docs if d.body.get("kind") == "Namespace"},
+            ConfigMaps([d for d in docs if d.group_kind == ("", "ConfigMap")]),
+            {(str(d.body.get("kind")), d.name): d.namespace for d in docs if d.body.get("kind") in SOURCES},
+            {
+                (d.group_kind, d.namespace, d.name)
+                for d in docs
+                if d.group_kind in (KUSTOMIZATION, HELMRELEASE)
+            },
+        )
 
 
 def _source_rules(doc: Doc, sources: dict[tuple[str, str], str]) -> Iterator[str]:
@@ -231,6 +287,8 @@ def _source_rules(doc: Doc, sources: dict[tuple[str, str], str]) -> Iterator[str
 def _dependency_rules(doc: Doc, waiters: set[tuple[tuple[str, str], str, str]]) -> Iterator[str]:
     """Flux's ``dependsOn`` names objects of the referrer's own kind, in its own namespace unless
     it says another: ``waiters`` are the folder's Kustomizations and HelmReleases."""
+    if doc.group_kind not in (KUSTOMIZATION, HELMRELEASE):
+        return
     depends = doc.spec.get("dependsOn")
     other = HELMRELEASE if doc.group_kind == KUSTOMIZATION else KUSTOMIZATION
     for ref in depends if isinstance(depends, list) else []:
@@ -247,17 +305,20 @@ def _dependency_rules(doc: Doc, waiters: set[tuple[tuple[str, str], str, str]]) 
             )
 
 
-def _helmrelease_rules(doc: Doc, configmaps: ConfigMaps) -> Iterator[str]:
+def _configmap_refs(refs: Iterable[Any]) -> list[dict[str, Any]]:
+    """The ConfigMaps a list of ``{kind, name}`` references (``substituteFrom``, ``valuesFrom``)."""
+    return [ref for ref in refs if isinstance(ref, dict) and ref.get("kind") == "ConfigMap"]
+
+
+def _helmrelease_rules(doc: Doc, folder: Folder) -> Iterator[str]:
     # v2's CRD says it in a CEL rule of its own, evaluated with the schema; older versions do not
     cel = str(doc.body.get("apiVersion", "")).endswith("/v2")
     if not cel and ("chart" in doc.spec) == ("chartRef" in doc.spec):
         yield "a HelmRelease needs exactly one of spec.chart and spec.chartRef"
     values_from = doc.spec.get("valuesFrom")
-    for ref in values_from if isinstance(values_from, list) else []:
-        if not isinstance(ref, dict) or ref.get("kind") != "ConfigMap":
-            continue
+    for ref in _configmap_refs(values_from if isinstance(values_from, list) else []):
         name = str(ref.get("name"))
-        elsewhere = configmaps.elsewhere(doc.namespace, name)
+        elsewhere = folder.configmaps.elsewhere(doc.namespace, name)
         if elsewhere:
             yield (
                 f"valuesFrom ConfigMap/{name} is in namespace {elsewhere[0]}, not {doc.namespace}: "
@@ -284,33 +345,47 @@ class ConfigMaps:
         return [ns for ns in self.namespaces.get(name, []) if ns != namespace]
 
 
-def _kustomization_rules(doc: Doc, namespaces: set[str], configmaps: ConfigMaps) -> Iterator[str]:
+def _kustomization_rules(doc: Doc, folder: Folder) -> Iterator[str]:
     target = doc.spec.get("targetNamespace")
-    if target and target not in namespaces:
+    if target and target not in folder.namespaces:
         yield f"targetNamespace {target} is not created in this cluster type's folder (Flux never creates it)"
     post = doc.spec.get("postBuild")
-    for ref in (post.get("substituteFrom") or []) if isinstance(post, dict) else []:
-        if not isinstance(ref, dict) or ref.get("kind") != "ConfigMap":
-            continue
-        name = str(ref.get("name"))
-        found = configmaps.get(doc.namespace, name)
-        elsewhere = configmaps.elsewhere(doc.namespace, name)
-        if elsewhere:
-            yield (
-                f"postBuild.substituteFrom ConfigMap/{name} is in namespace {elsewhere[0]}, not {doc.namespace}: "
-                "Flux reads it from the Kustomization's own namespace only"
-            )
-        data = found.body.get("data") if found else None
-        for key in data if isinstance(data, dict) else {}:
-            if not FLUX_VARIABLE.fullmatch(str(key)):
-                yield f"ConfigMap/{name} key {key!r} is not a Flux variable name ([_a-zA-Z][_a-zA-Z0-9]*)"
+    for ref in _configmap_refs((post.get("substituteFrom") or []) if isinstance(post, dict) else []):
+        yield from _substitute_from_rules(doc, str(ref.get("name")), folder.configmaps)
 
 
-def _application_rules(doc: Doc, namespaces: set[str]) -> Iterator[str]:
+def _substitute_from_rules(doc: Doc, name: str, configmaps: ConfigMaps) -> Iterator[str]:
+    """A ConfigMap a Kustomization substitutes from: in its own namespace, its keys variable names."""
+    elsewhere = configmaps.elsewhere(doc.namespace, name)
+    if elsewhere:
+        yield (
+            f"postBuild.substituteFrom ConfigMap/{name} is in namespace {elsewhere[0]}, not {doc.namespace}: "
+            "Flux reads it from the Kustomization's own namespace only"
+        )
+    found = configmaps.get(doc.namespace, name)
+    data = found.body.get("data") if found else None
+    for key in data if isinstance(data, dict) else {}:
+        if not FLUX_VARIABLE.fullmatch(str(key)):
+            yield f"ConfigMap/{name} key {key!r} is not a Flux variable name ([_a-zA-Z][_a-zA-Z0-9]*)"
+
+
+def _application_rules(doc: Doc, folder: Folder) -> Iterator[str]:
     destination = doc.spec.get("destination")
     target = destination.get("namespace") if isinstance(destination, dict) else None
     sync = doc.spec.get("syncPolicy")
     options = sync.get("syncOptions") if isinstance(sync, dict) else None
     creates = "CreateNamespace=true" in (options if isinstance(options, list) else [])
-    if target and target not in namespaces and not creates:
+    if target and target not in folder.namespaces and not creates:
         yield f"destination.namespace {target} is neither in this folder nor created (CreateNamespace=true)"
+
+
+def _no_rules(doc: Doc, folder: Folder) -> Iterator[str]:
+    return iter(())
+
+
+# The rules of each reconciler's kind between its object and the rest of its folder.
+_KIND_RULES: dict[tuple[str, str], Callable[[Doc, Folder], Iterator[str]]] = {
+    KUSTOMIZATION: _kustomization_rules,
+    HELMRELEASE: _helmrelease_rules,
+    APPLICATION: _application_rules,
+}

@@ -121,20 +121,26 @@ def selector(body: dict[str, Any], path: str) -> Findings:
 
 def selects(body: dict[str, Any], labels_of: dict[str, Any]) -> bool:
     """Whether the selector ``body`` matches ``labels_of`` (an empty selector matches all)."""
-    for key, value in mapping(body, "matchLabels").items():
-        if labels_of.get(key) != value:
-            return False
-    for _, expr in items(body, "matchExpressions"):
-        key, operator, values = str(expr.get("key")), expr.get("operator"), expr.get("values") or []
-        present = key in labels_of
-        if (
-            (operator == "In" and not (present and labels_of[key] in values))
-            or (operator == "NotIn" and present and labels_of[key] in values)
-            or (operator == "Exists" and not present)
-            or (operator == "DoesNotExist" and present)
-        ):
-            return False
-    return True
+    if any(labels_of.get(key) != value for key, value in mapping(body, "matchLabels").items()):
+        return False
+    return all(_expression_holds(expr, labels_of) for _, expr in items(body, "matchExpressions"))
+
+
+# Whether a label passes an expression's operator, given whether it is present and (asked only
+# when needed) whether its value is among the expression's values. An operator not listed here
+# (the validation says so) excludes nothing.
+_OPERATOR_HOLDS: dict[str, Callable[[bool, Callable[[], bool]], bool]] = {
+    "In": lambda present, listed: present and listed(),
+    "NotIn": lambda present, listed: not (present and listed()),
+    "Exists": lambda present, _: present,
+    "DoesNotExist": lambda present, _: not present,
+}
+
+
+def _expression_holds(expr: dict[str, Any], labels_of: dict[str, Any]) -> bool:
+    holds = _OPERATOR_HOLDS.get(str(expr.get("operator")))
+    key, values = str(expr.get("key")), expr.get("values") or []
+    return holds is None or holds(key in labels_of, lambda: labels_of[key] in values)
 
 
 def is_empty(body: Any) -> bool:

@@ -5,6 +5,7 @@ protocols and the other enums, hosts, paths and backends, peers and CIDRs.
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Callable
 from typing import Any
 
 from promoter.k8s import meta
@@ -68,19 +69,36 @@ def _cidr(value: Any) -> str | None:
 
 def service_addresses(spec: dict[str, Any]) -> Findings:
     """Cluster IPs, families, external IPs and source ranges."""
-    for i, ip in enumerate(spec.get("clusterIPs") or ([spec["clusterIP"]] if spec.get("clusterIP") else [])):
+    for where, ip in _cluster_ips(spec):
         if ip != "None":
-            yield from check(f"spec.clusterIPs[{i}]" if spec.get("clusterIPs") else "spec.clusterIP", ip, _ip)
-    for i, ip in enumerate(spec.get("externalIPs") or ()):
-        yield from check(f"spec.externalIPs[{i}]", ip, _ip)
-    for i, cidr in enumerate(spec.get("loadBalancerSourceRanges") or ()):
-        yield from check(
-            f"spec.loadBalancerSourceRanges[{i}]", cidr.strip() if isinstance(cidr, str) else cidr, _cidr
-        )
+            yield from check(where, ip, _ip)
+    yield from _each(spec, "externalIPs", _ip)
+    yield from _each(spec, "loadBalancerSourceRanges", _cidr, clean=_stripped)
     policies = ("SingleStack", "PreferDualStack", "RequireDualStack")
     yield from optional(spec, "ipFamilyPolicy", "spec", lambda v: one_of(v, policies))
-    for i, family in enumerate(spec.get("ipFamilies") or ()):
-        yield from check(f"spec.ipFamilies[{i}]", family, lambda v: one_of(v, ("IPv4", "IPv6")))
+    yield from _each(spec, "ipFamilies", lambda v: one_of(v, ("IPv4", "IPv6")))
+
+
+def _cluster_ips(spec: dict[str, Any]) -> list[tuple[str, Any]]:
+    """Each cluster IP with its field path: those of ``clusterIPs``, else ``clusterIP``."""
+    if spec.get("clusterIPs"):
+        return [(f"spec.clusterIPs[{i}]", ip) for i, ip in enumerate(spec["clusterIPs"])]
+    return [("spec.clusterIP", spec["clusterIP"])] if spec.get("clusterIP") else []
+
+
+def _each(
+    spec: dict[str, Any],
+    key: str,
+    rule: Callable[[Any], str | None],
+    clean: Callable[[Any], Any] = lambda v: v,
+) -> Findings:
+    """The rule on each value of the list ``spec.<key>`` (as ``clean`` reads it)."""
+    for i, value in enumerate(spec.get(key) or ()):
+        yield from check(f"spec.{key}[{i}]", clean(value), rule)
+
+
+def _stripped(value: Any) -> Any:
+    return value.strip() if isinstance(value, str) else value
 
 
 def service_ports(spec: dict[str, Any], kind: str) -> Findings:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
@@ -87,23 +88,41 @@ def secret_type(body: dict[str, Any], data: dict[str, Any]) -> Findings:
     for key in SECRET_KEYS.get(kind, ()):
         if key not in data:
             yield Finding(f"data[{key}]", None, f"Required value: a Secret of type {kind} holds {key}")
-    if kind == "kubernetes.io/basic-auth" and "username" not in data and "password" not in data:
+    yield from SECRET_TYPE_RULES.get(kind, _no_rule)(body, data)
+
+
+def _basic_auth(body: dict[str, Any], data: dict[str, Any]) -> Findings:
+    if "username" not in data and "password" not in data:
         yield Finding("data", None, "a Secret of type kubernetes.io/basic-auth holds username or password")
-    annotations = mapping(mapping(body, "metadata"), "annotations")
-    if kind == "kubernetes.io/service-account-token" and not annotations.get(
-        "kubernetes.io/service-account.name"
-    ):
+
+
+def _service_account_token(body: dict[str, Any], data: dict[str, Any]) -> Findings:
+    if not mapping(mapping(body, "metadata"), "annotations").get("kubernetes.io/service-account.name"):
         yield Finding("metadata.annotations[kubernetes.io/service-account.name]", None, "Required value")
-    docker = {
-        "kubernetes.io/dockercfg": ".dockercfg",
-        "kubernetes.io/dockerconfigjson": ".dockerconfigjson",
-    }.get(kind)
-    if (
-        docker
-        and docker in data
-        and not _is_json(data, docker, "stringData" in body and docker in mapping(body, "stringData"))
-    ):
-        yield Finding(f"data[{docker}]", "(the value)", "must be valid JSON")
+
+
+def _docker_config(key: str) -> Callable[[dict[str, Any], dict[str, Any]], Findings]:
+    """A docker config Secret's ``key``, where present, holds JSON (base64 in ``data``)."""
+
+    def rule(body: dict[str, Any], data: dict[str, Any]) -> Findings:
+        plain = "stringData" in body and key in mapping(body, "stringData")
+        if key in data and not _is_json(data, key, plain):
+            yield Finding(f"data[{key}]", "(the value)", "must be valid JSON")
+
+    return rule
+
+
+def _no_rule(body: dict[str, Any], data: dict[str, Any]) -> Findings:
+    return iter(())
+
+
+# The rules of each Secret type beyond its required keys (SECRET_KEYS).
+SECRET_TYPE_RULES = {
+    "kubernetes.io/basic-auth": _basic_auth,
+    "kubernetes.io/service-account-token": _service_account_token,
+    "kubernetes.io/dockercfg": _docker_config(".dockercfg"),
+    "kubernetes.io/dockerconfigjson": _docker_config(".dockerconfigjson"),
+}
 
 
 def _is_json(data: dict[str, Any], key: str, plain: bool) -> bool:

@@ -97,30 +97,8 @@ def spread(spec: dict[str, Any], path: str) -> Findings:
     seen: set[tuple[Any, Any]] = set()
     for i, constraint in items(spec, "topologySpreadConstraints"):
         where = f"{path}.topologySpreadConstraints[{i}]"
-        skew = constraint.get("maxSkew")
-        if not isinstance(skew, int) or skew <= 0:
-            yield Finding(f"{where}.maxSkew", skew, "must be greater than zero")
-        yield from check(
-            f"{where}.topologyKey",
-            constraint.get("topologyKey"),
-            lambda v: "Required value: can not be empty" if not v else qualified_name(v),
-        )
-        when = constraint.get("whenUnsatisfiable")
-        yield from check(
-            f"{where}.whenUnsatisfiable", when, lambda v: one_of(v, ("DoNotSchedule", "ScheduleAnyway"))
-        )
-        domains = constraint.get("minDomains")
-        if domains is not None and (not isinstance(domains, int) or domains <= 0):
-            yield Finding(f"{where}.minDomains", domains, "must be greater than zero")
-        if domains is not None and when != "DoNotSchedule":
-            yield Finding(
-                f"{where}.minDomains", domains, "can only use minDomains if whenUnsatisfiable=DoNotSchedule"
-            )
-        for key in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
-            yield from optional(constraint, key, where, lambda v: one_of(v, ("Honor", "Ignore")))
-        if isinstance(constraint.get("labelSelector"), dict):
-            yield from meta.selector(constraint["labelSelector"], f"{where}.labelSelector")
-        pair = (constraint.get("topologyKey"), when)
+        yield from _spread_constraint(constraint, where)
+        pair = (constraint.get("topologyKey"), constraint.get("whenUnsatisfiable"))
         if pair in seen:
             yield Finding(
                 where,
@@ -128,6 +106,37 @@ def spread(spec: dict[str, Any], path: str) -> Findings:
                 "Duplicate value: the same topologyKey and whenUnsatisfiable twice",
             )
         seen.add(pair)
+
+
+def _spread_constraint(constraint: dict[str, Any], where: str) -> Findings:
+    skew = constraint.get("maxSkew")
+    if not isinstance(skew, int) or skew <= 0:
+        yield Finding(f"{where}.maxSkew", skew, "must be greater than zero")
+    yield from check(
+        f"{where}.topologyKey",
+        constraint.get("topologyKey"),
+        lambda v: "Required value: can not be empty" if not v else qualified_name(v),
+    )
+    when = constraint.get("whenUnsatisfiable")
+    yield from check(
+        f"{where}.whenUnsatisfiable", when, lambda v: one_of(v, ("DoNotSchedule", "ScheduleAnyway"))
+    )
+    yield from _min_domains(constraint.get("minDomains"), when, where)
+    for key in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
+        yield from optional(constraint, key, where, lambda v: one_of(v, ("Honor", "Ignore")))
+    if isinstance(constraint.get("labelSelector"), dict):
+        yield from meta.selector(constraint["labelSelector"], f"{where}.labelSelector")
+
+
+def _min_domains(domains: Any, when: Any, where: str) -> Findings:
+    if domains is None:
+        return
+    if not isinstance(domains, int) or domains <= 0:
+        yield Finding(f"{where}.minDomains", domains, "must be greater than zero")
+    if when != "DoNotSchedule":
+        yield Finding(
+            f"{where}.minDomains", domains, "can only use minDomains if whenUnsatisfiable=DoNotSchedule"
+        )
 
 
 def _id(value: Any) -> str | None:

@@ -87,22 +87,30 @@ def _subject(subject: dict[str, Any], where: str, namespaced: bool) -> Findings:
     # rbac/v1 defaults a User's and a Group's apiGroup to rbac.authorization.k8s.io
     group = subject.get("apiGroup") or ("" if kind == "ServiceAccount" else RBAC_GROUP)
     if kind == "ServiceAccount":
-        yield from check(f"{where}.name", subject.get("name"), dns_subdomain)
-        if group:
-            yield Finding(f"{where}.apiGroup", group, 'a ServiceAccount subject has apiGroup ""')
-        if not namespaced and not subject.get("namespace"):
-            yield Finding(
-                f"{where}.namespace",
-                None,
-                "Required value: a ServiceAccount subject of a ClusterRoleBinding names its namespace",
-            )
-        if subject.get("namespace"):
-            yield from check(f"{where}.namespace", subject["namespace"], dns_label)
+        yield from _service_account(subject, where, group, namespaced)
     elif kind in ("User", "Group"):
-        if group != RBAC_GROUP:
-            yield Finding(f"{where}.apiGroup", group, f'supported values: "{RBAC_GROUP}"')
-        if not subject.get("name"):
-            yield Finding(f"{where}.name", subject.get("name"), "Required value")
+        yield from _user_or_group(subject, where, group)
+
+
+def _service_account(subject: dict[str, Any], where: str, group: str, namespaced: bool) -> Findings:
+    yield from check(f"{where}.name", subject.get("name"), dns_subdomain)
+    if group:
+        yield Finding(f"{where}.apiGroup", group, 'a ServiceAccount subject has apiGroup ""')
+    if not namespaced and not subject.get("namespace"):
+        yield Finding(
+            f"{where}.namespace",
+            None,
+            "Required value: a ServiceAccount subject of a ClusterRoleBinding names its namespace",
+        )
+    if subject.get("namespace"):
+        yield from check(f"{where}.namespace", subject["namespace"], dns_label)
+
+
+def _user_or_group(subject: dict[str, Any], where: str, group: str) -> Findings:
+    if group != RBAC_GROUP:
+        yield Finding(f"{where}.apiGroup", group, f'supported values: "{RBAC_GROUP}"')
+    if not subject.get("name"):
+        yield Finding(f"{where}.name", subject.get("name"), "Required value")
 
 
 def role_binding(body: dict[str, Any]) -> Findings:

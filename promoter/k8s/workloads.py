@@ -161,16 +161,26 @@ ACCESS_MODES = ("ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce
 
 def claim_spec(spec: dict[str, Any], path: str) -> Findings:
     """A PersistentVolumeClaim's spec: access modes, a storage request above zero, enums."""
-    modes = spec.get("accessModes") or []
-    if not modes:
-        yield Finding(f"{path}.accessModes", modes, "at least 1 access mode is required")
-    for i, mode in enumerate(modes):
-        yield from check(f"{path}.accessModes[{i}]", mode, lambda v: one_of(v, ACCESS_MODES))
-    if "ReadWriteOncePod" in modes and len(modes) > 1:
-        yield Finding(f"{path}.accessModes", modes, "may not use ReadWriteOncePod with other access modes")
+    yield from _access_modes(spec.get("accessModes") or [], f"{path}.accessModes")
     yield from optional(spec, "volumeMode", path, lambda v: one_of(v, ("Block", "Filesystem")))
     if spec.get("storageClassName"):
         yield from check(f"{path}.storageClassName", spec["storageClassName"], dns_subdomain)
+    yield from _claim_resources(spec, path)
+    yield from meta.selector(mapping(spec, "selector"), f"{path}.selector")
+
+
+def _access_modes(modes: Any, path: str) -> Findings:
+    if not modes:
+        yield Finding(path, modes, "at least 1 access mode is required")
+    for i, mode in enumerate(modes):
+        yield from check(f"{path}[{i}]", mode, lambda v: one_of(v, ACCESS_MODES))
+    if "ReadWriteOncePod" in modes and len(modes) > 1:
+        yield Finding(path, modes, "may not use ReadWriteOncePod with other access modes")
+
+
+def _claim_resources(spec: dict[str, Any], path: str) -> Findings:
+    """Valid quantities, and a storage request above zero (unless the claim binds to a volume or
+    fills from a data source, which size it)."""
     resources = mapping(spec, "resources")
     requests, found = quantities(mapping(resources, "requests"), f"{path}.resources.requests")
     yield from found
@@ -186,7 +196,6 @@ def claim_spec(spec: dict[str, Any], path: str) -> Findings:
             mapping(resources, "requests")["storage"],
             "must be greater than zero",
         )
-    yield from meta.selector(mapping(spec, "selector"), f"{path}.selector")
 
 
 def job_spec(spec: dict[str, Any], path: str) -> Findings:

@@ -63,18 +63,24 @@ def _documents(git: Git, commit: str, root: str, prefix: str, result: CheckResul
     folders: Folders = {}
     for e in entries:
         rel = e.path[len(prefix) :]
-        try:
-            docs = [d for d in yaml.safe_load_all(blobs[e.sha]) if d is not None]
-        except yaml.YAMLError as err:
-            result.problems.append(f"{e.path}: not YAML: {err}")
-            continue
-        for doc in docs:
-            result.manifests += 1
-            if not _is_object(doc):
-                result.problems.append(f"{e.path}: a document lacks apiVersion, kind or metadata.name")
-                continue
+        for doc in _objects(e.path, blobs[e.sha], result):
             folders.setdefault(rel.rsplit("/", 1)[0], {}).setdefault(rel.rsplit("/", 1)[-1], []).append(doc)
     return folders
+
+
+def _objects(path: str, data: bytes, result: CheckResult) -> list[dict[str, Any]]:
+    """The Kubernetes objects of one file, each of its documents counted; a problem for a file
+    that is not YAML and for each document that is not an object."""
+    try:
+        docs = [d for d in yaml.safe_load_all(data) if d is not None]
+    except yaml.YAMLError as err:
+        result.problems.append(f"{path}: not YAML: {err}")
+        return []
+    result.manifests += len(docs)
+    result.problems += [
+        f"{path}: a document lacks apiVersion, kind or metadata.name" for d in docs if not _is_object(d)
+    ]
+    return [d for d in docs if _is_object(d)]
 
 
 def _is_object(doc: Any) -> bool:

@@ -6,7 +6,7 @@ deployment-target folder it writes into but does not rewrite (``keeps_unwritten`
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from promoter.platform.provenance import PROVENANCE
 from promoter.platform.repo import PlatformRepo
@@ -25,20 +25,37 @@ def owned_tree(
     read from ``base``; with ``keeps_unwritten``, those of the folders two deep it writes into
     too) and the stale folders of ``base`` the plan must remove."""
     listing = platform.listing(base, root)
-    written = {p.split("/", 1)[0] for p in files if "/" in p}
-    written_deep = {_two_deep(p) for p in files if p.count("/") >= 2} if keeps_unwritten else set()
-    stale = {p.split("/", 1)[0] for p in listing if "/" in p and not p.startswith(".")} - written
-    kept: dict[str, bytes] = {}
+    written = _top_folders(files)
+    written_deep = _target_folders(files) if keeps_unwritten else set()
+    stale = {top for top in _top_folders(listing) if not top.startswith(".")} - written
+    kept = [p for p in sorted(listing) if p not in files and _kept(p, written, written_deep)]
+    return dict(sorted({**_read(platform, base, root, kept), **files}.items())), tuple(sorted(stale))
+
+
+def _kept(path: str, written: set[str], written_deep: set[str]) -> bool:
+    """Whether a file of the base stays beside the render: in a dot-folder it writes into (not
+    the planner's own), or in a deployment-target folder it writes into."""
+    top = path.split("/", 1)[0]
+    if top.startswith(".") and top in written and top != _PROMOTER_FOLDER:
+        return True
+    return path.count("/") >= 2 and _two_deep(path) in written_deep
+
+
+def _read(platform: PlatformRepo, base: str | None, root: str, paths: list[str]) -> dict[str, bytes]:
+    """The files ``paths`` (relative to ``root``) as ``base`` has them; none without a base."""
+    if not base:
+        return {}
     prefix = f"{root}/" if root else ""
-    for path in sorted(listing):
-        top = path.split("/", 1)[0]
-        dot = top.startswith(".") and top in written and top != _PROMOTER_FOLDER
-        if path in files or not (dot or (path.count("/") >= 2 and _two_deep(path) in written_deep)):
-            continue
-        data = platform.read(base, prefix + path) if base else None
-        if data is not None:
-            kept[path] = data
-    return dict(sorted({**kept, **files}.items())), tuple(sorted(stale))
+    found = {path: platform.read(base, prefix + path) for path in paths}
+    return {path: data for path, data in found.items() if data is not None}
+
+
+def _top_folders(paths: Iterable[str]) -> set[str]:
+    return {p.split("/", 1)[0] for p in paths if "/" in p}
+
+
+def _target_folders(paths: Iterable[str]) -> set[str]:
+    return {_two_deep(p) for p in paths if p.count("/") >= 2}
 
 
 def _two_deep(path: str) -> str:

@@ -179,9 +179,7 @@ class Planner:
     ) -> TreePlan:
         """With ``only`` (a wave), just those cluster-type folders are replaced by the render."""
         top = self.reader.top(base, root)
-        managed = set(cluster_types) | set(previous.cluster_types if previous else ())
-        if only is not None:
-            managed = set(only)
+        managed = _managed(cluster_types, previous, only)
         new = self._new_folders(files, top)
         explicit, trees = _kept(top, managed, new)
         explicit.update(self.reader.promoter_folder(top))
@@ -189,16 +187,9 @@ class Planner:
         touched = {n for n in managed | new.folders() | set(new.loose) if new.differs(top.get(n), n)}
         old_files = self.reader.files_under(top, root, [n for n in touched if n in top])
         new_files = self._place(new, touched, explicit, trees)
-        inline = {p: d for folder in new.content.values() for p, d in folder.items() if p in explicit}
+        inline = _rendered(new, explicit)
         provenance = replace(provenance, rendered=_record(files, new, top, previous))
-        loose = dict(new.loose)
-        if (
-            old_provenance is None
-            or previous is None
-            or replace(previous, rendered={}) != replace(provenance, rendered={})
-        ):  # else the tree says what it said: a newer record alone is no change
-            loose[PROVENANCE] = provenance.text()
-        for path, data in loose.items():
+        for path, data in _loose(new, provenance, previous, old_provenance).items():
             new_files[path] = explicit[path] = ("100644", blob_id(data))
             inline[path] = data
         if old_provenance is not None:
@@ -242,28 +233,26 @@ class Planner:
         """The rendered folders: by tree id from the memo where their bytes were not rendered
         (and the tree is in this cache), else by their bytes, with the tree id computed where
         the base has a folder of that name to compare it with."""
-        new = NewFolders({}, {}, {}, {})
-        if isinstance(files, RenderedFolders):
-            known = {f: files.known_tree(f) for f in files.folders()}
-            present = self.reader.present([t for t in known.values() if t])
-            for folder, tree in known.items():
-                if tree and tree in present:
-                    new.trees[folder] = tree
-                else:
-                    new.content[folder] = files.folder_files(folder)
-        else:
-            for path, data in files.items():
-                head, sep, _ = path.partition("/")
-                if sep:
-                    new.content.setdefault(head, {})[path] = data
-                else:
-                    new.loose[path] = data
+        new = self._from_memo(files) if isinstance(files, RenderedFolders) else _by_folder(files)
         for folder, content in new.content.items():
             new.blobs[folder] = {p: blob_id(d) for p, d in content.items()}
             if folder in top:
                 new.trees[folder] = files_tree_id(
                     {p[len(folder) + 1 :]: b for p, b in new.blobs[folder].items()}
                 )
+        return new
+
+    def _from_memo(self, files: RenderedFolders) -> NewFolders:
+        """Each folder by the tree id the memo knows for it, where this cache holds that tree;
+        by its rendered files otherwise."""
+        new = NewFolders({}, {}, {}, {})
+        known = {f: files.known_tree(f) for f in files.folders()}
+        present = self.reader.present([t for t in known.values() if t])
+        for folder, tree in known.items():
+            if tree and tree in present:
+                new.trees[folder] = tree
+            else:
+                new.content[folder] = files.folder_files(folder)
         return new
 
     def _remember(self, files: Mapping[str, bytes], new: NewFolders) -> dict[str, str]:
@@ -279,6 +268,48 @@ class Planner:
             elif digest:
                 later[folder] = digest
         return later
+
+
+def _by_folder(files: Mapping[str, bytes]) -> NewFolders:
+    """The rendered files by their top-level folder; those at the top are loose."""
+    new = NewFolders({}, {}, {}, {})
+    for path, data in files.items():
+        head, sep, _ = path.partition("/")
+        if sep:
+            new.content.setdefault(head, {})[path] = data
+        else:
+            new.loose[path] = data
+    return new
+
+
+def _managed(
+    cluster_types: tuple[str, ...], previous: Provenance | None, only: tuple[str, ...] | None
+) -> set[str]:
+    """The cluster-type folders the render replaces: a wave's own, else those of this render and
+    of the previous one."""
+    if only is not None:
+        return set(only)
+    return set(cluster_types) | set(previous.cluster_types if previous else ())
+
+
+def _rendered(new: NewFolders, explicit: dict[str, Entry]) -> dict[str, bytes]:
+    """The rendered bytes of the files the commit writes one by one."""
+    return {p: d for folder in new.content.values() for p, d in folder.items() if p in explicit}
+
+
+def _loose(
+    new: NewFolders, provenance: Provenance, previous: Provenance | None, old_provenance: Entry | None
+) -> dict[str, bytes]:
+    """The rendered files at the top, and the provenance unless the tree says what it said (a
+    newer record alone is no change)."""
+    loose = dict(new.loose)
+    if (
+        old_provenance is None
+        or previous is None
+        or replace(previous, rendered={}) != replace(provenance, rendered={})
+    ):
+        loose[PROVENANCE] = provenance.text()
+    return loose
 
 
 def _record(

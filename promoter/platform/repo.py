@@ -122,36 +122,49 @@ class PlatformRepo:
         """Bring the named branches into the cache (commits and trees; blobs when read); their
         values, None when absent."""
         heads = self.remote_heads(branches)
-        if all(self._origin.get(b) == sha for b, sha in heads.items() if sha):
-            return heads
+        present = {b: sha for b, sha in heads.items() if sha}
+        if any(self._origin.get(b) != sha for b, sha in present.items()):
+            self._bring(present)
+        return heads
+
+    def _bring(self, heads: dict[str, str]) -> None:
+        """Fetch the branches whose heads the cache lacks, and point refs/remotes/origin/ at each."""
         # What the cache's refs point at is here; anything else is fetched (asking git whether an
         # object is here would make a partial clone fetch it, and its whole history with it).
+        refs = self._cache_refs()
+        here = set(refs.values())
+        self._fetch_branches([b for b, sha in heads.items() if sha not in here])
+        updates = "".join(
+            f"update refs/remotes/origin/{b} {sha}\n"
+            for b, sha in heads.items()
+            if refs.get(f"refs/remotes/origin/{b}") != sha  # a ref already there stays
+        )
+        if updates:
+            self.git.run("update-ref", "--stdin", input=updates.encode())
+        self._origin.update(heads)
+
+    def _cache_refs(self) -> dict[str, str]:
+        """Every ref of the cache and what it points at; those of origin noted in ``_origin``."""
         listed = self.git.out("for-each-ref", "--format=%(refname) %(objectname)").splitlines()
         refs = dict(line.split(" ", 1) for line in listed)
         prefix = "refs/remotes/origin/"
         self._origin.update({r.removeprefix(prefix): sha for r, sha in refs.items() if r.startswith(prefix)})
-        here = set(refs.values())
-        missing = [b for b, sha in heads.items() if sha and sha not in here]
-        if missing:
-            self._make_partial()
-            specs = [f"+refs/heads/{b}:refs/remotes/origin/{b}" for b in missing]
-            self.git.run(
-                "fetch",
-                "--quiet",
-                "--no-tags",
-                "--no-write-fetch-head",
-                "--filter=blob:none",
-                operands=["origin", *specs],
-            )
-        updates = "".join(
-            f"update refs/remotes/origin/{b} {sha}\n"
-            for b, sha in heads.items()
-            if sha and refs.get(f"refs/remotes/origin/{b}") != sha  # a ref already there stays
+        return refs
+
+    def _fetch_branches(self, branches: list[str]) -> None:
+        """Fetch ``branches`` into refs/remotes/origin/, their commits and trees (blobs when read)."""
+        if not branches:
+            return
+        self._make_partial()
+        specs = [f"+refs/heads/{b}:refs/remotes/origin/{b}" for b in branches]
+        self.git.run(
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--filter=blob:none",
+            operands=["origin", *specs],
         )
-        if updates:
-            self.git.run("update-ref", "--stdin", input=updates.encode())
-        self._origin.update({b: sha for b, sha in heads.items() if sha})
-        return heads
 
     def remember(self, branch: str, sha: str | None) -> None:
         """Point refs/remotes/origin/``branch`` at ``sha`` (None deletes it), as a push left it."""
@@ -193,19 +206,16 @@ class PlatformRepo:
 
         ``new`` None deletes the branch; ``old`` None requires it to be absent.
         """
-        args = ["push", "--quiet", "--atomic", "--porcelain"]
-        specs = []
-        for branch, (old, new) in updates.items():
-            args.append(f"--force-with-lease=refs/heads/{branch}:{old or ''}")
-            specs.append(f"{new or ''}:refs/heads/{branch}")
-        proc = self.git.run(*args, operands=[self.url, *specs], check=False)
+        leases = [
+            f"--force-with-lease=refs/heads/{branch}:{old or ''}" for branch, (old, _) in updates.items()
+        ]
+        specs = [f"{new or ''}:refs/heads/{branch}" for branch, (_, new) in updates.items()]
+        proc = self.git.run(
+            "push", "--quiet", "--atomic", "--porcelain", *leases, operands=[self.url, *specs], check=False
+        )
         if proc.returncode != 0:
-            detail = (proc.stdout + proc.stderr).decode("utf-8", "replace").strip().splitlines()
-            reason = next(
-                (ln for ln in detail if "rejected" in ln or "stale" in ln or "error" in ln),
-                detail[-1] if detail else "",
-            )
-            raise GitError(mask(f"push of {', '.join(updates)} to {self.url} was refused: {reason.strip()}"))
+            reason = _refusal(proc.stdout + proc.stderr)
+            raise GitError(mask(f"push of {', '.join(updates)} to {self.url} was refused: {reason}"))
         for branch, (_, new) in updates.items():
             self.remember(branch, new)
 
@@ -265,6 +275,17 @@ class PlatformRepo:
                 if written.get(folder, ("", "", ""))[1] == "tree":
                     memo.put(digest, written[folder][2])
         return sha
+
+
+def _refusal(output: bytes) -> str:
+    """Why git refused a push: the line of its output naming a rejected or stale ref or an error,
+    else its last line."""
+    detail = output.decode("utf-8", "replace").strip().splitlines()
+    reason = next(
+        (ln for ln in detail if "rejected" in ln or "stale" in ln or "error" in ln),
+        detail[-1] if detail else "",
+    )
+    return reason.strip()
 
 
 def _config_text(settings: list[tuple[str, str]]) -> str:

@@ -32,21 +32,9 @@ def write_commit(git: Git, plan: TreePlan, root: str, parents: list[str], messag
     On the base it was planned against, only the touched folders and new content are written;
     otherwise the whole tree under ``root`` (whole folders by tree id)."""
     ref = _temporary_ref()
-    chunks = [_header(ref, message)]
-    explicit, trees = plan.explicit(), plan.trees
-    whole = _folders(explicit)  # the folders whose every file is in ``explicit``
-    if parents:
-        chunks.append(f"from {parents[0]}\n".encode())
-        chunks.extend(f"merge {p}\n".encode() for p in parents[1:])
-        if plan.touched is not None and parents[0] == plan.base:
-            chunks.extend(f"D {fast_import_path(join(root, n))}\n".encode() for n in sorted(plan.touched))
-            trees = {n: t for n, t in trees.items() if n in plan.touched}
-            explicit = {
-                p: e for p, e in explicit.items() if p in plan.inline or p.split("/", 1)[0] in plan.touched
-            }
-            whole &= plan.touched  # a new file in another folder joins what the base has there
-        else:
-            chunks.append(f"D {root}\n".encode() if root else b"deleteall\n")
+    touched = _touched_on_base(plan, parents)
+    chunks = [_header(ref, message), *_parent_commands(root, parents, touched)]
+    explicit, trees, whole = _content(plan, touched)
     inline = delta_order(p for p in explicit if p in plan.inline)
     marks: dict[str, int] = {}
     temporary: list[str] = []
@@ -65,6 +53,39 @@ def write_commit(git: Git, plan: TreePlan, root: str, parents: list[str], messag
     for name in (ref, *temporary):
         git.delete_ref(name)
     return sha
+
+
+def _touched_on_base(plan: TreePlan, parents: list[str]) -> frozenset[str] | None:
+    """The folders the plan touched, when the commit's first parent is the base it was planned
+    against (then only those are written); None when the whole tree is."""
+    on_base = bool(parents) and parents[0] == plan.base
+    return plan.touched if on_base else None
+
+
+def _parent_commands(root: str, parents: list[str], touched: frozenset[str] | None) -> list[bytes]:
+    """``from`` and ``merge`` of each parent, and what of the first parent's tree the commit
+    replaces: the ``touched`` folders, else everything under ``root``."""
+    if not parents:
+        return []
+    chunks = [f"from {parents[0]}\n".encode(), *(f"merge {p}\n".encode() for p in parents[1:])]
+    if touched is None:
+        return [*chunks, f"D {root}\n".encode() if root else b"deleteall\n"]
+    return chunks + [f"D {fast_import_path(join(root, n))}\n".encode() for n in sorted(touched)]
+
+
+def _content(
+    plan: TreePlan, touched: frozenset[str] | None
+) -> tuple[dict[str, Entry], dict[str, str], set[str]]:
+    """The entries the commit writes one by one, the folders it names by tree id, and the
+    folders whose every file is among those entries: all of the plan's, or on its base only the
+    ``touched`` folders' and the new content."""
+    explicit, trees = plan.explicit(), plan.trees
+    whole = _folders(explicit)
+    if touched is None:
+        return explicit, trees, whole
+    trees = {n: t for n, t in trees.items() if n in touched}
+    explicit = {p: e for p, e in explicit.items() if p in plan.inline or p.split("/", 1)[0] in touched}
+    return explicit, trees, whole & touched  # a new file in another folder joins what the base has there
 
 
 def blob_command(mark: int, data: bytes) -> bytes:
@@ -128,31 +149,43 @@ def write_in_two(
     ``delta_order`` and commits its folders on a ref of its own (added to ``refs``, for the
     caller to delete); the first also writes the new blobs outside a whole folder, for the
     commit to name by id. Returns the folders' tree ids, for the commit to name."""
-    parts = []
-    for i, folders in enumerate(_halves(inline, whole)):
-        ref = _temporary_ref()
-        refs.append(ref)
-        mine = [
-            p for p in inline if p.split("/", 1)[0] in folders or (i == 0 and p.split("/", 1)[0] not in whole)
-        ]
-        entries = {p: e for p, e in explicit.items() if p.split("/", 1)[0] in folders}
-        parts.append((ref, mine, entries))
-
-    def write(ref: str, paths: list[str], entries: dict[str, Entry]) -> None:
-        marks = marks_of(paths)
-        blobs = (blob_command(marks[p], plan.inline[p]) for p in paths)
-        commit = (
-            [_header(ref, "promoter: part of a commit"), *_entries("", {}, entries, marks)] if entries else []
-        )
-        stream = b"".join(chain(blobs, commit))  # no list of the blobs: the stream is their one copy
-        git.run("fast-import", "--quiet", "--date-format=raw", *FAST_IMPORT_OPTIONS, input=stream)
-
+    parts = [(_temporary_ref(), paths, entries) for paths, entries in _parts(explicit, inline, whole)]
+    refs += [ref for ref, _, _ in parts]
     with ThreadPoolExecutor(2) as pool:
-        for done in [pool.submit(write, *part) for part in parts]:
+        for done in [pool.submit(_write_part, git, plan, *part) for part in parts]:
             done.result()
     return {
         folder: sha for ref, _, entries in parts if entries for folder, sha in _top_trees(git, ref).items()
     }
+
+
+def _parts(
+    explicit: dict[str, Entry], inline: list[str], whole: set[str]
+) -> list[tuple[list[str], dict[str, Entry]]]:
+    """The new blobs and the entries of each half of the ``whole`` folders; the first half also
+    has the new blobs outside a whole folder."""
+    parts = []
+    for i, folders in enumerate(_halves(inline, whole)):
+        mine = [p for p in inline if _top(p) in folders or (i == 0 and _top(p) not in whole)]
+        parts.append((mine, {p: e for p, e in explicit.items() if _top(p) in folders}))
+    return parts
+
+
+def _write_part(git: Git, plan: TreePlan, ref: str, paths: list[str], entries: dict[str, Entry]) -> None:
+    """One fast-import of ``write_in_two``: the new blobs ``paths``, and a commit of ``entries``
+    on ``ref`` when there are any."""
+    marks = marks_of(paths)
+    blobs = (blob_command(marks[p], plan.inline[p]) for p in paths)
+    commit = (
+        [_header(ref, "promoter: part of a commit"), *_entries("", {}, entries, marks)] if entries else []
+    )
+    stream = b"".join(chain(blobs, commit))  # no list of the blobs: the stream is their one copy
+    git.run("fast-import", "--quiet", "--date-format=raw", *FAST_IMPORT_OPTIONS, input=stream)
+
+
+def _top(path: str) -> str:
+    """The top-level folder of ``path`` (the path itself at the top)."""
+    return path.split("/", 1)[0]
 
 
 def _halves(inline: list[str], whole: set[str]) -> tuple[set[str], set[str]]:
