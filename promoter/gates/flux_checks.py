@@ -5,8 +5,11 @@ Only a release the Pipeline or a ClusterType declares (``spec.versions.flux``) i
 none declared, promoter does not know the clusters run Flux and says nothing. A gate whose
 contexts are all ``argocd/...`` reads Argo CD's statuses and is not judged either. A ``hub``
 gate beside the gate (in the same list) sees failures and counts clusters, so the warnings it
-answers are not given then; the one about the success event is, since without that event this
-gate (and the hub gate, which reads the same event) never passes.
+answers are not given then.
+
+Flux 2.9's ``DisableCommitStatusEvent`` (no success status) is not warned of: promoter cannot see
+the flag, so the warning could never be answered and every 2.9 Pipeline would fail ``validate
+--strict``. The gate's timeout names it as the likely cause instead (``flux.silence_cause``).
 """
 
 from __future__ import annotations
@@ -48,13 +51,6 @@ def _problems(gate: CommitStatusGate, by_release: dict[Release, list[str]], besi
             f"{_runs(quiet, by_release)}, which posts no failure status (fluxcd/notification-controller#1373): "
             "a failed reconciliation is silence, seen only at the timeout; add a hub gate beside it "
             "(docs/hub.md#the-hub-gate), or run Flux 2.9"
-        )
-    switchable = [r for r in by_release if flux.success_switchable(r)]
-    if switchable:
-        problems.append(
-            f"{_runs(switchable, by_release)}, where kustomize-controller's feature gate DisableCommitStatusEvent "
-            "(fluxcd/kustomize-controller#1755) stops the success event; promoter cannot see that flag: if it "
-            "is on, this gate never passes (nor does a hub gate, which reads the same event)"
         )
     if gate.min_count > 1 and any(flux.default_shaped(p) for p in gate.patterns) and not beside_hub:
         problems.append(_one_context(gate, list(by_release)))
