@@ -134,8 +134,17 @@ class HubGate(Gate):
                 "branch": ctx.platform_branch,
                 "mainCommit": ctx.commit,
             }
-        client.record(body)
+        client.record({**body, "failureBudget": self.budget()})
         self.recorded = ctx.platform_sha
+
+    def budget(self) -> dict[str, Any]:
+        """The failure budget, as the hub shows it beside the rollout (docs/hub.md)."""
+
+        def limit(t: Thresholds) -> int | str:
+            return t.max_failures if t.max_failures_percent is None else f"{t.max_failures_percent:g}%"
+
+        types = {name: limit(t) for name, t in sorted(self.per_type.items())}
+        return {"maxFailures": limit(self.thresholds), "clusterTypes": types}
 
     def judge(self, rollout: dict[str, Any], ctx: GateContext) -> Observation:
         """The verdict on a ``GET /v1/rollout`` answer, bake included."""

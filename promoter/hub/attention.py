@@ -16,6 +16,7 @@ are not changed by any of this.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from promoter.hub import promotions
@@ -38,6 +39,7 @@ def judge(tx: Tx, entry: dict[str, Any], now: float, stuck_after: float, repo: s
     late = now > top["expectedBy"] and top.get("runningSince") is None
     top["stuck"] = late and any(c["pending"] for c in progress["clusterTypes"].values())
     _mark(entry, top["stuck"])
+    _budgets(entry)
     if entry["state"] in ("failed", "stuck") or progress["state"] == "failed":
         entry["attention"] = _attention(tx, entry, now, repo)
     return entry
@@ -53,6 +55,22 @@ def _mark(entry: dict[str, Any], stuck: bool) -> None:
         cluster["badge"] = cluster_badge(cluster, stuck)
     if stuck and entry["state"] == "progressing":
         entry["state"] = "stuck"
+
+
+def _budgets(entry: dict[str, Any]) -> None:
+    """Each cluster type's failures allowed by the hub gate's budget (over its fresh clusters, as
+    the gate counts them), and each wave's over its types, where the gate recorded its budget."""
+    budget = entry["head"].get("failureBudget")
+    if not budget:
+        return
+    text = json.dumps(budget)
+    types = entry["rollout"]["clusterTypes"]
+    for name, counts in types.items():
+        counts["failuresAllowed"] = promotions.allowed(text, name, counts["total"] - counts["stale"])
+    for wave in entry.get("waves") or []:
+        mine = [types[t] for t in wave["clusterTypes"] if t in types]
+        wave["failed"] = sum(c["failed"] for c in mine)
+        wave["failuresAllowed"] = sum(c["failuresAllowed"] for c in mine)
 
 
 def cluster_badge(cluster: dict[str, Any], stuck: bool) -> str:

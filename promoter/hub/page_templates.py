@@ -98,7 +98,7 @@ failed{% if h.runningSince %} after running it{% endif %}</span>; {{ r|successes
 <div class="scroll"><table class="rollout"><tr><th>cluster type</th><th>state</th><th class="n">total</th><th class="n">success</th>
 <th class="n">failed</th><th class="n">pending</th><th class="n">stale</th><th class="n">percent</th><th>progress</th></tr>
 {% for t, c in r.clusterTypes.items() %}<tr data-cluster-type="{{ t }}"><td class="title">{{ t }}</td><td class="state" data-label="state">{{ badge(c.state) }}</td><td class="n total" data-label="total">{{ c.total }}</td>
-<td class="n success" data-label="success">{{ c.success }}</td><td class="n failed" data-label="failed">{{ c.failed }}</td><td class="n pending" data-label="pending">{{ c.pending }}</td>
+<td class="n success" data-label="success">{{ c.success }}</td><td class="n failed" data-label="failed">{{ c.failed }}{% if c.failuresAllowed is defined and c.failuresAllowed is not none %} <small class="muted">of {{ c.failuresAllowed }} allowed</small>{% endif %}</td><td class="n pending" data-label="pending">{{ c.pending }}</td>
 <td class="n stale" data-label="stale">{{ c.stale }}</td><td class="n percent" data-label="percent">{{ c.percent }}%</td><td class="bar">{{ c|bar }}</td></tr>
 {% else %}<tr><td colspan="9">no cluster registered</td></tr>{% endfor %}</table></div>{% endmacro %}
 {% macro clusters_table(rows, repos) %}<div class="scroll"><table class="clusters"><tr><th>cluster</th><th>type</th><th>state at head</th>
@@ -164,8 +164,9 @@ TEMPLATES = {
     "environment": """{% extends "base" %}{% from "_macros" import rollout_table, head_line, clusters_table, badge, failing_list, holds_list, follows_line, acts with context %}{% block body %}
 <p class="state">State {{ badge(data.state) }}</p>{{ follows_line(data.follows, []) }}{% if data.holds %}{{ holds_list(data.holds, data.environment) }}{% endif %}
 {% if data.head %}{{ head_line(data.environment, data.head, data.rollout, data.rollout.state) }}{% if data.attention %}{{ acts(data.attention, data.state) }}{% endif %}{% set failing = data.clusters|selectattr('failingReconciler')|list %}{% if failing %}{{ failing_list(failing, repos) }}{% endif %}
-{% if data.waves %}<h2>Waves</h2><div class="scroll"><table class="waves"><tr><th>wave</th><th>state</th><th>cluster types</th><th>main commit</th></tr>
+{% if data.waves %}<h2>Waves</h2><div class="scroll"><table class="waves"><tr><th>wave</th><th>state</th><th>cluster types</th><th>failures</th><th>main commit</th></tr>
 {% for w in data.waves %}<tr data-wave="{{ w.name }}"><td class="title">{{ w.name }}</td><td class="state" data-label="state">{{ badge(w.state) }}</td><td data-label="cluster types">{{ w.clusterTypes|join(', ') }}</td>
+<td class="budget" data-label="failures">{% if w.failuresAllowed is defined %}{{ w.failed }} of {{ w.failuresAllowed }} allowed{% else %}-{% endif %}</td>
 <td data-label="main commit">{% for m in w.mainCommits %}<code>{{ m[:12] }}</code>{{ ', ' if not loop.last }}{% else %}-{% endfor %}</td></tr>{% endfor %}</table></div>{% endif %}
 <h2>Cluster types</h2>{{ rollout_table(data.rollout) }}
 <p><a href="/rollout?environment={{ data.environment|q }}&amp;commit={{ data.head.commit }}">Time to each percent</a> ·

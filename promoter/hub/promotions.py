@@ -8,6 +8,7 @@ waits on), what was said is kept and what is new is added.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 from promoter.hub.db import Tx
 from promoter.hub.payloads import IngestError
 
-FIELDS = ("pullRequest", "run", "controlPlaneRepo", "onFailure", "timeout")
+FIELDS = ("pullRequest", "run", "controlPlaneRepo", "onFailure", "timeout", "failureBudget")
 FAILURE_POLICIES = ("stop", "rollback")
 
 
@@ -26,6 +27,7 @@ class Promotion:
     control_plane: str = ""  # the control-plane repo's web page
     on_failure: str = ""  # stop or rollback; '' not said
     timeout: float | None = None  # seconds the gates wait on the commit
+    budget: str = ""  # the hub gate's maxFailures, as JSON: {"maxFailures", "clusterTypes"}
 
 
 def web_url(value: Any, field: str) -> str:
@@ -55,12 +57,53 @@ def from_json(body: dict[str, Any]) -> Promotion:
     ):
         raise IngestError(422, "'timeout' must be the gates' timeout in seconds, more than 0")
     return Promotion(
+        budget=_budget(body.get("failureBudget")),
         pull_request=web_url(body.get("pullRequest"), "pullRequest"),
         run=web_url(body.get("run"), "run"),
         control_plane=web_url(body.get("controlPlaneRepo"), "controlPlaneRepo"),
         on_failure=str(policy),
         timeout=float(timeout) if timeout is not None else None,
     )
+
+
+def _budget(value: Any) -> str:
+    """``failureBudget``: ``{"maxFailures": 2 or "10%", "clusterTypes": {type: ...}}``, kept as JSON."""
+    if value in (None, {}):
+        return ""
+    types = value.get("clusterTypes", {}) if isinstance(value, dict) else None
+    limits = [value.get("maxFailures", 0), *types.values()] if isinstance(types, dict) else [None]
+    if (
+        not isinstance(value, dict)
+        or set(value) - {"maxFailures", "clusterTypes"}
+        or not all(map(_limit, limits))
+    ):
+        raise IngestError(
+            422,
+            "'failureBudget' must be {maxFailures: a count or a percent such as '10%', clusterTypes: {...}}",
+        )
+    return json.dumps({"maxFailures": value.get("maxFailures", 0), "clusterTypes": types}, sort_keys=True)
+
+
+def _limit(value: Any) -> bool:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value >= 0
+    text = str(value).strip()
+    try:
+        return isinstance(value, str) and text.endswith("%") and 0 <= float(text[:-1]) <= 100
+    except ValueError:
+        return False
+
+
+def allowed(budget: str, cluster_type: str, fresh: int) -> int | None:
+    """The failures ``cluster_type`` may have over ``fresh`` clusters, as the hub gate counts them
+    (``gates/hub.py``); None when no budget was recorded."""
+    if not budget:
+        return None
+    found = json.loads(budget)
+    limit = found.get("clusterTypes", {}).get(cluster_type, found.get("maxFailures", 0))
+    if isinstance(limit, int):
+        return limit
+    return math.floor(fresh * float(str(limit).strip()[:-1]) / 100)
 
 
 def record(tx: Tx, environment: str, sha: str, promotion: Promotion) -> None:
@@ -70,7 +113,8 @@ def record(tx: Tx, environment: str, sha: str, promotion: Promotion) -> None:
         "UPDATE platform_commits SET pull_request = CASE WHEN ? <> '' THEN ? ELSE pull_request END,"
         " run_url = CASE WHEN ? <> '' THEN ? ELSE run_url END,"
         " on_failure = CASE WHEN ? <> '' THEN ? ELSE on_failure END,"
-        " gate_timeout = COALESCE(?, gate_timeout) WHERE environment = ? AND sha = ?",
+        " gate_timeout = COALESCE(?, gate_timeout),"
+        " failure_budget = CASE WHEN ? <> '' THEN ? ELSE failure_budget END WHERE environment = ? AND sha = ?",
         (
             p.pull_request,
             p.pull_request,
@@ -79,6 +123,8 @@ def record(tx: Tx, environment: str, sha: str, promotion: Promotion) -> None:
             p.on_failure,
             p.on_failure,
             p.timeout,
+            p.budget,
+            p.budget,
             environment,
             sha,
         ),
@@ -90,7 +136,7 @@ def record(tx: Tx, environment: str, sha: str, promotion: Promotion) -> None:
 def of_commit(tx: Tx, environment: str, sha: str) -> dict[str, Any]:
     """What is known of the promotion of ``sha`` (JSON-ready; empty strings for what was not said)."""
     row = tx.one(
-        "SELECT p.pull_request, p.run_url, p.on_failure, p.gate_timeout, e.control_plane_url"
+        "SELECT p.pull_request, p.run_url, p.on_failure, p.gate_timeout, e.control_plane_url, p.failure_budget"
         " FROM platform_commits p LEFT JOIN environments e ON e.name = p.environment"
         " WHERE p.environment = ? AND p.sha = ?",
         (environment, sha),
@@ -103,4 +149,5 @@ def of_commit(tx: Tx, environment: str, sha: str) -> dict[str, Any]:
         "onFailure": row[2] or None,
         "timeout": float(row[3]) if row[3] is not None else None,
         "controlPlaneRepo": row[4] or None,
+        "failureBudget": json.loads(row[5]) if row[5] else None,
     }

@@ -172,6 +172,12 @@ _V9 = (
     "ALTER TABLE environments ADD COLUMN control_plane_url TEXT NOT NULL DEFAULT ''",
 )
 
+_V10 = (
+    # The hub gate's failure budget for the commit (JSON: {"maxFailures": "2" or "10%",
+    # "clusterTypes": {type: ...}}), so the pages say how much of it the rollout spent.
+    "ALTER TABLE platform_commits ADD COLUMN failure_budget TEXT NOT NULL DEFAULT ''",
+)
+
 #: (version, name, statements), oldest first.
 MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (1, "initial schema", _V1),
@@ -182,4 +188,5 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (6, "the waker's lease, the verdicts it saw and the wake it has to send", _V6),
     (7, "cluster registrations and each one's first report (DORA history)", _V7),
     (9, "the promotion of each commit: PR, run, failure policy, gate timeout", _V9),
+    (10, "the hub gate's failure budget of each commit", _V10),
 )

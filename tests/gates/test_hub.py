@@ -311,3 +311,7 @@ def test_a_fleet_that_grows_and_shrinks_while_a_wave_bakes(
         done.state == "success"
         and done.message == "small 4/4 success, 0 failed (0 of 1 failure allowed), 0 pending, 0 stale"
     )
+    with live_hub.db.transaction() as tx:  # the gate recorded M with its budget, for the hub's pages
+        assert tx.one("SELECT failure_budget FROM platform_commits WHERE sha = ?", (m,)) == (
+            '{"clusterTypes": {}, "maxFailures": "25%"}',
+        )

@@ -171,3 +171,18 @@ def test_the_pages_say_it_and_keep_their_query(hub_db: Database) -> None:
     assert 'href="/clusters/c2?staleAfter=2h&amp;refresh=0"' in page
     assert 'href="/delivery?environment=dev&amp;staleAfter=2h&amp;refresh=0"' in page
     assert f'href="{PR}"' in page  # another site's link is left as it is
+
+
+def test_the_hub_gates_failure_budget_is_shown_as_the_gate_counts_it(hub_db: Database) -> None:
+    _world(hub_db, budget='{"clusterTypes": {"small": "50%"}, "maxFailures": 0}')
+    _report(hub_db, "c3", "failure", M, T + 100)
+    env = read(hub_db, "environment", {"name": "dev"}, T + 200, 86400)
+    small = env["rollout"]["clusterTypes"]["small"]
+    assert small["failed"] == 1 and small["failuresAllowed"] == 1  # 50% of 3 fresh
+    assert env["head"]["failureBudget"] == {"clusterTypes": {"small": "50%"}, "maxFailures": 0}
+    for bad in ({"maxFailures": "ten"}, {"maxFailures": -1}, {"other": 1}, "2"):
+        with pytest.raises(IngestError, match="'failureBudget' must be"):
+            commit_from_json({"environment": "dev", "sha": M0, "branch": "dev", "failureBudget": bad})
+    with LiveHub(hub_db, clock=lambda: T + 200) as live:
+        page = requests.get(f"{live.url}/environments/dev?refresh=0", timeout=10).text
+    assert '<td class="n failed" data-label="failed">1 <small class="muted">of 1 allowed</small></td>' in page

@@ -314,7 +314,7 @@ def test_environment_cluster_and_failing_pages_link_back_and_say_their_filters(
         [c.text for c in r.find_elements(By.TAG_NAME, "td")]
         for r in browser.find_elements(By.CSS_SELECTOR, "table.waves tr[data-wave]")
     ]  # canary landed M on small (failed); fleet's large, no cluster yet, still holds the older main commit
-    assert waves == [["canary", "failed", "small", "b" * 12], ["fleet", "held", "large", "a" * 12]]
+    assert waves == [["canary", "failed", "small", "-", "b" * 12], ["fleet", "held", "large", "-", "a" * 12]]
     held = browser.find_element(By.CSS_SELECTOR, 'ul.holds li[data-wave="fleet"]').text
     assert held.startswith("held Wave fleet held by alice since") and "--wave fleet" in held
     browser.find_element(By.CSS_SELECTOR, 'table.clusters tr[data-cluster="edge-2"] a').click()
