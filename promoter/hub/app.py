@@ -31,7 +31,7 @@ from promoter.hub.ingest import KeyCache, KeyMiss, Limits, late_retry, prepare, 
 from promoter.hub.keys import Cluster
 from promoter.hub.metrics import REFUSED, Counters, exposition
 from promoter.hub.payloads import IngestError
-from promoter.hub.reads import DEFAULT_WINDOW, parse_window, read, repo_urls
+from promoter.hub.reads import DEFAULT_WINDOW, parse_window, read, read_page, repo_urls
 from promoter.hub.rollout import NotFound
 from promoter.hub.sealing import Sealer
 from promoter.hub.writer import GroupWriter
@@ -216,10 +216,11 @@ class Hub:
             return self.unavailable(err)
         return JSONResponse(data)
 
-    def _read(self, name: str, request: Request, stale_after: float) -> Any:
+    def _read(self, name: str, request: Request, stale_after: float, page: bool = False) -> Any:
+        """Read ``name`` for a JSON answer, or (``page``) as its page shows it."""
         params: dict[str, Any] = {**request.query_params, **request.path_params}
         params["clusterType"] = request.query_params.getlist("clusterType")
-        return read(self.db, name, params, self.clock(), stale_after)
+        return (read_page if page else read)(self.db, name, params, self.clock(), stale_after)
 
     async def page(self, request: Request, name: str) -> Response:
         try:
@@ -232,7 +233,7 @@ class Hub:
             return HTMLResponse(pages.not_found("the database is unavailable; reload in a moment"), 503)
         try:
             stale_after = _duration(request.query_params.get("staleAfter"), DEFAULT_STALE_AFTER)
-            data = await run_in_threadpool(self._read, name, request, stale_after)
+            data = await run_in_threadpool(self._read, name, request, stale_after, True)
             repos = await run_in_threadpool(repo_urls, self.db)
         except IngestError as err:
             return HTMLResponse(pages.not_found(err.message, "Bad request"), err.status)

@@ -121,6 +121,19 @@ _V5 = (
     "CREATE INDEX sender_keys_revoked ON sender_keys (revoked_at) WHERE revoked_at IS NOT NULL",
 )
 
+_V8 = (
+    # A page says since when a head runs everywhere: the latest first success at it, received
+    # of a cluster that runs it. Indexed by receipt after (environment, revision), that is the
+    # last entries of the index, read without the rest; a rollout's per-cluster success times
+    # and a commit's clusters (commits.py) are read from the index alone. It replaces the index
+    # on (environment, revision), which it serves, and keeps its order of insertion: a rollout's
+    # successes are appended at its end, not written at random places (IF EXISTS: it runs after
+    # any migration that dropped that index).
+    "DROP INDEX IF EXISTS deployments_by_revision",
+    "CREATE INDEX deployments_by_receipt"
+    " ON deployments (environment, revision, first_success_received, cluster, first_success)",
+)
+
 #: (version, name, statements), oldest first.
 MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (1, "initial schema", _V1),
@@ -128,4 +141,6 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (3, "the hub's receipt times beside the clusters' own, waves, counters", _V3),
     (4, "holds, environments as a graph", _V4),
     (5, "reconcilers indexed by environment alone, revoked keys indexed", _V5),
+    # 6 and 7 are taken by other changes under way.
+    (8, "deployments indexed by the receipt of their first success", _V8),
 )
