@@ -190,7 +190,7 @@ def environment_state(
     counts them all), its first failing ones (``failing``, ``failingTotal``), and the time to
     each percent only once the head runs everywhere (the page says since when, no more)."""
     top = head(tx, environment)
-    members = clusters(tx, now, stale_after, environment, names=first_clusters(tx, environment, page))
+    members, lists = _members(tx, environment, now, stale_after, page)
     held = holds.in_force(tx, now, environment)
     if top is None and not members and not held:
         raise NotFound(f"environment {environment} is not known to the hub")
@@ -201,6 +201,9 @@ def environment_state(
     )
     if top:
         top["runningSince"] = running_since(progress)
+    if page:  # every cluster is counted in its type's rollout
+        totals = [t["total"] for t in progress["clusterTypes"].values()] if progress else None
+        lists["clustersTotal"] = sum(totals) if totals is not None else count_clusters(tx, environment)
     return {
         "environment": environment,
         "state": holds.judged(progress["state"] if progress else "stale", held),
@@ -211,15 +214,23 @@ def environment_state(
         "targets": scheduled_targets(tx, progress),
         "rollout": progress,
         "clusters": members,
-        **(_page_lists(tx, environment, now, stale_after, page) if page else {}),
+        **lists,
     }
 
 
-def _page_lists(tx: Tx, environment: str, now: float, stale_after: float, page: Page) -> dict[str, Any]:
+def _members(
+    tx: Tx, environment: str, now: float, stale_after: float, page: Page | None
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The clusters an environment's read lists: every one; or its page's first ``page.rows``
+    and, read with them, its first failing ones (``failing``, ``failingTotal``)."""
+    if page is None:
+        return clusters(tx, now, stale_after, environment), {}
+    first = first_clusters(tx, environment, page)
     picked, totals = first_failing(tx, now, environment, page.failing)
-    return {
-        "clustersTotal": count_clusters(tx, environment),
-        "failing": clusters(tx, now, stale_after, environment, only_failing=True, names=picked),
+    listed = clusters(tx, now, stale_after, environment, names=None if first is None else [*first, *picked])
+    shown, failing = set(first or ()), set(picked)
+    return [c for c in listed if first is None or c["name"] in shown], {
+        "failing": [c for c in listed if c["name"] in failing],
         "failingTotal": totals.get(environment, 0),
     }
 
