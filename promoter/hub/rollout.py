@@ -207,10 +207,11 @@ def rollout(
     states = cluster_states(tx, commit, now, stale_after, cluster_types)
     types = set(cluster_types) or {t for _, t, _ in states} | _scheduled_types(tx, commit)
     by_type: dict[str, list[tuple[str, str]]] = {t: [] for t in types}
+    tallies: dict[str, Counter[str]] = {t: Counter() for t in types}
     for name, cluster_type, state in states:  # one pass, not one per type
         if cluster_type in by_type:
             by_type[cluster_type].append((name, state))
-    tallies = {t: Counter(s for _, s in mine) for t, mine in by_type.items()}
+            tallies[cluster_type][state] += 1
     done = not any(tally["failed"] or tally["pending"] for tally in tallies.values())
     times, since = None, {}
     if with_times or (times_if_done and done):
@@ -286,7 +287,9 @@ def _of_type(
         **counts,
         "percent": round(100.0 * counts["success"] / fresh, 1) if fresh else 0.0,
         **({"timeToPercent": _time_to_percent(done, fresh)} if times is not None else {}),
-        "failedClusters": sorted(n for n, s in mine if s == "failed")[:SHOWN_FAILURES],
+        "failedClusters": sorted(n for n, s in mine if s == "failed")[:SHOWN_FAILURES]
+        if counts["failed"]
+        else [],
     }
     out["state"] = badges.of_counts(out)
     return out
