@@ -21,7 +21,7 @@ from starlette.requests import Request
 
 from promoter.hub import pages
 from promoter.hub.db import Database
-from promoter.hub.reads import read_page, repo_urls
+from promoter.hub.reads import read_page_and_repos
 
 #: Seconds a rendered page is served again (the pages refresh every 5 s).
 TTL = 2.0
@@ -108,8 +108,8 @@ def render_page(
     now: float,
     stale_after: float,
 ) -> str:
-    """Page ``name``: its read (``read_page``) rendered, with the platform repos' links and the
+    """Page ``name``: its read (``reads.read_page``) rendered, with the platform repos' links and the
     filters of its ``query`` said."""
-    data = read_page(db, name, params, now, stale_after)
+    data, repos = read_page_and_repos(db, name, params, now, stale_after)
     filters = {k: v for k, v in query.items() if v}
-    return pages.render(name, data, now, repo_urls(db), filters, stale_after)
+    return pages.render(name, data, now, repos, filters, stale_after)

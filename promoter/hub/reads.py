@@ -43,6 +43,13 @@ def read_page(db: Database, name: str, params: Mapping[str, Any], now: float, st
     """The read behind page ``name``: ``read``'s answer, as much of it as the page shows
     (``promoter.hub.shown``): the overview, an environment's page and ``/failing`` list their
     first clusters and say how many there are (``all=1``: an environment's or ``/failing``'s every one)."""
+    return read_page_and_repos(db, name, params, now, stale_after)[0]
+
+
+def read_page_and_repos(
+    db: Database, name: str, params: Mapping[str, Any], now: float, stale_after: float
+) -> tuple[Any, dict[str, str]]:
+    """``read_page`` and ``repo_urls`` (the page's links), in one transaction."""
     q = query(params)
     page = shown.Page(None if _flag(q.get("all")) else shown.ROWS, shown.FAILING)
     with db.transaction(write=False) as tx:
@@ -51,7 +58,7 @@ def read_page(db: Database, name: str, params: Mapping[str, Any], now: float, st
             "environment": lambda: queries.environment_state(tx, q["name"], now, stale_after, page),
             "failing": lambda: _failing_page(tx, q.get("environment"), now, stale_after, page),
         }
-        return (bounded.get(name) or _readers(tx, q, now, stale_after)[name])()
+        return (bounded.get(name) or _readers(tx, q, now, stale_after)[name])(), repo_urls(tx)
 
 
 def _failing_page(
@@ -98,10 +105,9 @@ def _whole(value: Any, name: str, low: int, high: int) -> int:
     return int(text)
 
 
-def repo_urls(db: Database) -> dict[str, str]:
+def repo_urls(tx: Tx) -> dict[str, str]:
     """Each environment's platform repo web page, where the promoter recorded one (page links)."""
-    with db.transaction(write=False) as tx:
-        rows = tx.rows("SELECT name, repo_url FROM environments WHERE repo_url <> ''")
+    rows = tx.rows("SELECT name, repo_url FROM environments WHERE repo_url <> ''")
     return {str(name): str(url) for name, url in rows}
 
 
