@@ -13,7 +13,7 @@ from typing import Any
 from promoter.hub.db import Tx
 
 #: Clusters in an environment's table, failing clusters on ``/failing``.
-ROWS = 100
+ROWS = 50
 #: Failing clusters named under each environment on ``/`` and on an environment's page.
 FAILING = 10
 
