@@ -24,7 +24,7 @@ The last line sums up: ``engine=<e> clusters=<n> reports_s=<r> p50_ms=... p99_ms
 server_cpu_ms_per_report=... reports_per_core_s=... database_cpu_ms_per_report=...
 heartbeat_cpu_ms=... bytes_per_cluster_day=... gate_ms=... gate_query_ms=... overview_ms=...
 environment_ms=... failing_ms=... overview_done_ms=... environment_done_ms=...
-overview_kept_ms=...``. The hub's CPU
+overview_kept_ms=... overview_cpu_ms=... environment_cpu_ms=... failing_cpu_ms=...``. The hub's CPU
 is read from /proc for the hub's processes alone, apart from the load generator's.
 """
 
@@ -463,7 +463,12 @@ def run_engine(engine: str, db_url: str, args: argparse.Namespace) -> dict[str, 
         gate = timed(f"{base}/v1/rollout?environment=prod&commit={NEW}&clusterType=type-00&times=false", 20)
         gate_all = timed(f"{base}/v1/rollout?environment=prod&commit={NEW}&times=false", 20)
         query = query_time(db_url, 20)
-        pages = hub_pages.measure(base, db_url, senders, args.reconcilers, args.failing, _post_all)
+        db_pid = postmaster_pid(db_url)
+
+        def cpu() -> float:
+            return cpu_seconds(pid) + (cpu_seconds(db_pid) if db_pid else 0.0)
+
+        pages = hub_pages.measure(base, db_url, senders, args.reconcilers, args.failing, _post_all, cpu)
     return {
         "engine": engine,
         "clusters": args.clusters,
@@ -541,6 +546,9 @@ def main() -> None:
                     *hub_pages.PAGES,
                     *hub_pages.DONE,
                     "overview_kept_ms",
+                    "overview_cpu_ms",
+                    "environment_cpu_ms",
+                    "failing_cpu_ms",
                 )
             )
         )

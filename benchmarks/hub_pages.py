@@ -6,7 +6,9 @@ states of the same fleet:
   the new commit (a Flux ``HealthCheckFailed`` each, posted through the server): most clusters
   are on their way, some run it, some fail; ``overview_ms``, ``environment_ms``, ``failing_ms``
   (each read and rendered), and ``overview_kept_ms`` (the overview as a second tab gets it,
-  within 2 s of the first);
+  within 2 s of the first); beside each, the CPU it took per page (``overview_cpu_ms``, ...: the
+  hub's processes and, on PostgreSQL, the database server's), which moves far less than the time
+  when other work shares the machine;
 - **done**, every reconciler's latest report a success at the new commit, as the ingest would
   leave them (written in bulk, untimed, like the seed): the head runs everywhere, and the pages
   say since when; ``overview_done_ms``, ``environment_done_ms``.
@@ -23,6 +25,7 @@ import itertools
 import json
 import statistics
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -122,19 +125,35 @@ def vacuumed(url: str) -> None:
 
 
 def measure(
-    base: str, url: str, senders: list[tuple[str, str]], reconcilers: int, failing: int, post: Any
+    base: str,
+    url: str,
+    senders: list[tuple[str, str]],
+    reconcilers: int,
+    failing: int,
+    post: Any,
+    cpu: Callable[[], float],
 ) -> dict[str, Any]:
     """The pages while rolling out (``failing`` clusters failing, posted with ``post``, the
-    ingest phase's client), then once done."""
+    ingest phase's client), then once done; beside each page's time, the CPU it took (``cpu``:
+    seconds of the hub's processes and, on PostgreSQL, the database server's), per page."""
     port = int(base.rsplit(":", 1)[1])
     latencies, statuses = asyncio.run(post(port, failure_requests(senders, failing), 16, 120.0))
     figures: dict[str, Any] = {
         "failing_clusters": sum(status in (200, 201) for status in statuses) if latencies else 0
     }
     vacuumed(url)
-    figures.update({key: timed(base + path) for key, path in PAGES.items()})
+    figures.update(_pages(base, PAGES, cpu))
     figures["overview_kept_ms"] = timed(base + "/", kept=True)
     settle(url, reconcilers)
     vacuumed(url)
-    figures.update({key: timed(base + path) for key, path in DONE.items()})
+    figures.update(_pages(base, DONE, cpu))
     return figures
+
+
+def _pages(base: str, paths: dict[str, str], cpu: Callable[[], float]) -> dict[str, float]:
+    out = {}
+    for key, path in paths.items():
+        before = cpu()
+        out[key] = timed(base + path)
+        out[key.replace("_ms", "_cpu_ms")] = round(1000 * (cpu() - before) / TIMES, 1)
+    return out
