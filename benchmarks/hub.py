@@ -118,11 +118,13 @@ def seed(db: Database, clusters: int, reconcilers: int) -> list[tuple[str, str]]
 
 
 def cpu_seconds(pid: int) -> float:
-    """CPU time (user + system) of process ``pid`` and its live descendants, from /proc."""
+    """CPU time (user + system) of process ``pid`` and its descendants, from /proc: the live
+    ones', and the ended ones' their parents collected (a PostgreSQL backend whose client
+    disconnected between two readings would otherwise take its CPU out of the difference)."""
     total = 0.0
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        total += sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")  # utime, stime, cutime, cstime
         children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
     except (OSError, IndexError, ValueError):
         return total
