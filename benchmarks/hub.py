@@ -16,12 +16,16 @@ process of its own) on loopback:
   one "Reconciliation finished" per round for ``--steady-rounds`` rounds (a round stands for a
   10-minute interval): the database's size after each quarter (flat: heartbeats add no
   history), its growth in bytes per cluster per day, and the hub's CPU per heartbeat;
-- **page**: ``GET /`` (every environment's rollout per cluster type), p50 of 5.
+- **pages** (``benchmarks/hub_pages.py``): ``/``, ``/environments/prod`` and ``/failing``, each
+  p50 of 5 over HTTP, while rolling out with ``--failing`` clusters failing, then ``/`` and the
+  environment's page once every cluster runs the new commit.
 
 The last line sums up: ``engine=<e> clusters=<n> reports_s=<r> p50_ms=... p99_ms=...
 server_cpu_ms_per_report=... reports_per_core_s=... database_cpu_ms_per_report=...
-heartbeat_cpu_ms=... bytes_per_cluster_day=... gate_ms=... gate_query_ms=... page_ms=...``. The hub's CPU is read from /proc for the hub's processes
-alone, apart from the load generator's.
+heartbeat_cpu_ms=... bytes_per_cluster_day=... gate_ms=... gate_query_ms=... overview_ms=...
+environment_ms=... failing_ms=... overview_done_ms=... environment_done_ms=...
+overview_kept_ms=... overview_cpu_ms=... environment_cpu_ms=... failing_cpu_ms=...``. The hub's CPU
+is read from /proc for the hub's processes alone, apart from the load generator's.
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ from typing import Any
 
 import requests
 
+from benchmarks import hub_pages
 from promoter.hub.commits import CommitRecord, record_commit
 from promoter.hub.db import Database
 from promoter.hub.keys import digest
@@ -113,11 +118,13 @@ def seed(db: Database, clusters: int, reconcilers: int) -> list[tuple[str, str]]
 
 
 def cpu_seconds(pid: int) -> float:
-    """CPU time (user + system) of process ``pid`` and its live descendants, from /proc."""
+    """CPU time (user + system) of process ``pid`` and its descendants, from /proc: the live
+    ones', and the ended ones' their parents collected (a PostgreSQL backend whose client
+    disconnected between two readings would otherwise take its CPU out of the difference)."""
     total = 0.0
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        total += sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")  # utime, stime, cutime, cstime
         children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
     except (OSError, IndexError, ValueError):
         return total
@@ -457,8 +464,13 @@ def run_engine(engine: str, db_url: str, args: argparse.Namespace) -> dict[str, 
         figures.update(steady(base, pid, db_url, senders, args))
         gate = timed(f"{base}/v1/rollout?environment=prod&commit={NEW}&clusterType=type-00&times=false", 20)
         gate_all = timed(f"{base}/v1/rollout?environment=prod&commit={NEW}&times=false", 20)
-        page = timed(f"{base}/", 5)
-    query = query_time(db_url, 20)
+        query = query_time(db_url, 20)
+        db_pid = postmaster_pid(db_url)
+
+        def cpu() -> float:
+            return cpu_seconds(pid) + (cpu_seconds(db_pid) if db_pid else 0.0)
+
+        pages = hub_pages.measure(base, db_url, senders, args.reconcilers, args.failing, _post_all, cpu)
     return {
         "engine": engine,
         "clusters": args.clusters,
@@ -468,7 +480,7 @@ def run_engine(engine: str, db_url: str, args: argparse.Namespace) -> dict[str, 
         "gate_ms": gate,
         "gate_query_ms": query,
         "gate_all_types_ms": gate_all,
-        "page_ms": page,
+        **pages,
     }
 
 
@@ -496,6 +508,9 @@ def main() -> None:
     )
     parser.add_argument(
         "--steady-rounds", type=int, default=72, help="10-minute rounds of heartbeats (72: half a day)"
+    )
+    parser.add_argument(
+        "--failing", type=int, default=500, help="clusters failing the new commit while the pages are timed"
     )
     args = parser.parse_args()
     results = []
@@ -530,7 +545,12 @@ def main() -> None:
                     "bytes_per_cluster_day",
                     "gate_ms",
                     "gate_query_ms",
-                    "page_ms",
+                    *hub_pages.PAGES,
+                    *hub_pages.DONE,
+                    "overview_kept_ms",
+                    "overview_cpu_ms",
+                    "environment_cpu_ms",
+                    "failing_cpu_ms",
                 )
             )
         )

@@ -30,8 +30,9 @@ from promoter.hub.db import Database, database_errors
 from promoter.hub.ingest import KeyCache, KeyMiss, Limits, late_retry, prepare, record, record_holds_of, stale
 from promoter.hub.keys import Cluster
 from promoter.hub.metrics import REFUSED, Counters, exposition
+from promoter.hub.pagecache import PageCache
 from promoter.hub.payloads import IngestError
-from promoter.hub.reads import DEFAULT_WINDOW, parse_window, read, repo_urls
+from promoter.hub.reads import DEFAULT_WINDOW, parse_window, read
 from promoter.hub.rollout import NotFound
 from promoter.hub.sealing import Sealer
 from promoter.hub.writer import GroupWriter
@@ -55,6 +56,7 @@ class Hub:
         self.require_read_key = require_read_key
         self.counters = Counters()
         self.writer = GroupWriter(db, counters=self.counters)
+        self.pages = PageCache(db, self.writer.listeners)
         self.keys = KeyCache(sealer=sealer)
         self._tasks: set[asyncio.Future[None]] = set()
 
@@ -150,7 +152,9 @@ class Hub:
         refusal or the 503 to answer."""
         try:
             body = await self.body(request.headers, request.receive)
-            return await run_in_threadpool(work, self.db, request.headers, body, self.clock())
+            return await run_in_threadpool(
+                self.pages.after(work), self.db, request.headers, body, self.clock()
+            )
         except IngestError as err:
             return self.refuse(err, what, source)
         except database_errors() as err:
@@ -216,9 +220,12 @@ class Hub:
             return self.unavailable(err)
         return JSONResponse(data)
 
-    def _read(self, name: str, request: Request, stale_after: float) -> Any:
+    def _read(self, name: str, request: Request, stale_after: float, page: bool = False) -> Any:
+        """Read ``name`` for a JSON answer, or (``page``) its page, rendered or kept (``pagecache``)."""
         params: dict[str, Any] = {**request.query_params, **request.path_params}
         params["clusterType"] = request.query_params.getlist("clusterType")
+        if page:
+            return self.pages.page(request, name, params, self.clock(), stale_after)
         return read(self.db, name, params, self.clock(), stale_after)
 
     async def page(self, request: Request, name: str) -> Response:
@@ -232,8 +239,7 @@ class Hub:
             return HTMLResponse(pages.not_found("the database is unavailable; reload in a moment"), 503)
         try:
             stale_after = _duration(request.query_params.get("staleAfter"), DEFAULT_STALE_AFTER)
-            data = await run_in_threadpool(self._read, name, request, stale_after)
-            repos = await run_in_threadpool(repo_urls, self.db)
+            html = await run_in_threadpool(self._read, name, request, stale_after, True)
         except IngestError as err:
             return HTMLResponse(pages.not_found(err.message, "Bad request"), err.status)
         except NotFound as err:
@@ -241,8 +247,7 @@ class Hub:
         except database_errors() as err:
             self.unavailable(err)
             return HTMLResponse(pages.not_found("the database is unavailable; reload in a moment"), 503)
-        filters = {k: v for k, v in request.query_params.items() if v}
-        return HTMLResponse(pages.render(name, data, self.clock(), repos, filters, stale_after))
+        return HTMLResponse(html)
 
     async def metrics(self, request: Request) -> Response:
         """``/metrics`` in Prometheus' text format (``?window=7d`` for the DORA window)."""

@@ -90,10 +90,11 @@ failed{% if h.runningSince %} after running it{% endif %}</span>; {{ r|successes
 {% elif r %}<span class="stale">No fresh cluster runs it</span>: {{ r|count('stale') }} of {{ r|totals }} stale.{% endif %}</p>{% endmacro %}
 {% macro acts(a, state) %}<div class="acts {{ state }}"><p class="did">{{ a.did }}</p>{% if a.links %}<p class="links">{% for l in a.links %}<a href="{{ l.href }}">{{ l.text }}</a>{{ ' · ' if not loop.last }}{% endfor %}</p>{% endif %}
 <ul class="acts">{% for c in a.commands %}<li><code>{{ c.command }}</code> {{ c.what }}</li>{% endfor %}</ul></div>{% endmacro %}
-{% macro failing_list(rows, repos) %}<ul class="failing">{% for c in rows %}<li data-cluster="{{ c.name }}">{{ badge(c.badge) }}
+{% macro failing_list(rows, repos, total=0, environment='') %}<ul class="failing">{% for c in rows %}<li data-cluster="{{ c.name }}">{{ badge(c.badge) }}
 <a href="/clusters/{{ c.name|q }}">{{ c.name }}</a> ({{ c.clusterType }}) failing since {{ c.failingSince|ago }}{% if c.failingReconciler %}:
 <b>{{ c.failingReconciler|breakable }}</b>{% if c.failingReconcilers > 1 %} (and {{ c.failingReconcilers - 1 }} more){% endif %}:
-{{ (c.failingMessage or '')[:240] }}{% endif %}</li>{% endfor %}</ul>{% endmacro %}
+{{ (c.failingMessage or '')[:240] }}{% endif %}</li>{% endfor %}</ul>{% if total > rows|length %}<p class="more">And {{ total - rows|length }} more:
+<a href="/failing?environment={{ environment|q }}">every failing cluster of {{ environment }}</a>.</p>{% endif %}{% endmacro %}
 {% macro rollout_table(r) %}
 <div class="scroll"><table class="rollout"><tr><th>cluster type</th><th>state</th><th class="n">total</th><th class="n">success</th>
 <th class="n">failed</th><th class="n">pending</th><th class="n">stale</th><th class="n">percent</th><th>progress</th></tr>
@@ -152,18 +153,18 @@ windows before it, oldest first. Definitions: docs/hub.md, "Delivery figures".</
 
 TEMPLATES = {
     "environments": """{% extends "base" %}{% from "_macros" import rollout_table, head_line, badge, failing_list, holds_list, follows_line, acts with context %}{% block body %}
-{% set failing = data|sum(attribute='failing', start=[]) %}{% if failing %}<p class="failed"><b>{{ failing|length }} cluster{{ 's' if failing|length != 1 }} failing</b>: <a href="/failing">what is failing now</a>.</p>{% endif %}
+{% set failing = data|sum(attribute='failingTotal') %}{% if failing %}<p class="failed"><b>{{ failing }} cluster{{ 's' if failing != 1 }} failing</b>: <a href="/failing">what is failing now</a>.</p>{% endif %}
 {% if graph %}<p class="graph">{% for tier in graph %}<span class="tier">{% for n in tier %}<a href="/environments/{{ n|q }}">{{ n }}</a> {{ badge(states[n]) }}{{ ', ' if not loop.last }}{% endfor %}</span>{{ ' → ' if not loop.last }}{% endfor %}</p>{% endif %}
 {% for e in data %}<section class="env" id="env-{{ e.environment }}" data-environment="{{ e.environment }}"><h2><a href="/environments/{{ e.environment|q }}">{{ e.environment }}</a> {{ badge(e.state) }}</h2>
 {{ follows_line(e.follows, e.waitsOn) }}
 {% if e.holds %}{{ holds_list(e.holds, e.environment) }}{% endif %}
-{% if e.head %}{{ head_line(e.environment, e.head, e.rollout, e.rollout.state) }}{% if e.attention %}{{ acts(e.attention, e.state) }}{% endif %}{% if e.failing %}{{ failing_list(e.failing, repos) }}{% endif %}{{ rollout_table(e.rollout) }}
+{% if e.head %}{{ head_line(e.environment, e.head, e.rollout, e.rollout.state) }}{% if e.attention %}{{ acts(e.attention, e.state) }}{% endif %}{% if e.failing %}{{ failing_list(e.failing, repos, e.failingTotal, e.environment) }}{% endif %}{{ rollout_table(e.rollout) }}
 {% else %}<p>No platform commit recorded yet.</p>{% endif %}</section>
 {% else %}<p>No environment yet: record a platform commit or register a cluster (docs/hub.md).</p>{% endfor %}
 {% endblock %}""",
     "environment": """{% extends "base" %}{% from "_macros" import rollout_table, head_line, clusters_table, badge, failing_list, holds_list, follows_line, acts with context %}{% block body %}
 <p class="state">State {{ badge(data.state) }}</p>{{ follows_line(data.follows, []) }}{% if data.holds %}{{ holds_list(data.holds, data.environment) }}{% endif %}
-{% if data.head %}{{ head_line(data.environment, data.head, data.rollout, data.rollout.state) }}{% if data.attention %}{{ acts(data.attention, data.state) }}{% endif %}{% set failing = data.clusters|selectattr('failingReconciler')|list %}{% if failing %}{{ failing_list(failing, repos) }}{% endif %}
+{% if data.head %}{{ head_line(data.environment, data.head, data.rollout, data.rollout.state) }}{% if data.attention %}{{ acts(data.attention, data.state) }}{% endif %}{% if data.failing %}{{ failing_list(data.failing, repos, data.failingTotal, data.environment) }}{% endif %}
 {% if data.waves %}<h2>Waves</h2><div class="scroll"><table class="waves"><tr><th>wave</th><th>state</th><th>cluster types</th><th>failures</th><th>main commit</th></tr>
 {% for w in data.waves %}<tr data-wave="{{ w.name }}"><td class="title">{{ w.name }}</td><td class="state" data-label="state">{{ badge(w.state) }}</td><td data-label="cluster types">{{ w.clusterTypes|join(', ') }}</td>
 <td class="budget" data-label="failures">{% if w.failuresAllowed is defined %}{{ w.failed }} of {{ w.failuresAllowed }} allowed{% else %}-{% endif %}</td>
@@ -174,7 +175,10 @@ TEMPLATES = {
 <h2>Scheduled and running</h2><div class="scroll"><table class="targets"><tr><th>cluster type</th><th>deployment target</th>
 <th class="n">running the head</th></tr>{% for t in data.targets %}<tr><td class="title">{{ t.clusterType }}</td><td data-label="deployment target">{{ t.deploymentTarget }}</td>
 <td class="n" data-label="running the head">{{ t.deployed }} of {{ t.clusters }}</td></tr>{% else %}<tr><td colspan="3">nothing scheduled</td></tr>
-{% endfor %}</table></div><h2>Clusters</h2>{{ clusters_table(data.clusters, repos) }}{% endblock %}""",
+{% endfor %}</table></div><h2>Clusters</h2>{{ clusters_table(data.clusters, repos) }}{% if data.clustersTotal > data.clusters|length %}
+{% set e = data.environment|q %}<p class="more">The first {{ data.clusters|length }} of {{ data.clustersTotal }} clusters, by type and name:
+<a href="?all=1">all {{ data.clustersTotal }}</a>; those <a href="/failing?environment={{ e }}">failing</a>,
+<a href="/drift?environment={{ e }}">not at the head</a>, <a href="/stale?environment={{ e }}">stale</a>.</p>{% endif %}{% endblock %}""",
     "cluster": """{% extends "base" %}{% from "_macros" import badge with context %}{% block body %}
 <p class="state">State at the head {{ badge(data.badge) }}</p>
 <p>Environment <a href="/environments/{{ data.environment|q }}">{{ data.environment }}</a>, cluster type
@@ -226,11 +230,12 @@ to its receipt of each cluster's success (0s: the success came first).</small></
 <h2>Clusters not at their environment's head</h2>{{ drift_table(data | selectattr('kind', 'equalto', 'drift') | list, repos) }}
 {% endblock %}""",
     "failing": """{% extends "base" %}{% from "_macros" import badge, filters_line with context %}{% block body %}{{ filters_line(shown) }}
-<p>{{ data|length }} cluster{{ 's' if data|length != 1 }} with a failing reconciler now, failing longest first
+<p>{{ data.total }} cluster{{ 's' if data.total != 1 }} with a failing reconciler now, failing longest first
 (a failure older than its cluster's head is listed, and its state says whether the head's rollout counts it).</p>
 {% with rows=data, empty="No cluster is failing." %}"""
     + _FAILING_TABLE
-    + """{% endwith %}{% endblock %}""",
+    + """{% endwith %}{% if data.total > data|length %}<p class="more">The {{ data|length }} failing longest of {{ data.total }}:
+<a href="?all=1{% if data.environment %}&amp;environment={{ data.environment|q }}{% endif %}">all of them</a>.</p>{% endif %}{% endblock %}""",
     "drift": """{% extends "base" %}{% from "_macros" import drift_table, filters_line with context %}{% block body %}{{ filters_line(shown) }}{{ drift_table(data, repos) }}{% endblock %}""",
     "stale": """{% extends "base" %}{% from "_macros" import filters_line with context %}{% block body %}{{ filters_line(shown) }}
 <div class="scroll"><table class="stale-clusters"><tr><th>cluster</th><th>environment</th><th>type</th>

@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from promoter.hub import badges, holds
+from promoter.hub import badges, clusterfacts, holds
 from promoter.hub.db import Tx
 from promoter.hub.graph import graph
-from promoter.hub.rollout import NotFound, cluster_states, find_commit, is_stale, rollout
+from promoter.hub.rollout import NotFound, cluster_states, find_commit, is_stale, rollout, scheduled_targets
+from promoter.hub.shown import Page, count_clusters, first_clusters, first_failing
 
 HISTORY_LIMIT = 1000
 
@@ -44,29 +45,27 @@ def head(tx: Tx, environment: str) -> dict[str, Any] | None:
 
 
 def clusters(
-    tx: Tx, now: float, stale_after: float, environment: str | None = None, only_failing: bool = False
+    tx: Tx,
+    now: float,
+    stale_after: float,
+    environment: str | None = None,
+    only_failing: bool = False,
+    names: Sequence[str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Each registered cluster (with ``only_failing``, those with a failing reconciler): where it
-    is, how far behind its environment's head, its state in the head's rollout, since when and
-    why it fails, and which controllers report for it."""
-    where, params = ("AND environment = ?", [environment]) if environment else ("", [])
-    if only_failing:
-        where += " AND failing > 0"
-    rows = tx.rows(
-        "SELECT name, environment, cluster_type, last_seen, platform_position, platform_sha, failing,"
-        f" COALESCE(failing_received, failing_since), heartbeats, created_at FROM clusters c WHERE revoked_at IS NULL {where}"
-        " ORDER BY environment, cluster_type, name",
-        params,
-    )
+    """Each registered cluster (with ``only_failing``, those with a failing reconciler; with ``names``,
+    those named): where it is, how far behind its environment's head, its state in the head's
+    rollout, since when and why it fails, and which controllers report for it."""
+    rows = _cluster_rows(tx, environment, only_failing, names)
     heads: dict[str, dict[str, Any] | None] = {}
     mains: dict[str, dict[str, str | None]] = {}
     states: dict[str, str] = {}
-    names = [str(r[0]) for r in rows] if only_failing else None  # a few: read only theirs
-    failing, senders = _failing_reconcilers(tx, environment, names), _senders(tx, environment, names)
+    few = only_failing or names is not None  # a few: read only theirs
+    names = [str(r[0]) for r in rows] if few else None
+    failing, senders = clusterfacts.beside(tx, environment, names)
     out = []
     for name, env, cluster_type, last_seen, position, sha, count, since, beats, created in rows:
         if env not in heads:
-            heads[env], mains[env] = head(tx, env), _mains(tx, env)
+            heads[env], mains[env] = head(tx, env), clusterfacts.mains(tx, env)
             states.update(_head_states(tx, env, heads[env], now, stale_after, names or ()))
         top = heads[env]
         first = failing.get(name)
@@ -93,6 +92,23 @@ def clusters(
     return out
 
 
+def _cluster_rows(
+    tx: Tx, environment: str | None, only_failing: bool, names: Sequence[str] | None
+) -> list[tuple[Any, ...]]:
+    where, params = ("AND environment = ?", [environment]) if environment else ("", [])
+    if only_failing:
+        where += " AND failing > 0"
+    if names is not None:
+        where += f" AND name IN ({', '.join('?' for _ in names) or 'NULL'})"
+        params += names
+    return tx.rows(
+        "SELECT name, environment, cluster_type, last_seen, platform_position, platform_sha, failing,"
+        f" COALESCE(failing_received, failing_since), heartbeats, created_at FROM clusters c"
+        f" WHERE revoked_at IS NULL {where} ORDER BY environment, cluster_type, name",
+        params,
+    )
+
+
 def _head_states(
     tx: Tx, environment: str, top: dict[str, Any] | None, now: float, stale_after: float, names: Sequence[str]
 ) -> dict[str, str]:
@@ -104,54 +120,11 @@ def _head_states(
     return {name: state for name, _, state in cluster_states(tx, commit, now, stale_after, (), names)}
 
 
-def _scope(environment: str | None, names: list[str] | None) -> tuple[str, list[str]]:
-    """The ``AND ...`` of a reconcilers query limited to an environment and to clusters ``names``."""
-    where, params = ("AND environment = ?", [environment]) if environment else ("", [])
-    if names is not None:
-        where += f" AND cluster IN ({', '.join('?' for _ in names) or 'NULL'})"
-        params = [*params, *names]
-    return where, params
-
-
-def _failing_reconcilers(
-    tx: Tx, environment: str | None, names: list[str] | None
-) -> dict[str, tuple[str, str]]:
-    """Per cluster, the reconciler failing longest and its message."""
-    where, params = _scope(environment, names)
-    rows = tx.rows(
-        "SELECT cluster, name, message FROM reconcilers WHERE state = 'failure'"
-        f" {where} ORDER BY cluster, failing_since, name",
-        params,
-    )
-    out: dict[str, tuple[str, str]] = {}
-    for cluster, name, message in rows:
-        out.setdefault(str(cluster), (str(name), str(message)))
-    return out
-
-
-def _senders(tx: Tx, environment: str | None, names: list[str] | None) -> dict[str, list[str]]:
-    """Per cluster, the controllers that report for it (flux, argocd, native)."""
-    where, params = _scope(environment, names)
-    rows = tx.rows(
-        f"SELECT DISTINCT cluster, source FROM reconcilers WHERE 1 = 1 {where} ORDER BY cluster, source",
-        params,
-    )
-    out: dict[str, list[str]] = {}
-    for cluster, source in rows:
-        out.setdefault(str(cluster), []).append(str(source))
-    return out
-
-
-def _mains(tx: Tx, environment: str) -> dict[str, str | None]:
-    rows = tx.rows("SELECT sha, main_commit FROM platform_commits WHERE environment = ?", (environment,))
-    return {str(sha): main for sha, main in rows}
-
-
 def cluster_detail(tx: Tx, name: str, now: float, stale_after: float, limit: int = 50) -> dict[str, Any]:
     row = tx.one("SELECT environment FROM clusters WHERE name = ? AND revoked_at IS NULL", (name,))
     if row is None:
         raise NotFound(f"no registered cluster {name}")
-    summary = next(c for c in clusters(tx, now, stale_after, str(row[0])) if c["name"] == name)
+    summary = next(c for c in clusters(tx, now, stale_after, str(row[0]), names=[name]) if c["name"] == name)
     reconcilers = tx.rows(
         "SELECT name, role, source, state, revision, reason, message, received_at,"
         " COALESCE(failing_received, failing_since), event_time FROM reconcilers WHERE cluster = ? ORDER BY name",
@@ -209,35 +182,29 @@ def history(
     return [dict(zip(keys, r, strict=True)) for r in rows]
 
 
-def environment_state(tx: Tx, environment: str, now: float, stale_after: float) -> dict[str, Any]:
+def environment_state(
+    tx: Tx, environment: str, now: float, stale_after: float, page: Page | None = None
+) -> dict[str, Any]:
     """Scheduled (the head's assignments) against deployed (clusters whose platform commit
-    carries that assignment), per cluster type and deployment target; and the head's rollout."""
+    carries that assignment), per cluster type and deployment target; and the head's rollout.
+    With ``page``, as its page shows it: its first ``page.rows`` clusters (``clustersTotal``
+    counts them all), its first failing ones (``failing``, ``failingTotal``), and the time to
+    each percent only once the head runs everywhere (the page says since when, no more)."""
     top = head(tx, environment)
-    members = clusters(tx, now, stale_after, environment)
+    members, lists = _members(tx, environment, now, stale_after, page)
     held = holds.in_force(tx, now, environment)
     if top is None and not members and not held:
         raise NotFound(f"environment {environment} is not known to the hub")
-    targets: list[dict[str, Any]] = []
-    if top:
-        scheduled = tx.rows(
-            "SELECT cluster_type, deployment_target FROM assignments WHERE environment = ? AND sha = ?"
-            " ORDER BY cluster_type, deployment_target",
-            (environment, top["commit"]),
-        )
-        for cluster_type, target in scheduled:
-            of_type = [c for c in members if c["clusterType"] == cluster_type]
-            targets.append(
-                {
-                    "clusterType": cluster_type,
-                    "deploymentTarget": target,
-                    "clusters": len(of_type),
-                    # As the rollout counts them: running the head (or later), healthy.
-                    "deployed": sum(1 for c in of_type if c["state"] == "success"),
-                }
-            )
-    progress = rollout(tx, environment, top["commit"], now, stale_after) if top else None
+    progress = (
+        rollout(tx, environment, top["commit"], now, stale_after, with_times=not page, times_if_done=True)
+        if top
+        else None
+    )
     if top:
         top["runningSince"] = running_since(progress)
+    if page:  # every cluster is counted in its type's rollout
+        totals = [t["total"] for t in progress["clusterTypes"].values()] if progress else None
+        lists["clustersTotal"] = sum(totals) if totals is not None else count_clusters(tx, environment)
     return {
         "environment": environment,
         "state": holds.judged(progress["state"] if progress else "stale", held),
@@ -245,9 +212,27 @@ def environment_state(tx: Tx, environment: str, now: float, stale_after: float) 
         "follows": graph(tx, environment_names(tx)).get(environment, []),
         "head": top,
         "waves": waves(tx, environment, top["commit"], progress, held) if top and progress else [],
-        "targets": targets,
+        "targets": scheduled_targets(tx, progress),
         "rollout": progress,
         "clusters": members,
+        **lists,
+    }
+
+
+def _members(
+    tx: Tx, environment: str, now: float, stale_after: float, page: Page | None
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The clusters an environment's read lists: every one; or its page's first ``page.rows``
+    and, read with them, its first failing ones (``failing``, ``failingTotal``)."""
+    if page is None:
+        return clusters(tx, now, stale_after, environment), {}
+    first = first_clusters(tx, environment, page)
+    picked, totals = first_failing(tx, now, environment, page.failing)
+    listed = clusters(tx, now, stale_after, environment, names=None if first is None else [*first, *picked])
+    shown, failing = set(first or ()), set(picked)
+    return [c for c in listed if first is None or c["name"] in shown], {
+        "failing": [c for c in listed if c["name"] in failing],
+        "failingTotal": totals.get(environment, 0),
     }
 
 
@@ -296,6 +281,9 @@ def running_since(progress: dict[str, Any] | None) -> float | None:
     everywhere since then), or None while it does not yet."""
     if not progress or not progress["clusterTypes"]:
         return None
+    if "runningSince" in progress:  # a page's rollout tells it without the times
+        since: float | None = progress["runningSince"]
+        return since
     latest = 0.0
     for counts in progress["clusterTypes"].values():
         done = (counts.get("timeToPercent") or {}).get("100")
@@ -305,18 +293,25 @@ def running_since(progress: dict[str, Any] | None) -> float | None:
     return float(progress["recordedAt"]) + latest
 
 
-def overview(tx: Tx, now: float, stale_after: float) -> list[dict[str, Any]]:
+def overview(tx: Tx, now: float, stale_after: float, page: Page | None = None) -> list[dict[str, Any]]:
     """Each environment in order: its state, its holds, the environments it follows and those of
     them that run a main commit it does not yet (``waitsOn``), its head and the head's rollout per
-    cluster type, and its failing clusters (named, since when, why)."""
+    cluster type, and its failing clusters (named, since when, why). With ``page``, as the page
+    shows it: the first ``page.failing`` failing clusters of each (``failingTotal`` counts them
+    all), and the time to each percent only where the head runs everywhere."""
     out: list[dict[str, Any]] = []
-    failing_now = failing(tx, now, stale_after)
+    picked, totals = first_failing(tx, now, None, page.failing) if page else (None, {})
+    failing_now = failing(tx, now, stale_after, names=picked)
     held = holds.by_environment(holds.in_force(tx, now))
     names = environment_names(tx)
     follows = graph(tx, names)
     for name in names:
         top = head(tx, name)
-        progress = rollout(tx, name, top["commit"], now, stale_after) if top else None
+        progress = (
+            rollout(tx, name, top["commit"], now, stale_after, with_times=not page, times_if_done=True)
+            if top
+            else None
+        )
         if top:
             top["runningSince"] = running_since(progress)
         out.append(
@@ -328,6 +323,7 @@ def overview(tx: Tx, now: float, stale_after: float) -> list[dict[str, Any]]:
                 "head": top,
                 "rollout": progress,
                 "failing": [c for c in failing_now if c["environment"] == name],
+                **({"failingTotal": totals.get(name, 0)} if page else {}),
             }
         )
     mains = {e["environment"]: (e["head"] or {}).get("mainCommit") for e in out}
@@ -341,14 +337,17 @@ def overview(tx: Tx, now: float, stale_after: float) -> list[dict[str, Any]]:
     return out
 
 
-def failing(tx: Tx, now: float, stale_after: float, environment: str | None = None) -> list[dict[str, Any]]:
-    """Clusters failing now: failed in their head's rollout, or with a reconciler whose latest
-    report is a failure (an older failure the head's verdict leaves aside, too); longest first."""
+def failing(
+    tx: Tx, now: float, stale_after: float, environment: str | None = None, names: Sequence[str] | None = None
+) -> list[dict[str, Any]]:
+    """Clusters failing now (of ``names``, or all): failed in their head's rollout, or with a
+    reconciler whose latest report is a failure (an older failure the head's verdict leaves
+    aside, too); longest first."""
     keys = ("name", "environment", "clusterType", "state", "badge", "commit", "failingSince")
     more = ("failingReconciler", "failingReconcilers", "failingMessage", "lastSeen", "stale")
     rows = [
         {k: c[k] for k in (*keys, *more)}
-        for c in clusters(tx, now, stale_after, environment, only_failing=True)
+        for c in clusters(tx, now, stale_after, environment, only_failing=True, names=names)
     ]
     return sorted(rows, key=lambda c: (c["failingSince"] or now, c["environment"], c["name"]))
 

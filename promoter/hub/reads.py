@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from promoter.clock import parse_duration
-from promoter.hub import attention, dora, holds, queries
+from promoter.hub import attention, dora, holds, queries, shown
 from promoter.hub.db import Database, Tx
 from promoter.hub.payloads import IngestError
 from promoter.hub.rollout import rollout
@@ -37,6 +37,44 @@ def read(db: Database, name: str, params: Mapping[str, Any], now: float, stale_a
     q = query(params)
     with db.transaction(write=False) as tx:
         return _readers(tx, q, now, stale_after)[name]()
+
+
+def read_page(db: Database, name: str, params: Mapping[str, Any], now: float, stale_after: float) -> Any:
+    """The read behind page ``name``: ``read``'s answer, as much of it as the page shows
+    (``promoter.hub.shown``): the overview, an environment's page and ``/failing`` list their
+    first clusters and say how many there are (``all=1``: an environment's or ``/failing``'s every one)."""
+    return read_page_and_repos(db, name, params, now, stale_after)[0]
+
+
+def read_page_and_repos(
+    db: Database, name: str, params: Mapping[str, Any], now: float, stale_after: float
+) -> tuple[Any, dict[str, str]]:
+    """``read_page`` and ``repo_urls`` (the page's links), in one transaction."""
+    q = query(params)
+    page = shown.Page(None if _flag(q.get("all")) else shown.ROWS, shown.FAILING)
+    with db.transaction(write=False) as tx:
+        bounded: dict[str, Callable[[], Any]] = {
+            "environments": lambda: [
+                _judged(tx, e, q, now) for e in queries.overview(tx, now, stale_after, page)
+            ],
+            "environment": lambda: _judged(
+                tx, queries.environment_state(tx, q["name"], now, stale_after, page), q, now
+            ),
+            "failing": lambda: _failing_page(tx, q.get("environment"), now, stale_after, page),
+        }
+        return (bounded.get(name) or _readers(tx, q, now, stale_after)[name])(), repo_urls(tx)
+
+
+def _failing_page(
+    tx: Tx, environment: str | None, now: float, stale_after: float, page: shown.Page
+) -> shown.Listed:
+    picked, totals = shown.first_failing(tx, now, environment, None, page.rows)
+    rows = queries.failing(tx, now, stale_after, environment, picked)
+    return shown.Listed(rows, sum(totals.values()), environment)
+
+
+def _flag(value: Any) -> bool:
+    return str(value or "").strip().lower() not in ("", "0", "false", "no")
 
 
 def query(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -85,10 +123,9 @@ def _whole(value: Any, name: str, low: int, high: int) -> int:
     return int(text)
 
 
-def repo_urls(db: Database) -> dict[str, str]:
+def repo_urls(tx: Tx) -> dict[str, str]:
     """Each environment's platform repo web page, where the promoter recorded one (page links)."""
-    with db.transaction(write=False) as tx:
-        rows = tx.rows("SELECT name, repo_url FROM environments WHERE repo_url <> ''")
+    rows = tx.rows("SELECT name, repo_url FROM environments WHERE repo_url <> ''")
     return {str(name): str(url) for name, url in rows}
 
 

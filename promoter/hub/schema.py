@@ -178,6 +178,19 @@ _V10 = (
     "ALTER TABLE platform_commits ADD COLUMN failure_budget TEXT NOT NULL DEFAULT ''",
 )
 
+_V8 = (
+    # A page says since when a head runs everywhere: the latest first success at it, received
+    # of a cluster that runs it. Indexed by receipt after (environment, revision), that is the
+    # last entries of the index, read without the rest; a rollout's per-cluster success times
+    # and a commit's clusters (commits.py) are read from the index alone. It replaces the index
+    # on (environment, revision), which it serves, and keeps its order of insertion: a rollout's
+    # successes are appended at its end, not written at random places (IF EXISTS: it runs after
+    # any migration that dropped that index).
+    "DROP INDEX IF EXISTS deployments_by_revision",
+    "CREATE INDEX deployments_by_receipt"
+    " ON deployments (environment, revision, first_success_received, cluster, first_success)",
+)
+
 #: (version, name, statements), oldest first.
 MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (1, "initial schema", _V1),
@@ -187,6 +200,7 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (5, "reconcilers indexed by environment alone, revoked keys indexed", _V5),
     (6, "the waker's lease, the verdicts it saw and the wake it has to send", _V6),
     (7, "cluster registrations and each one's first report (DORA history)", _V7),
+    (8, "deployments indexed by the receipt of their first success", _V8),
     (9, "the promotion of each commit: PR, run, failure policy, gate timeout", _V9),
     (10, "the hub gate's failure budget of each commit", _V10),
 )

@@ -21,6 +21,7 @@ def test_the_hub_benchmark_runs_end_to_end(tmp_path: Path) -> None:
         workers=1,
         steady_clusters=2,
         steady_rounds=4,
+        failing=3,
     )
     figures = bench.run_engine("sqlite", str(tmp_path / "hub.sqlite3"), args)
     # every request made was answered (``ran_out`` says the hub took them all before the time was
@@ -32,9 +33,12 @@ def test_the_hub_benchmark_runs_end_to_end(tmp_path: Path) -> None:
     # heartbeats add no history: at most a page or two that SQLite's b-tree balancing allocates
     assert figures["db_bytes"][-1] - figures["db_bytes"][0] <= 2 * 4096, figures["db_bytes"]
     # there and measured (a query of a dozen clusters can round to 0.0 ms on a quiet machine)
+    pages = ("overview_ms", "environment_ms", "failing_ms", "overview_done_ms", "environment_done_ms")
+    pages += (*(k.replace("_ms", "_cpu_ms") for k in pages), "overview_kept_ms")
     assert all(
-        isinstance(figures[k], float) and figures[k] >= 0 for k in ("gate_ms", "gate_query_ms", "page_ms")
+        isinstance(figures[k], float) and figures[k] >= 0 for k in ("gate_ms", "gate_query_ms", *pages)
     )
+    assert figures["failing_clusters"] == 3  # each failure posted was answered
 
 
 def test_deliveries_are_whole_signed_requests() -> None:
