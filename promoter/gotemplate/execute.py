@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, ClassVar
 
 from promoter.errors import TemplateError
 from promoter.gotemplate.functions import FUNCTIONS, LAZY, Function
@@ -35,6 +35,8 @@ from promoter.gotemplate.values import NO_VALUE, ExecError, Limits, field, go_ty
 
 MAX_CALL_DEPTH = 100
 _CHECK_EVERY = 256  # steps between two looks at the clock
+# what a function's failure may raise: an error of the template, not of the promoter
+_CALL_ERRORS = (ExecError, TypeError, ValueError, KeyError, IndexError, ZeroDivisionError, OverflowError)
 
 
 class _Break(Exception):
@@ -141,22 +143,24 @@ class Executor:
     def walk(self, nodes: tuple[Any, ...], dot: Any, variables: _Vars) -> None:
         for node in nodes:
             self.step()
-            if isinstance(node, Text):
-                self.write(node.text)
-            elif isinstance(node, Action):
-                self.line = node.pipe.line
-                mark = variables.mark()
-                value = self.pipe(node.pipe, dot, variables)
-                if not node.pipe.decl:
-                    variables.pop(mark)
-                    text = "<no value>" if value is None else sprint(value)  # Go prints nil so
-                    self.write(self.escape(text) if self.escape else text)
-            elif isinstance(node, Branch):
-                self.branch(node, dot, variables)
-            elif isinstance(node, Call):
-                self.call(node, dot, variables)
-            elif isinstance(node, Jump):
-                raise _Break() if node.kind == "break" else _Continue()
+            self._STATEMENTS[type(node)](self, node, dot, variables)
+
+    def text(self, node: Text, dot: Any, variables: _Vars) -> None:
+        self.write(node.text)
+
+    def action(self, node: Action, dot: Any, variables: _Vars) -> None:
+        """``{{pipeline}}`` writes its value; ``{{$x := pipeline}}`` only declares."""
+        self.line = node.pipe.line
+        mark = variables.mark()
+        value = self.pipe(node.pipe, dot, variables)
+        if node.pipe.decl:
+            return
+        variables.pop(mark)
+        text = "<no value>" if value is None else sprint(value)  # Go prints nil so
+        self.write(self.escape(text) if self.escape else text)
+
+    def jump(self, node: Jump, dot: Any, variables: _Vars) -> None:
+        raise _Break() if node.kind == "break" else _Continue()
 
     def branch(self, node: Branch, dot: Any, variables: _Vars) -> None:
         self.line = node.pipe.line
@@ -209,6 +213,15 @@ class Executor:
         self.walk(body, value, _Vars([("$", value)]))
         self.depth -= 1
 
+    # each statement kind and the method that runs it
+    _STATEMENTS: ClassVar[dict[type, Callable[[Executor, Any, Any, _Vars], None]]] = {
+        Text: text,
+        Action: action,
+        Branch: branch,
+        Call: call,
+        Jump: jump,
+    }
+
     # ---- pipelines
 
     def pipe(self, pipe: Pipe, dot: Any, variables: _Vars) -> Any:
@@ -244,27 +257,28 @@ class Executor:
             thunks: list[Callable[[], Any]] = [partial(self.arg, a, dot, variables) for a in args]
             thunks += [partial(_same, v) for v in final]
             return LAZY[name](thunks)
+        values = self.arguments(name, args, dot, variables, final)
+        return self.invoke(name, cmd, values)
+
+    def arguments(
+        self, name: str, args: tuple[Any, ...], dot: Any, variables: _Vars, final: tuple[Any, ...]
+    ) -> list[Any]:
+        """The values function ``name`` receives, checked against its Go signature (``final``:
+        the value piped in, its last argument)."""
+        count = len(args) + len(final)
         signature = SIGNATURES.get(name)
-        if signature is not None and len(args) + len(final) != len(signature):
-            raise ExecError(
-                f"wrong number of args for {name}: want {len(signature)} got {len(args) + len(final)}"
-            )
-        raw = [
-            self.typed_arg(a, dot, variables, signature[i] if signature else "a") for i, a in enumerate(args)
-        ]
-        raw += [_validate(v, signature[-1] if signature else "a") for v in final]
-        values = [plain_arg(v) for v in raw]
+        if signature is not None and count != len(signature):
+            raise ExecError(f"wrong number of args for {name}: want {len(signature)} got {count}")
+        kinds = signature if signature is not None else "a" * count
+        raw = [self.typed_arg(a, dot, variables, kinds[i]) for i, a in enumerate(args)]
+        raw += [_validate(v, kinds[-1]) for v in final]
+        return [plain_arg(v) for v in raw]
+
+    def invoke(self, name: str, cmd: Command, values: list[Any]) -> Any:
+        """Function ``name`` called: its failure an error naming it, its string bounded."""
         try:
             result = self.functions[name](self.limits, *values)
-        except (
-            ExecError,
-            TypeError,
-            ValueError,
-            KeyError,
-            IndexError,
-            ZeroDivisionError,
-            OverflowError,
-        ) as err:
+        except _CALL_ERRORS as err:
             self.at = cmd
             raise ExecError(f"error calling {name}: {err}") from err
         if isinstance(result, str) and len(result) > self.limits.output:
@@ -334,21 +348,30 @@ def _fields(value: Any, names: tuple[str, ...]) -> Any:
 def _iterate(value: Any, limit: int) -> list[tuple[Any, Any]]:
     """(key, item) pairs of what ``range`` walks: lists, maps (sorted by key), a count; at most
     ``limit`` of them."""
-    size = (
-        value
-        if isinstance(value, int) and not isinstance(value, bool)
-        else len(value)
-        if isinstance(value, list | tuple | dict)
-        else 0
-    )
+    size = _range_size(value)
     if size > limit:
         raise ExecError(f"range over {size} items, over the limit of {limit}")
     if value is None or value is NO_VALUE:
         return []
+    return _range_pairs(value)
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _range_size(value: Any) -> int:
+    """How many turns ``range`` would take (0 for what it cannot walk)."""
+    if _is_count(value):
+        return int(value)
+    return len(value) if isinstance(value, list | tuple | dict) else 0
+
+
+def _range_pairs(value: Any) -> list[tuple[Any, Any]]:
     if isinstance(value, list | tuple):
         return list(enumerate(value))
     if isinstance(value, dict):
         return [(k, value[k]) for k in sorted(value, key=str)]
-    if isinstance(value, int) and not isinstance(value, bool):
+    if _is_count(value):
         return [(i, i) for i in range(max(value, 0))]
     raise ExecError(f"range can't iterate over {sprint(value)} ({go_type(value)})")

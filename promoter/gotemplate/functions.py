@@ -84,19 +84,23 @@ def _index(limits: Limits, item: Any, *keys: Any) -> Any:
 
 
 def _slice(limits: Limits, item: Any, *idx: Any) -> Any:
-    if not isinstance(item, str | list | tuple):
-        raise ExecError(f"can't slice item of type {go_type(item)}")
-    if len(idx) > 3 or (isinstance(item, str) and len(idx) > 2):
-        raise ExecError("too many slice indexes")
-    bounds = [i if isinstance(i, int) else None for i in idx]
-    if None in bounds:
-        raise ExecError("cannot index slice/array with nil")
-    start = bounds[0] if bounds else 0
-    end = bounds[1] if len(bounds) > 1 else len(item)
-    assert start is not None and end is not None
+    _check_slice(item, idx)
+    start = idx[0] if idx else 0
+    end = idx[1] if len(idx) > 1 else len(item)  # a third index (the capacity) cuts nothing
     if not 0 <= start <= end <= len(item):
         raise ExecError(f"index out of range: {start}:{end}")
     return item[start:end]
+
+
+def _check_slice(item: Any, idx: tuple[Any, ...]) -> None:
+    """Go's refusals before it slices: what cannot be sliced, too many indexes (a string takes
+    two, a list three), and an index that is not an integer."""
+    if not isinstance(item, str | list | tuple):
+        raise ExecError(f"can't slice item of type {go_type(item)}")
+    if len(idx) > (2 if isinstance(item, str) else 3):
+        raise ExecError("too many slice indexes")
+    if not all(isinstance(i, int) for i in idx):
+        raise ExecError("cannot index slice/array with nil")
 
 
 def go_sprint(*args: Any) -> str:
@@ -142,37 +146,60 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _verb_text(verb: str, value: Any, precision: str | None) -> str | None:
-    if verb in "vs":
-        text = sprint(value)
-        return text[: int(precision)] if precision is not None and verb == "s" else text
-    if verb == "q":
-        return repr(chr(value)) if _is_int(value) else go_quote(sprint(value))
-    if verb == "T":
-        return "<nil>" if value is None else go_type(value)
-    if verb == "t" and isinstance(value, bool):
-        return "true" if value else "false"
-    if verb == "c" and _is_int(value):
-        return chr(value)
-    return None
+def _text(verb: str, value: Any, precision: str | None) -> str:
+    """``%v`` and ``%s`` (``%.3s``: the first three characters)."""
+    text = sprint(value)
+    return text[: int(precision)] if precision is not None and verb == "s" else text
 
 
-def _verb_number(verb: str, value: Any, precision: str | None) -> str | None:
-    if verb == "d" and _is_int(value):
-        return str(value)
-    if verb in "xXo" and (_is_int(value) or isinstance(value, str)):
-        return _base(verb, value)
-    if verb in "feEgG" and (_is_int(value) or isinstance(value, float)):
-        if verb in "gG" and precision is None:
-            return go_float(float(value))
-        return format(float(value), f".{precision or 6}{verb}" if verb != "g" else f".{precision}g")
-    return None
+def _quoted(verb: str, value: Any, precision: str | None) -> str:
+    return repr(chr(value)) if _is_int(value) else go_quote(sprint(value))
+
+
+def _type_name(verb: str, value: Any, precision: str | None) -> str:
+    return "<nil>" if value is None else go_type(value)
+
+
+def _boolean(verb: str, value: Any, precision: str | None) -> str | None:
+    return ("true" if value else "false") if isinstance(value, bool) else None
+
+
+def _character(verb: str, value: Any, precision: str | None) -> str | None:
+    return chr(value) if _is_int(value) else None
+
+
+def _decimal(verb: str, value: Any, precision: str | None) -> str | None:
+    return str(value) if _is_int(value) else None
+
+
+def _based(verb: str, value: Any, precision: str | None) -> str | None:
+    return _base(verb, value) if _is_int(value) or isinstance(value, str) else None
+
+
+def _floating(verb: str, value: Any, precision: str | None) -> str | None:
+    if not (_is_int(value) or isinstance(value, float)):
+        return None
+    if verb in "gG" and precision is None:
+        return go_float(float(value))
+    return format(float(value), f".{precision or 6}{verb}" if verb != "g" else f".{precision}g")
+
+
+# Each verb's formatter: the text, or None when the operand's type does not suit the verb.
+_VERBS: dict[str, Callable[[str, Any, str | None], str | None]] = {
+    **dict.fromkeys("vs", _text),
+    "q": _quoted,
+    "T": _type_name,
+    "t": _boolean,
+    "c": _character,
+    "d": _decimal,
+    **dict.fromkeys("xXo", _based),
+    **dict.fromkeys("feEgG", _floating),
+}
 
 
 def _verb(verb: str, value: Any, precision: str | None) -> str:
-    text = _verb_text(verb, value, precision)
-    if text is None:
-        text = _verb_number(verb, value, precision)
+    formatter = _VERBS.get(verb)
+    text = formatter(verb, value, precision) if formatter is not None else None
     return text if text is not None else f"%!{verb}({go_type(value)}={sprint(value)})"
 
 
@@ -199,17 +226,28 @@ def _order(a: Any, b: Any) -> int:
     return int(a > b) - int(a < b)
 
 
+_BASIC = (bool, int, float, str)
+
+
 def _compare(name: str, a: Any, b: Any) -> int:
-    basic = (bool, int, float, str)
-    if not isinstance(a, basic) or not isinstance(b, basic):
-        if name == "eq" and (a is None or b is None):
-            return 0 if a is b else 1
-        raise ExecError(f"non-comparable type {go_type(a if not isinstance(a, basic) else b)}")
+    if not isinstance(a, _BASIC) or not isinstance(b, _BASIC):
+        return _compare_nil(name, a, b)
+    _check_comparable(name, a, b)
+    return _order(a, b)
+
+
+def _compare_nil(name: str, a: Any, b: Any) -> int:
+    """Of a non-basic operand only ``eq`` with nil is defined (0 when both are nil)."""
+    if name == "eq" and (a is None or b is None):
+        return 0 if a is b else 1
+    raise ExecError(f"non-comparable type {go_type(a if not isinstance(a, _BASIC) else b)}")
+
+
+def _check_comparable(name: str, a: Any, b: Any) -> None:
     if type(a) is not type(b):  # Go compares int with uint, never an integer with a float
         raise ExecError("incompatible types for comparison")
     if isinstance(a, bool) and name not in ("eq", "ne"):
         raise ExecError(f"invalid type for comparison: {go_type(a)}")
-    return _order(a, b)
 
 
 def _eq(limits: Limits, first: Any, *others: Any) -> bool:

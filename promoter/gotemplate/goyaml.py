@@ -53,27 +53,34 @@ _WORDS: dict[str, Any] = {
 }
 _GO_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
 _DOT_FLOAT = re.compile(r"\.[0-9]+([eE][-+]?[0-9]+)?")
-_BASES = (("0x", 16), ("0X", 16), ("0o", 8), ("0O", 8), ("0b", 2), ("0B", 2))
+_BASES = {"0x": 16, "0X": 16, "0o": 8, "0O": 8, "0b": 2, "0B": 2}
 _DIGITS = {2: "01", 8: "01234567", 10: "0123456789", 16: "0123456789abcdefABCDEF"}
 
 
 def parse_int(text: str) -> int | None:
     """``strconv.ParseInt(text, 0, 64)``, else ``ParseUint``: the integer, or None."""
     sign, body = (text[0], text[1:]) if text[:1] in ("+", "-") else ("", text)
-    base = 10
-    for prefix, prefix_base in _BASES:
-        if body.startswith(prefix):
-            base, body = prefix_base, body[2:]
-            break
-    else:
-        if len(body) > 1 and body.startswith("0"):
-            base, body = 8, body[1:]
-    if not body or any(c not in _DIGITS[base] for c in body):
+    base, digits = _base_and_digits(body)
+    if not digits or any(c not in _DIGITS[base] for c in digits):
         return None
-    value = int(body, base) * (-1 if sign == "-" else 1)
-    if -(1 << 63) <= value < (1 << 63) or (not sign and value < (1 << 64)):
-        return value
-    return None
+    value = int(digits, base) * (-1 if sign == "-" else 1)
+    return value if _fits_go(value, signed=bool(sign)) else None
+
+
+def _fits_go(value: int, signed: bool) -> bool:
+    """An int64 reads it, else (written without a sign) a uint64 does."""
+    return -(1 << 63) <= value < (1 << 63) or (not signed and value < (1 << 64))
+
+
+def _base_and_digits(body: str) -> tuple[int, str]:
+    """Base 0's reading of an unsigned number: its base from the prefix (``0x``, ``0o``,
+    ``0b``, a leading ``0`` octal) and the digits after it."""
+    base = _BASES.get(body[:2])
+    if base is not None:
+        return base, body[2:]
+    if len(body) > 1 and body.startswith("0"):
+        return 8, body[1:]
+    return 10, body
 
 
 def resolve_plain(text: str) -> Any:
@@ -163,30 +170,45 @@ def _string_less(a: str, b: str, v3: bool = False) -> bool:
     a letter against a non-letter right after a run of digits sorts the letter first)."""
     digits = False
     for i in range(min(len(a), len(b))):
-        if a[i] == b[i]:
-            digits = a[i].isdecimal()
-            continue
-        al, bl = a[i].isalpha(), b[i].isalpha()
-        if al and bl:
-            return a[i] < b[i]
-        if al or bl:
-            return al if v3 and digits else bl
-        an = bn = 0
-        if a[i] == "0" or b[i] == "0":
-            j = i - 1
-            while j >= 0 and a[j].isdecimal():
-                if a[j] != "0":
-                    an = bn = 1
-                    break
-                j -= 1
-        an, ai = _digit_run(a, i, an)
-        bn, bi = _digit_run(b, i, bn)
-        if an != bn:
-            return an < bn
-        if ai != bi:
-            return ai < bi
-        return a[i] < b[i]
+        if a[i] != b[i]:
+            return _differ_less(a, b, i, letter_first=v3 and digits)
+        digits = a[i].isdecimal()
     return len(a) < len(b)
+
+
+def _differ_less(a: str, b: str, i: int, letter_first: bool) -> bool:
+    """``a < b`` decided at ``i``, their first different rune: two letters by rune, a letter
+    against a non-letter by ``letter_first``, else by the numbers that start there."""
+    al, bl = a[i].isalpha(), b[i].isalpha()
+    if al and bl:
+        return a[i] < b[i]
+    if al or bl:
+        return al if letter_first else bl
+    return _numbers_less(a, b, i)
+
+
+def _numbers_less(a: str, b: str, i: int) -> bool:
+    """By the numbers that the digits from ``i`` make (a ``0`` there continues a number the
+    shared digits before started, unless those are all zeros), then by their length, then by
+    rune."""
+    start = _nonzero_before(a, i) if "0" in (a[i], b[i]) else 0
+    an, ai = _digit_run(a, i, start)
+    bn, bi = _digit_run(b, i, start)
+    if an != bn:
+        return an < bn
+    if ai != bi:
+        return ai < bi
+    return a[i] < b[i]
+
+
+def _nonzero_before(text: str, i: int) -> int:
+    """1 when the run of digits right before ``i`` holds one that is not ``0``, else 0."""
+    j = i - 1
+    while j >= 0 and text[j].isdecimal():
+        if text[j] != "0":
+            return 1
+        j -= 1
+    return 0
 
 
 # reflect.Kind's order, for keys of different kinds (Bool 1, Int 2, Uint64 11, Float64 14,

@@ -100,18 +100,28 @@ def _scalar(value: Any) -> int:
     if isinstance(value, bool):
         return fnv1_64(b"\x01" if value else b"\x00")
     if isinstance(value, int):
-        if _INT64_MIN <= value <= _MASK:
-            return fnv1_64(_u64(value))
-        try:
-            value = float(value)
-        except OverflowError as err:
-            raise ExecError(f"hash: {value} is beyond what a Go number holds") from err
+        return _integer(value)
     if isinstance(value, float):
-        bits = _GO_NAN if value != value else struct.unpack("<Q", struct.pack("<d", value))[0]
-        return fnv1_64(_u64(bits))
+        return _float(value)
     if isinstance(value, str):
         return fnv1_64(value.encode("utf-8", "surrogatepass"))
     raise ExecError(f"hash: unknown kind to hash: {go_type(value)}")
+
+
+def _integer(value: int) -> int:
+    """An integer as 8 bytes; one beyond 64 bits as the ``float64`` go-yaml reads it into."""
+    if _INT64_MIN <= value <= _MASK:
+        return fnv1_64(_u64(value))
+    try:
+        widened = float(value)
+    except OverflowError as err:
+        raise ExecError(f"hash: {value} is beyond what a Go number holds") from err
+    return _float(widened)
+
+
+def _float(value: float) -> int:
+    bits = _GO_NAN if value != value else struct.unpack("<Q", struct.pack("<d", value))[0]
+    return fnv1_64(_u64(bits))
 
 
 def go_hash(value: Any, budget: int = 1_000_000) -> int:

@@ -70,22 +70,14 @@ def lex(source: str, name: str) -> list[Item]:
     pos, line, trim_next = 0, 1, False
     while pos <= len(source):
         start = source.find(LEFT, pos)
-        text = source[pos:] if start < 0 else source[pos:start]
-        trim_left = (
-            start >= 0 and source[start + 2 : start + 3] == "-" and source[start + 3 : start + 4] in _SPACE
-        )
-        trim_left = trim_left and source[start + 3 : start + 4] != ""
-        if trim_next:
-            text = text.lstrip(_SPACE)
-        if trim_left:
-            text = text.rstrip(_SPACE)
+        trim_left = _trims_left(source, start)
+        text = _text_run(source[pos:] if start < 0 else source[pos:start], trim_next, trim_left)
         if text:
             items.append(Item(text, None, line))
         if start < 0:
             break
         line += source.count("\n", pos, start)
-        inner = start + (3 if trim_left else 2)
-        tokens, end, trim_next = _action(source, inner, name, line)
+        tokens, end, trim_next = _action(source, start + (3 if trim_left else 2), name, line)
         if tokens is not None:
             items.append(Item("", tokens, line))
         line += source.count("\n", start, end)
@@ -93,32 +85,57 @@ def lex(source: str, name: str) -> list[Item]:
     return items
 
 
+def _trims_left(source: str, start: int) -> bool:
+    """The action at ``start`` opens with ``{{- `` (a dash, then white space)."""
+    after = source[start + 3 : start + 4]
+    return start >= 0 and source[start + 2 : start + 3] == "-" and after != "" and after in _SPACE
+
+
+def _text_run(text: str, trim_start: bool, trim_end: bool) -> str:
+    """A text run with the white space the actions around it trim removed."""
+    if trim_start:
+        text = text.lstrip(_SPACE)
+    return text.rstrip(_SPACE) if trim_end else text
+
+
 def _action(source: str, pos: int, name: str, line: int) -> tuple[tuple[Token, ...] | None, int, bool]:
     """The tokens of the action whose text starts at ``pos`` (None for a comment), where the
     text after it starts, and whether that text is trimmed."""
-    rest = source[pos:].lstrip(_SPACE)
-    if rest.startswith("/*"):
+    if source[pos:].lstrip(_SPACE).startswith("/*"):
         return _comment(source, pos, name, line)
     tokens: list[Token] = []
     spaced, origin = True, pos
     while True:
         if pos >= len(source):
             raise fail(name, line, "unclosed action")
-        if source.startswith(RIGHT, pos):
-            return tuple(tokens), pos + 2, False
-        if source.startswith("-" + RIGHT, pos) and pos > origin and source[pos - 1] in _SPACE:
-            return tuple(tokens), pos + 3, True
-        match = _TOKEN.match(source, pos)
-        if match is None or match.end() == pos:
-            where = line + source.count("\n", origin, pos)
-            raise fail(name, where, f"unexpected {source[pos]!r} in action")
+        closing = _closing(source, pos, origin)
+        if closing is not None:
+            return tuple(tokens), *closing
+        match = _token_at(source, pos, origin, name, line)
         kind = match.lastgroup or ""
-        if kind == "space":
-            spaced = True
-        else:
+        if kind != "space":
             tokens.append(Token(kind, match.group(), spaced, pos))
-            spaced = False
+        spaced = kind == "space"
         pos = match.end()
+
+
+def _closing(source: str, pos: int, origin: int) -> tuple[int, bool] | None:
+    """When the action whose text starts at ``origin`` closes at ``pos``: where the text after it
+    starts and whether ``-}}`` trims it."""
+    if source.startswith(RIGHT, pos):
+        return pos + 2, False
+    if source.startswith("-" + RIGHT, pos) and pos > origin and source[pos - 1] in _SPACE:
+        return pos + 3, True
+    return None
+
+
+def _token_at(source: str, pos: int, origin: int, name: str, line: int) -> re.Match[str]:
+    """The token at ``pos`` (white space is one), an error naming its line when there is none."""
+    match = _TOKEN.match(source, pos)
+    if match is None or match.end() == pos:
+        where = line + source.count("\n", origin, pos)
+        raise fail(name, where, f"unexpected {source[pos]!r} in action")
+    return match
 
 
 def _comment(source: str, pos: int, name: str, line: int) -> tuple[None, int, bool]:

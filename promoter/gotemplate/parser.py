@@ -103,47 +103,55 @@ class _Parser:
         self.loops += kind == "range"
         body, stop = self.block({"else", "end"})
         self.loops -= kind == "range"
-        orelse: tuple[Any, ...] = ()
-        assert stop is not None and stop.tokens is not None
-        if stop.tokens[0].value == "else":
-            rest = list(stop.tokens[1:])
-            if rest and rest[0].kind == "ident" and rest[0].value in ("if", "with") and kind != "range":
-                if rest[0].value != kind and not (kind == "if" and rest[0].value == "if"):
-                    raise self.error(stop.line, f"{{{{else {rest[0].value}}}}} inside {{{{{kind}}}}}")
-                orelse = (self.branch(rest[0].value, rest[1:], stop.line),)
-            else:
-                if rest:
-                    raise self.error(stop.line, f"unexpected {rest[0].value!r} in else")
-                orelse, end = self.block({"end"})
-                assert end is not None and end.tokens is not None
-                if len(end.tokens) > 1:
-                    raise self.error(end.line, "unexpected tokens in end")
-        elif len(stop.tokens) > 1:
-            raise self.error(stop.line, "unexpected tokens in end")
+        assert stop is not None
+        orelse = self.orelse(kind, stop)
         self.depth -= 1
         return Branch(kind, pipe, body, orelse)
 
+    def orelse(self, kind: str, stop: Item) -> tuple[Any, ...]:
+        """What runs when the ``kind`` branch does not, from the ``{{else}}`` or ``{{end}}``
+        that closed its body: nothing, an ``{{else if}}`` (or ``{{else with}}``) branch, or the
+        list up to ``{{end}}``."""
+        assert stop.tokens is not None
+        if stop.tokens[0].value != "else":
+            _check_end(self.name, stop)
+            return ()
+        rest = list(stop.tokens[1:])
+        if rest and rest[0].kind == "ident" and rest[0].value in ("if", "with") and kind != "range":
+            if rest[0].value != kind:
+                raise self.error(stop.line, f"{{{{else {rest[0].value}}}}} inside {{{{{kind}}}}}")
+            return (self.branch(rest[0].value, rest[1:], stop.line),)
+        if rest:
+            raise self.error(stop.line, f"unexpected {rest[0].value!r} in else")
+        orelse, end = self.block({"end"})
+        assert end is not None
+        _check_end(self.name, end)
+        return orelse
+
     def define(self, keyword: str, tokens: list[Token], line: int) -> Call | None:
-        if not tokens or tokens[0].kind not in ("string", "raw"):
-            raise self.error(line, f"{keyword} needs a template name in quotes")
-        name = _string(tokens[0])
+        name = self.template_name(keyword, tokens, line)
         pipe = self.pipe(tokens[1:], line, keyword) if keyword == "block" else None
         if keyword == "define" and len(tokens) > 1:
             raise self.error(line, "unexpected tokens after the define's name")
-        loops, self.loops = self.loops, 0
+        loops, self.loops = self.loops, 0  # a define's body is outside any range
         body, _ = self.block({"end"})
         self.loops = loops
         assert self.tree is not None
-        if name in self.tree.defines and keyword == "define" and self.tree.defines[name]:
+        if keyword == "define" and self.tree.defines.get(name):
             raise self.error(line, f"template: multiple definition of template {name!r}")
         self.tree.defines[name] = body
         return Call(name, pipe, line) if keyword == "block" else None
 
     def call(self, tokens: list[Token], line: int) -> Call:
-        if not tokens or tokens[0].kind not in ("string", "raw"):
-            raise self.error(line, "template needs a template name in quotes")
+        name = self.template_name("template", tokens, line)
         pipe = self.pipe(tokens[1:], line, "template") if len(tokens) > 1 else None
-        return Call(_string(tokens[0]), pipe, line)
+        return Call(name, pipe, line)
+
+    def template_name(self, keyword: str, tokens: list[Token], line: int) -> str:
+        """The quoted name that ``define``, ``block`` and ``template`` start with."""
+        if not tokens or tokens[0].kind not in ("string", "raw"):
+            raise self.error(line, f"{keyword} needs a template name in quotes")
+        return _string(tokens[0])
 
     def pipe(self, tokens: list[Token], line: int, context: str, decl_max: int = 1) -> Pipe:
         decl, assign, rest = _declaration(tokens)
@@ -248,6 +256,13 @@ class _Stream:
         if not self.done() and self.tokens[self.pos].kind == "field" and not self.tokens[self.pos].spaced:
             return tuple(self.next().value[1:].split("."))
         return ()
+
+
+def _check_end(name: str, end: Item) -> None:
+    """``{{end}}`` takes nothing after it."""
+    assert end.tokens is not None
+    if len(end.tokens) > 1:
+        raise fail(name, end.line, "unexpected tokens in end")
 
 
 def _command(args: list[Any]) -> Command:

@@ -12,6 +12,7 @@ range stands for a ``uint64``.
 from __future__ import annotations
 
 import decimal
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,27 +53,25 @@ class ExecError(Exception):
     """A template went wrong while it ran; the executor adds where."""
 
 
+# Go's type name per Python type, first match wins (a Struct is a dict, a bool an int).
+_TYPE_NAMES: tuple[tuple[type | tuple[type, ...], str], ...] = (
+    (StringMap, "map[string]string"),
+    (AnyMap, "map[interface {}]interface {}"),
+    (dict, "map[string]interface {}"),
+    ((list, tuple), "[]interface {}"),
+    (bool, "bool"),
+    (float, "float64"),
+    (str, "string"),
+)
+
+
 def go_type(value: Any) -> str:
     """The Go type name a value stands for, in error messages."""
     if isinstance(value, Struct):
         return value.type_name
-    if isinstance(value, StringMap):
-        return "map[string]string"
-    if isinstance(value, AnyMap):
-        return "map[interface {}]interface {}"
-    if isinstance(value, dict):
-        return "map[string]interface {}"
-    if isinstance(value, list | tuple):
-        return "[]interface {}"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
+    if isinstance(value, int) and not isinstance(value, bool):
         return "int" if value < 1 << 63 else "uint64"
-    if isinstance(value, float):
-        return "float64"
-    if isinstance(value, str):
-        return "string"
-    return "interface {}"
+    return next((name for kind, name in _TYPE_NAMES if isinstance(value, kind)), "interface {}")
 
 
 def truth(value: Any) -> bool:
@@ -92,44 +91,77 @@ def sprint(value: Any) -> str:
         return "<no value>"
     if value is None:
         return "<nil>"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return go_float(value)
-    if isinstance(value, list | tuple):
-        return "[" + " ".join(sprint(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "map[" + " ".join(f"{sprint(k)}:{sprint(value[k])}" for k in sorted(value, key=str)) + "]"
+    for kind, show in _PRINTERS:  # a loop, not next(genexpr): sprint runs for every action
+        if isinstance(value, kind):
+            return show(value)
     return str(value)
+
+
+def _sprint_bool(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def _sprint_list(value: list[Any] | tuple[Any, ...]) -> str:
+    return "[" + " ".join(sprint(v) for v in value) + "]"
+
+
+def _sprint_map(value: dict[Any, Any]) -> str:
+    """Go prints a map's keys sorted."""
+    return "map[" + " ".join(f"{sprint(k)}:{sprint(value[k])}" for k in sorted(value, key=str)) + "]"
 
 
 def go_float(value: float) -> str:
     """A float as Go's ``%v`` prints it (``strconv.FormatFloat(f, 'g', -1, 64)``): the
     shortest digits, exponent form below 1e-4 or from 1e6 on (``1e+06``, ``1.5e-05``,
     ``123456``)."""
+    special = _special_float(value)
+    if special is not None:
+        return special
+    sign, digits, exponent = decimal.Decimal(repr(value)).as_tuple()
+    assert isinstance(exponent, int)
+    text = "".join(map(str, digits)).rstrip("0") or "0"
+    point = len(digits) + exponent  # digits before the decimal point
+    minus = "-" if sign else ""
+    if point - 1 < -4 or point - 1 >= 6:  # the precision strconv decides by when shortest
+        return minus + _exponent_form(text, point - 1)
+    return minus + _decimal_form(text, point)
+
+
+def _special_float(value: float) -> str | None:
+    """NaN, the infinities and the zeros, which have no digits to shorten; None for another."""
     if value != value:
         return "NaN"
     if value in (float("inf"), float("-inf")):
         return "+Inf" if value > 0 else "-Inf"
     if value == 0:
         return "-0" if str(value).startswith("-") else "0"
-    d = decimal.Decimal(repr(value))
-    sign, digits, exponent = d.as_tuple()
-    text = "".join(map(str, digits)).rstrip("0") or "0"
-    assert isinstance(exponent, int)
-    point = len(digits) + exponent  # digits before the decimal point
-    minus = "-" if sign else ""
-    if point - 1 < -4 or point - 1 >= 6:  # the precision strconv decides by when shortest
-        mantissa = text[0] + ("." + text[1:] if len(text) > 1 else "")
-        exp = point - 1
-        return f"{minus}{mantissa}e{'+' if exp >= 0 else '-'}{abs(exp):02d}"
+    return None
+
+
+def _exponent_form(text: str, exp: int) -> str:
+    """Significant digits ``text`` times 10**``exp``, as ``1.5e-05``."""
+    mantissa = text[0] + ("." + text[1:] if len(text) > 1 else "")
+    return f"{mantissa}e{'+' if exp >= 0 else '-'}{abs(exp):02d}"
+
+
+def _decimal_form(text: str, point: int) -> str:
+    """Significant digits ``text`` with ``point`` of them before the decimal point."""
     if point <= 0:
-        return f"{minus}0.{'0' * -point}{text}"
+        return f"0.{'0' * -point}{text}"
     if point >= len(text):
-        return f"{minus}{text}{'0' * (point - len(text))}"
-    return f"{minus}{text[:point]}.{text[point:]}"
+        return f"{text}{'0' * (point - len(text))}"
+    return f"{text[:point]}.{text[point:]}"
+
+
+# How ``fmt.Sprint`` writes each other kind, first match wins (a bool is an int); what none
+# matches prints as ``str`` does.
+_PRINTERS: tuple[tuple[type | tuple[type, ...], Callable[[Any], str]], ...] = (
+    (bool, _sprint_bool),
+    (int, str),
+    (float, go_float),
+    ((list, tuple), _sprint_list),
+    (dict, _sprint_map),
+)
 
 
 def field(value: Any, name: str) -> Any:

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import yaml
@@ -45,15 +46,17 @@ def _go(value: Any) -> Any:
 
 
 def go_equal(a: Any, b: Any) -> bool:
-    """Go's ``==`` of two ``interface{}`` values: the same dynamic type and value (an integer
-    beyond int64 is a ``uint64``, so it never equals an ``int``)."""
-    if a is _MISSING or b is _MISSING or a is None or b is None:
-        return (a is _MISSING or a is None) and (b is _MISSING or b is None)
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, int) and not isinstance(a, bool) and (a >= 1 << 63) != (b >= 1 << 63):
-        return False
-    return bool(a == b)
+    """Go's ``==`` of two ``interface{}`` values: the same dynamic type and value. (An integer
+    beyond int64 stands for a ``uint64``, which never equals an ``int``; two Python integers on
+    either side of 2**63 are never equal either, so that needs no test of its own.)"""
+    if _is_nil(a) or _is_nil(b):
+        return _is_nil(a) and _is_nil(b)
+    return type(a) is type(b) and bool(a == b)
+
+
+def _is_nil(value: Any) -> bool:
+    """A missing ``name`` or a nil one: Go's nil ``interface{}`` either way."""
+    return value is _MISSING or value is None
 
 
 def merge_objects(existing: Any, new: Any, *, by_name: bool = True) -> Any:
@@ -86,9 +89,14 @@ def _merge_lists(existing: list[Any], new: list[Any], by_name: bool) -> list[Any
 def merged_config(sources: list[dict[str, str]], *, by_name: bool = True) -> dict[str, Any]:
     """The values of ConfigMaps' data, in the order given, read and merged as ``getConfigData``
     does: the first value of a key is kept, a later one merged into it."""
+    return merge_values((pair for data in sources for pair in data.items()), by_name=by_name)
+
+
+def merge_values(pairs: Iterable[tuple[str, str]], *, by_name: bool = True) -> dict[str, Any]:
+    """(key, value) pairs, in the order given, read and merged as ``getConfigData`` does (a key
+    may come more than once)."""
     merged: dict[str, Any] = {}
-    for data in sources:
-        for key, text in data.items():
-            new = config_value(text)
-            merged[key] = merge_objects(merged[key], new, by_name=by_name) if key in merged else new
+    for key, text in pairs:
+        new = config_value(text)
+        merged[key] = merge_objects(merged[key], new, by_name=by_name) if key in merged else new
     return merged

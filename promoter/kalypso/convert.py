@@ -30,7 +30,7 @@ from promoter.gotemplate.parser import parse
 from promoter.k8s.names import bounded
 from promoter.kalypso.control import KalypsoControlPlane
 from promoter.kalypso.generation import RULES, Generation
-from promoter.kalypso.loading import KalypsoBranch
+from promoter.kalypso.loading import FetchedWorkloads, KalypsoBranch, KalypsoMain
 from promoter.kalypso.promotion import KalypsoPromotion, Order
 from promoter.kalypso.render import SH_CONTENT
 from promoter.kalypso.schedule import Placement, flux_labels, platform_config
@@ -64,32 +64,48 @@ def convert(kcp: KalypsoControlPlane, order: Order, commit: str) -> Converted:
     main = promotion.main(commit)
     kmain = kcp.main(commit)
     fetched = [kcp.fetch(name, kmain) for name in sorted(kmain.registrations)]
-    files: dict[str, bytes] = {
-        "promoter.yaml": _dump([_pipeline(main.pipeline.platform_url, main.pipeline.environments)])
-    }
-    names = {e.name for e in main.pipeline.environments}
+    environments = main.pipeline.environments
+    files: dict[str, bytes] = {"promoter.yaml": _dump([_pipeline(main.pipeline.platform_url, environments)])}
+    workloads, left_out = _workload_files(fetched, {e.name for e in environments}, kcp.naming)
+    files.update(workloads)
+    for name in sorted(kmain.templates):
+        files[f"templates/{name}.yaml"] = _dump([_template(kmain.templates[name], kcp.naming)])
+    files[f"templates/{CONFIG_TEMPLATE}.yaml"] = config_template(kcp.naming)
+    branches = {"main": files}
+    for env in environments:
+        branches[env.branch] = _environment_branch(kcp, kmain, env, commit)
+    return Converted(branches, {f.registration.name: f.commit for f in fetched}, tuple(left_out))
+
+
+def _workload_files(
+    fetched: list[FetchedWorkloads], names: set[str], naming: Generation
+) -> tuple[dict[str, bytes], list[str]]:
+    """A file per Workload keeping its targets of the environments ``names``, and the targets
+    left out (``<workload>-<target> (<environment>)``)."""
+    files: dict[str, bytes] = {}
     left_out: list[str] = []
     for f in fetched:
+        note = f"from {f.registration.workload.repo}@{f.commit}"
+        flux = f.registration.name if naming != "2023" else None
         for w in f.workloads:
             kept = [t for t in w.targets if t.environment in names]
             left_out += [
                 f"{w.name}-{t.name} ({t.environment})" for t in w.targets if t.environment not in names
             ]
-            note = f"from {f.registration.workload.repo}@{f.commit}"
-            flux = f.registration.name if kcp.naming != "2023" else None
             files[f"workloads/{w.name}.yaml"] = _dump([_workload(w, kept, flux)], note)
-    for name in sorted(kmain.templates):
-        files[f"templates/{name}.yaml"] = _dump([_template(kmain.templates[name], kcp.naming)])
-    files[f"templates/{CONFIG_TEMPLATE}.yaml"] = config_template(kcp.naming)
-    branches = {"main": files}
-    for env in main.pipeline.environments:
-        kenv = kmain.environments[env.name]
-        if kcp.naming != "2023":
-            rendered = kcp.render(env.name, commit)
-            branches[env.branch] = _current_branch(rendered.branch, rendered.placements, kmain.templates)
-        else:
-            branches[env.branch] = _branch(kcp.branch(kenv))
-    return Converted(branches, {f.registration.name: f.commit for f in fetched}, tuple(left_out))
+    return files, left_out
+
+
+def _environment_branch(
+    kcp: KalypsoControlPlane, kmain: KalypsoMain, env: Environment, commit: str
+) -> dict[str, bytes]:
+    """The files of ``env``'s branch: 2023's from the branch alone, the current scheduler's
+    from the environment rendered (its config is per target)."""
+    kenv = kmain.environments[env.name]
+    if kcp.naming == "2023":
+        return _branch(kcp.branch(kenv))
+    rendered = kcp.render(env.name, commit)
+    return _current_branch(rendered.branch, rendered.placements, kmain.templates)
 
 
 def _template(template: Template, naming: Generation) -> dict[str, Any]:

@@ -76,17 +76,9 @@ def documents(
 ) -> Iterator[tuple[str, Any]]:
     """(file, document) for every YAML document under ``under`` at ``commit``; dot-folders are
     skipped but for ``dot_dirs``; files are named ``prefix + path``."""
-    entries = []
-    for e in git.ls_tree(commit, under or None):
-        parts = e.path.split("/")
-        hidden = any(p.startswith(".") for p in parts[:-1]) and parts[0] not in dot_dirs
-        if (
-            e.type == "blob"
-            and e.path.endswith((".yaml", ".yml"))
-            and not hidden
-            and not parts[-1].startswith(".")
-        ):
-            entries.append(e)
+    entries = [
+        e for e in git.ls_tree(commit, under or None) if e.type == "blob" and _is_yaml_file(e.path, dot_dirs)
+    ]
     if len(entries) > MAX_FILES:
         raise ConfigError(f"{len(entries)} YAML files at {commit[:12]}, over the limit of {MAX_FILES}")
     blobs = git.read_blobs(e.sha for e in entries)
@@ -94,6 +86,13 @@ def documents(
         file = prefix + entry.path
         for doc in load_documents(blobs[entry.sha], file):
             yield file, doc
+
+
+def _is_yaml_file(path: str, dot_dirs: tuple[str, ...]) -> bool:
+    """A ``.yaml`` or ``.yml`` file, neither hidden nor in a dot-folder (but for ``dot_dirs``)."""
+    *folders, name = path.split("/")
+    hidden = any(p.startswith(".") for p in folders) and folders[0] not in dot_dirs
+    return path.endswith((".yaml", ".yml")) and not hidden and not name.startswith(".")
 
 
 def looks_like_kalypso(git: Git, commit: str) -> bool:

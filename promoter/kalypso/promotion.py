@@ -55,6 +55,21 @@ def order_from_flag(value: str) -> Order:
 
 def order_from_file(path: str) -> Order:
     """A file holding one ``Pipeline`` whose environments say only what ``LITE_FIELDS`` allows."""
+    obj = _pipeline_doc(path)
+    spec = obj.spec()
+    envs = [
+        _lite_environment(Fields(item, path, sub, line))
+        for sub, line, item in spec.items("environments", required=True)
+    ]
+    if not envs:
+        spec.fail("needs at least one environment", "environments")
+    spec.done()
+    obj.top.done()
+    return Order(_unique(tuple(envs), path), obj.source)
+
+
+def _pipeline_doc(path: str) -> ObjectDoc:
+    """The one ``Pipeline`` the environments file holds."""
     try:
         data = Path(path).read_bytes()
     except OSError as err:
@@ -64,23 +79,18 @@ def order_from_file(path: str) -> Order:
         raise ConfigError(
             "must hold one Pipeline (kind: Pipeline) that lists environments", file=path, line=1
         )
-    obj = ObjectDoc(path, docs[0])
-    spec = obj.spec()
-    envs = []
-    for sub, line, item in spec.items("environments", required=True):
-        fields = Fields(item, path, sub, line)
-        for key in fields.value:
-            if key not in LITE_FIELDS:
-                fields.fail(
-                    f"Kalypso's files say this (its GitOpsRepo, .environments/); here only {', '.join(LITE_FIELDS)}",
-                    key,
-                )
-        envs.append(environment_from(fields))
-    if not envs:
-        spec.fail("needs at least one environment", "environments")
-    spec.done()
-    obj.top.done()
-    return Order(_unique(tuple(envs), path), obj.source)
+    return ObjectDoc(path, docs[0])
+
+
+def _lite_environment(fields: Fields) -> Environment:
+    """An environment of the file, which names none of the fields Kalypso's files give."""
+    for key in fields.value:
+        if key not in LITE_FIELDS:
+            fields.fail(
+                f"Kalypso's files say this (its GitOpsRepo, .environments/); here only {', '.join(LITE_FIELDS)}",
+                key,
+            )
+    return environment_from(fields)
 
 
 def _unique(envs: tuple[Environment, ...], file: str) -> tuple[Environment, ...]:

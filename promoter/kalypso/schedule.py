@@ -28,7 +28,7 @@ from typing import Any
 
 from promoter.errors import ConfigError
 from promoter.k8s.names import bounded
-from promoter.kalypso.configvalues import config_value, merge_objects
+from promoter.kalypso.configvalues import merge_values
 from promoter.kalypso.generation import RULES, Generation
 from promoter.model import ClusterType, ConfigMap, DeploymentTarget, SchedulingPolicy, Workload
 
@@ -131,35 +131,49 @@ def current_config(
     ConfigMap named ``azure-app-config*``, label or not, by name, each key a label path
     (``getLabelsFromKey``) whose labels must match, its keys shortest first."""
     rules = RULES[generation]
-    merged: dict[str, Any] = {}
-    names: list[str] = []
+    found = _platform_values(ct, target, configmaps)
+    if rules.azure_app_config:
+        found += _azure_app_values(ct, target, configmaps)
+    pairs = (pair for _name, values in found for pair in values)
+    merged = merge_values(pairs, by_name=rules.merge_lists_by_name)
+    return dict(sorted(merged.items())), tuple(name for name, _values in found)
 
-    def add(key: str, text: str) -> None:
-        new = config_value(text)
-        merged[key] = (
-            merge_objects(merged[key], new, by_name=rules.merge_lists_by_name) if key in merged else new
-        )
 
+# the ConfigMaps that give a placement config, by name, each with the (key, value) pairs it gives
+_Found = list[tuple[str, list[tuple[str, str]]]]
+
+
+def _platform_values(ct: ClusterType, target: Target, configmaps: dict[str, ConfigMap]) -> _Found:
+    """The ``platform-config`` ConfigMaps whose labels match, all their data."""
+    found: _Found = []
     for name in sorted(configmaps):
         cm = configmaps[name]
-        if cm.labels.get(PLATFORM_CONFIG) != "true" or not _config_for(cm.labels, ct, target):
-            continue
-        names.append(name)
-        for key, value in cm.data.items():
-            add(key, str(value))
-    for name in sorted(configmaps) if rules.azure_app_config else ():
-        if not name.startswith(AZURE_APP_CONFIG):
-            continue
-        data = configmaps[name].data
-        used = False
-        for path in sorted(data, key=lambda k: (len(k), k)):  # Go's sort.Slice by length
-            labels, key = labels_from_key(path)
-            if _config_for(labels, ct, target):
-                add(key, str(data[path]))
-                used = True
-        if used:
-            names.append(name)
-    return dict(sorted(merged.items())), tuple(names)
+        if cm.labels.get(PLATFORM_CONFIG) == "true" and _config_for(cm.labels, ct, target):
+            found.append((name, [(key, str(value)) for key, value in cm.data.items()]))
+    return found
+
+
+def _azure_app_values(ct: ClusterType, target: Target, configmaps: dict[str, ConfigMap]) -> _Found:
+    """The ``azure-app-config*`` ConfigMaps with a label path that matches, those keys only."""
+    found: _Found = []
+    for name in sorted(configmaps):
+        values = (
+            _labelled_values(configmaps[name].data, ct, target) if name.startswith(AZURE_APP_CONFIG) else []
+        )
+        if values:
+            found.append((name, values))
+    return found
+
+
+def _labelled_values(data: dict[str, Any], ct: ClusterType, target: Target) -> list[tuple[str, str]]:
+    """The keys of ``data`` whose label path matches, shortest first (Go's ``sort.Slice`` by
+    length), each as the key the path ends in."""
+    values = []
+    for path in sorted(data, key=lambda k: (len(k), k)):
+        labels, key = labels_from_key(path)
+        if _config_for(labels, ct, target):
+            values.append((key, str(data[path])))
+    return values
 
 
 def labels_from_key(path: str) -> tuple[dict[str, str], str]:
@@ -222,6 +236,20 @@ def schedule(
     """The placements per cluster type, every cluster type present (an empty list when nothing
     is placed there), each (cluster type, target) once, in name order. ``strict``: a pair two
     policies place is an error, as it is in Kalypso's scheduler (see ``_twice``)."""
+    chosen = _choose(targets, cluster_types, policies, strict)
+    return {
+        name: _placements(environment, cluster_types[name], placed, configmaps, naming)
+        for name, placed in chosen.items()
+    }
+
+
+def _choose(
+    targets: list[Target],
+    cluster_types: dict[str, ClusterType],
+    policies: dict[str, SchedulingPolicy],
+    strict: bool,
+) -> dict[str, dict[str, Target]]:
+    """The targets each cluster type gets, by name, every cluster type present in name order."""
     chosen: dict[str, dict[str, Target]] = {name: {} for name in sorted(cluster_types)}
     placed_by: dict[tuple[str, str], SchedulingPolicy] = {}
     for policy in policies.values():
@@ -229,22 +257,41 @@ def schedule(
         if not selected:
             continue
         for ct in cluster_types.values():
-            if not policy.cluster_types.matches(ct.labels):
-                continue
-            for t in selected:
-                first = placed_by.setdefault((ct.name, t.name), policy)
-                if strict and first is not policy:
-                    raise _twice(first, policy, ct, t)
-            chosen[ct.name].update({t.name: t for t in selected})
-    out: dict[str, list[Placement]] = {}
-    for ct_name, placed in chosen.items():
-        ct = cluster_types[ct_name]
-        shared: tuple[dict[str, Any], tuple[str, ...]] = (
-            platform_config(ct, configmaps) if placed and naming == "2023" else ({}, ())
-        )
-        out[ct_name] = []
-        for _, t in sorted(placed.items()):
-            config, sources = shared if naming == "2023" else current_config(ct, t, configmaps, naming)
-            ns = namespace(environment, ct, t, naming)
-            out[ct_name].append(Placement(environment, ct, t, ns, config, sources))
+            if policy.cluster_types.matches(ct.labels):
+                _claim(placed_by, policy, ct, selected, strict)
+                chosen[ct.name].update({t.name: t for t in selected})
+    return chosen
+
+
+def _claim(
+    placed_by: dict[tuple[str, str], SchedulingPolicy],
+    policy: SchedulingPolicy,
+    ct: ClusterType,
+    selected: list[Target],
+    strict: bool,
+) -> None:
+    """Note ``policy`` as placing ``selected`` on ``ct`` unless another did first; ``strict``:
+    another having done so is an error."""
+    for t in selected:
+        first = placed_by.setdefault((ct.name, t.name), policy)
+        if strict and first is not policy:
+            raise _twice(first, policy, ct, t)
+
+
+def _placements(
+    environment: str,
+    ct: ClusterType,
+    placed: dict[str, Target],
+    configmaps: dict[str, ConfigMap],
+    naming: Generation,
+) -> list[Placement]:
+    """The placements on ``ct``, by target name, each with its namespace and config (2023: the
+    cluster type's, one for all)."""
+    shared: tuple[dict[str, Any], tuple[str, ...]] = (
+        platform_config(ct, configmaps) if placed and naming == "2023" else ({}, ())
+    )
+    out = []
+    for _, t in sorted(placed.items()):
+        config, sources = shared if naming == "2023" else current_config(ct, t, configmaps, naming)
+        out.append(Placement(environment, ct, t, namespace(environment, ct, t, naming), config, sources))
     return out
