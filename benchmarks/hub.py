@@ -188,13 +188,7 @@ def deliveries(senders: list[tuple[str, str]], reconcilers: int, count: int, see
     out = []
     for _ in range(count):
         name, key = senders[rng.randrange(len(senders))]
-        body = _event(rng, name, reconcilers)
-        signature = "sha256=" + hmac.new(key.encode(), body, hashlib.sha256).hexdigest()
-        head = (
-            f"POST /v1/ingest/flux/{name} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-            f"X-Signature: {signature}\r\nContent-Length: {len(body)}\r\n\r\n"
-        )
-        out.append(head.encode() + body)
+        out.append(hub_pages.signed_request(name, key, _event(rng, name, reconcilers)))
     return out
 
 

@@ -69,14 +69,18 @@ def failure_requests(senders: list[tuple[str, str]], count: int) -> list[bytes]:
             "timestamp": (datetime.now(UTC) + timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "metadata": {"revision": f"prod@sha1:{NEW}", "cluster": name},
         }
-        body = json.dumps(event).encode()
-        signature = "sha256=" + hmac.new(key.encode(), body, hashlib.sha256).hexdigest()
-        head = (
-            f"POST /v1/ingest/flux/{name} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-            f"X-Signature: {signature}\r\nContent-Length: {len(body)}\r\n\r\n"
-        )
-        out.append(head.encode() + body)
+        out.append(signed_request(name, key, json.dumps(event).encode()))
     return out
+
+
+def signed_request(name: str, key: str, body: bytes) -> bytes:
+    """``body`` as cluster ``name``'s Flux event, signed with its ``key``: a whole HTTP/1.1 request."""
+    signature = "sha256=" + hmac.new(key.encode(), body, hashlib.sha256).hexdigest()
+    head = (
+        f"POST /v1/ingest/flux/{name} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        f"X-Signature: {signature}\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    return head.encode() + body
 
 
 def settle(url: str, reconcilers: int) -> None:
