@@ -16,7 +16,6 @@ are not changed by any of this.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from promoter.hub import promotions
@@ -63,10 +62,9 @@ def _budgets(entry: dict[str, Any]) -> None:
     budget = entry["head"].get("failureBudget")
     if not budget:
         return
-    text = json.dumps(budget)
     types = entry["rollout"]["clusterTypes"]
     for name, counts in types.items():
-        counts["failuresAllowed"] = promotions.allowed(text, name, counts["total"] - counts["stale"])
+        counts["failuresAllowed"] = promotions.allowed(budget, name, counts["total"] - counts["stale"])
     for wave in entry.get("waves") or []:
         mine = [types[t] for t in wave["clusterTypes"] if t in types]
         wave["failed"] = sum(c["failed"] for c in mine)

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from promoter.gates.hub import Thresholds
 from promoter.hub.db import Tx
 from promoter.hub.payloads import IngestError
 
@@ -94,16 +96,13 @@ def _limit(value: Any) -> bool:
         return False
 
 
-def allowed(budget: str, cluster_type: str, fresh: int) -> int | None:
-    """The failures ``cluster_type`` may have over ``fresh`` clusters, as the hub gate counts them
-    (``gates/hub.py``); None when no budget was recorded."""
-    if not budget:
-        return None
-    found = json.loads(budget)
-    limit = found.get("clusterTypes", {}).get(cluster_type, found.get("maxFailures", 0))
+def allowed(budget: Mapping[str, Any], cluster_type: str, fresh: int) -> int:
+    """The failures ``cluster_type`` may have over ``fresh`` clusters under ``budget`` (as
+    ``of_commit`` gives it), counted by the hub gate's own ``Thresholds``."""
+    limit = budget.get("clusterTypes", {}).get(cluster_type, budget.get("maxFailures", 0))
     if isinstance(limit, int):
-        return limit
-    return math.floor(fresh * float(str(limit).strip()[:-1]) / 100)
+        return Thresholds(max_failures=limit).allowed_failures(fresh)
+    return Thresholds(max_failures_percent=float(str(limit).strip()[:-1])).allowed_failures(fresh)
 
 
 def record(tx: Tx, environment: str, sha: str, promotion: Promotion) -> None:
