@@ -22,6 +22,7 @@ from promoter.controlplane.fields import (
 )
 from promoter.controlplane.objects import versions_from
 from promoter.controlplane.prchecks import pr_checks_from
+from promoter.controlplane.signatures import signatures_from
 from promoter.controlplane.yamlfile import plain
 from promoter.errors import ConfigError
 from promoter.gates.registry import GATES, validate_gate
@@ -77,6 +78,7 @@ def pipeline_from(obj: ObjectDoc) -> Pipeline:
     versions = versions_from(spec)
     fail_fast = spec.flag("failFast", False)
     receivers = notifications_from(spec, tuple(e.name for e in environments))
+    sign_commits, verify_main = signatures_from(spec, kind)
     spec.done()
     obj.top.done()
     assert url is not None
@@ -89,6 +91,8 @@ def pipeline_from(obj: ObjectDoc) -> Pipeline:
         versions,
         fail_fast=fail_fast,
         notifications=receivers,
+        sign_commits=sign_commits,
+        verify_main=verify_main,
     )
     check_graph(pipeline, obj.file, follows_lines)
     return pipeline
