@@ -80,8 +80,15 @@ def _by_git(git: Git, main: MainObjects) -> str:
         raise _refused(main, "git", f"git cannot check the signature: {why(detail)}")
     reason = GIT_VERDICTS.get(verdict, f"git says {verdict!r}")
     if verdict in ("U", "E"):
-        reason += f" ({_key_words(signer, key, why(detail))})"
+        reason += f" ({_key_words(signer, key, _last_line(detail))})"
     raise _refused(main, "git", reason)
+
+
+def _last_line(stderr: bytes) -> str:
+    """What git says last about a signature it judged: why it is not good (``No principal
+    matched.``), after the line that says which key made it."""
+    lines = [line.strip() for line in stderr.decode("utf-8", "replace").splitlines() if line.strip()]
+    return one_line(lines[-1]) if lines else ""
 
 
 def _key_words(signer: str, key: str, detail: str) -> str:
