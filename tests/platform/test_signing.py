@@ -111,7 +111,9 @@ def test_a_literal_key_is_never_printed(tmp_path: Path) -> None:
 @pytest.fixture
 def gnupg(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """A GPG key in a short-lived GNUPGHOME (short: gpg-agent's socket path has a length limit)."""
-    home = Path(subprocess.run(["mktemp", "-d", "/tmp/gpgXXXXXX"], capture_output=True, text=True).stdout.strip())
+    home = Path(
+        subprocess.run(["mktemp", "-d", "/tmp/gpgXXXXXX"], capture_output=True, text=True).stdout.strip()
+    )
     try:
         yield gpg_key(home / "g", monkeypatch)
     finally:

@@ -119,7 +119,9 @@ def test_a_main_commit_signed_by_an_allowed_signer_is_promoted(
     assert "dev: merged" in result.output
 
 
-def test_a_signer_not_allowed_is_refused(factory: ControlPlaneFactory, tmp_path: Path, fake_time: FakeClock) -> None:
+def test_a_signer_not_allowed_is_refused(
+    factory: ControlPlaneFactory, tmp_path: Path, fake_time: FakeClock
+) -> None:
     alice, mallory = ssh_key(tmp_path / "keys", "alice", "alice@example.com"), ssh_key(tmp_path / "keys", "m")
     path = _control_plane(factory, "{verifyMain: git}")
     allowed_signers(tmp_path / "allowed_signers", alice)
@@ -139,19 +141,27 @@ def test_a_signer_not_allowed_is_refused(factory: ControlPlaneFactory, tmp_path:
     assert factory.refs() == before
 
 
-def test_a_bad_signature_is_refused(factory: ControlPlaneFactory, tmp_path: Path, fake_time: FakeClock) -> None:
+def test_a_bad_signature_is_refused(
+    factory: ControlPlaneFactory, tmp_path: Path, fake_time: FakeClock
+) -> None:
     key = ssh_key(tmp_path / "keys", email="alice@example.com")
     path = _control_plane(factory, "{verifyMain: git}")
     allowed_signers(tmp_path / "allowed_signers", key)
     signed = _signed_main(path, key, "the reviewed change")
-    raw = subprocess.run(["git", "-C", str(path), "cat-file", "commit", signed], capture_output=True, check=True)
+    raw = subprocess.run(
+        ["git", "-C", str(path), "cat-file", "commit", signed], capture_output=True, check=True
+    )
     forged = raw.stdout.replace(b"the reviewed change", b"another change!!!!!")  # the signature stays
-    x = subprocess.run(
-        ["git", "-C", str(path), "hash-object", "-t", "commit", "-w", "--stdin"],
-        input=forged,
-        capture_output=True,
-        check=True,
-    ).stdout.decode().strip()
+    x = (
+        subprocess.run(
+            ["git", "-C", str(path), "hash-object", "-t", "commit", "-w", "--stdin"],
+            input=forged,
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .strip()
+    )
     subprocess.run(["git", "-C", str(path), "update-ref", "refs/heads/main", x], check=True)
 
     result = _promote(path)

@@ -58,12 +58,26 @@ def gpg_key(home: Path, monkeypatch: pytest.MonkeyPatch, email: str = "signer@ex
     home.mkdir(parents=True, exist_ok=True, mode=0o700)
     monkeypatch.setenv("GNUPGHOME", str(home))
     subprocess.run(
-        ["gpg", "--batch", "--quiet", "--passphrase", "", "--quick-gen-key", f"Signer <{email}>", "ed25519", "sign", "never"],
+        [
+            "gpg",
+            "--batch",
+            "--quiet",
+            "--passphrase",
+            "",
+            "--quick-gen-key",
+            f"Signer <{email}>",
+            "ed25519",
+            "sign",
+            "never",
+        ],
         check=True,
         capture_output=True,
     )
     listed = subprocess.run(
-        ["gpg", "--batch", "--with-colons", "--list-secret-keys", email], check=True, capture_output=True, text=True
+        ["gpg", "--batch", "--with-colons", "--list-secret-keys", email],
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
     return next(line.split(":")[9] for line in listed.splitlines() if line.startswith("fpr:"))
 
