@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -111,14 +113,12 @@ def test_a_literal_key_is_never_printed(tmp_path: Path) -> None:
 @pytest.fixture
 def gnupg(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """A GPG key in a short-lived GNUPGHOME (short: gpg-agent's socket path has a length limit)."""
-    home = Path(
-        subprocess.run(["mktemp", "-d", "/tmp/gpgXXXXXX"], capture_output=True, text=True).stdout.strip()
-    )
+    home = Path(tempfile.mkdtemp(prefix="gpg", dir="/tmp"))
     try:
         yield gpg_key(home / "g", monkeypatch)
     finally:
         subprocess.run(["gpgconf", "--kill", "all"], capture_output=True, check=False)
-        subprocess.run(["rm", "-rf", str(home)], check=False)
+        shutil.rmtree(home, ignore_errors=True)
 
 
 def test_a_gpg_signature_as_git_config_asks(tmp_path: Path, gnupg: str) -> None:

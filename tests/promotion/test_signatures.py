@@ -4,16 +4,27 @@ signer is on it (real ssh-keygen keys, real git verification)."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner, Result
 
 from promoter.cli.main import cli
 from promoter.clock import FakeClock
 from tests.support.helpers import WORKLOAD, ControlPlaneFactory, stage
 from tests.support.helpers import pipeline as build_pipeline
-from tests.support.signing_keys import SshKey, allowed_signers, sign_with_ssh, signature_of, ssh_key
+from tests.support.signing_keys import (
+    SshKey,
+    allowed_signers,
+    gpg_key,
+    sign_with_ssh,
+    signature_of,
+    ssh_key,
+)
 
 
 def _pipeline(signatures: str | None) -> str:
@@ -199,3 +210,78 @@ def test_github_verification_needs_the_control_plane_on_github(
         "error: promoter.yaml:1: spec.signatures.verifyMain: github: the control plane's forge is local, "
         "not GitHub; use verifyMain: git"
     )
+
+
+@pytest.fixture
+def gnupg(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A GPG key in a short-lived GNUPGHOME (short: gpg-agent's socket path has a length limit)."""
+    home = Path(tempfile.mkdtemp(prefix="gpg", dir="/tmp"))
+    try:
+        yield gpg_key(home / "g", monkeypatch, "alice@example.com")
+    finally:
+        subprocess.run(["gpgconf", "--kill", "all"], capture_output=True, check=False)
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def test_a_gpg_signed_main_commit_is_verified_against_the_keyring(
+    factory: ControlPlaneFactory, gnupg: str, fake_time: FakeClock
+) -> None:
+    path = _control_plane(factory, "{verifyMain: git}")
+    subprocess.run(
+        [
+            "git",
+            "-C",
+            str(path),
+            "-c",
+            f"user.signingkey={gnupg}",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-S",
+            "-m",
+            "gpg",
+        ],
+        check=True,
+    )
+    x = _head(path)
+
+    result = _promote(path)
+
+    assert result.exit_code == 0, result.output
+    assert f"main {x[:12]}: signature verified (Signer <alice@example.com>)" in result.output
+
+
+def test_a_gpg_signature_of_a_key_not_in_the_keyring_is_refused(
+    factory: ControlPlaneFactory, gnupg: str, fake_time: FakeClock
+) -> None:
+    path = _control_plane(factory, "{verifyMain: git}")
+    subprocess.run(
+        [
+            "git",
+            "-C",
+            str(path),
+            "-c",
+            f"user.signingkey={gnupg}",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-S",
+            "-m",
+            "gpg",
+        ],
+        check=True,
+    )
+    x = _head(path)
+    subprocess.run(
+        ["gpg", "--batch", "--yes", "--delete-secret-and-public-key", gnupg], check=True, capture_output=True
+    )
+    before = factory.refs()
+
+    result = _promote(path)
+
+    assert result.exit_code == 2, result.output
+    assert _error_line(result).startswith(
+        f"error: promoter.yaml:1: spec.signatures.verifyMain: git: main commit {x[:12]} is not promoted: "
+        f"git cannot check the signature (key {gnupg[-16:]}; "
+    )
+    assert factory.refs() == before
