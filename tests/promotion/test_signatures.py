@@ -285,3 +285,20 @@ def test_a_gpg_signature_of_a_key_not_in_the_keyring_is_refused(
         f"git cannot check the signature (key {gnupg[-16:]}; "
     )
     assert factory.refs() == before
+
+
+def test_a_scheduling_run_of_a_named_commit_verifies_it(
+    factory: ControlPlaneFactory, tmp_path: Path, fake_time: FakeClock
+) -> None:
+    path = _control_plane(factory, "{verifyMain: git}")
+    allowed_signers(tmp_path / "allowed_signers", ssh_key(tmp_path / "keys"))
+    x = _head(path)
+    before = factory.refs()
+
+    result = CliRunner().invoke(
+        cli, ["promote", "--control-plane", str(path), "--schedule", "dev", "--commit", x]
+    )
+
+    assert result.exit_code == 2, result.output
+    assert _error_line(result).endswith(f"main commit {x[:12]} is not promoted: unsigned")
+    assert factory.refs() == before

@@ -14,6 +14,9 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from promoter.cli.main import cli
+from promoter.forges.github.commits import Verification, rebuilt
+from promoter.forges.github.shapes import MalformedAnswer
+from promoter.gitcmd import Git
 from tests.support.fake_github import World, make_world
 from tests.support.fake_github import pipeline as world_pipeline
 from tests.support.fake_github_commits import APP_BOT, GitDatabase
@@ -240,3 +243,71 @@ def test_an_unknown_key_is_githubs_reason(
     assert result.output.rstrip().endswith(
         "is not promoted: unknown_key: the key that made the signature is on no GitHub account"
     )
+
+
+def test_an_answer_without_verification_is_malformed() -> None:
+    with pytest.raises(MalformedAnswer) as caught:
+        Verification.of(
+            {"sha": "a" * 40, "verification": {"verified": "yes"}}, "POST /repos/org/platform/git/commits"
+        )
+    assert str(caught.value) == (
+        "GitHub answered POST /repos/org/platform/git/commits with no verification object (verified, reason)"
+    )
+    assert caught.value.exit_code == 1
+
+
+def test_githubs_payload_and_signature_make_the_signed_commit_again(tmp_path: Path) -> None:
+    key = ssh_key(tmp_path / "keys")
+    repo = tmp_path / "repo.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(repo)], check=True)
+    git = Git(repo)
+    tree = git.out("mktree", input=b"")
+    signing = ["-c", "gpg.format=ssh", "-c", f"user.signingkey={key.private}"]
+    proc = subprocess.run(
+        ["git", "-C", str(repo), *signing, "commit-tree", "-S", "-m", "Promote abc to dev", tree],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    sha = proc.stdout.strip()
+    raw = git.out("cat-file", "commit", sha) + "\n"
+    head, _, message = raw.partition("\n\n")
+    lines = head.split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith("gpgsig "))
+    signature = "\n".join([lines[start][len("gpgsig ") :], *(ln[1:] for ln in lines[start + 1 :])]) + "\n"
+    payload = "\n".join(lines[:start]) + "\n\n" + message
+    other = tmp_path / "other.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(other)], check=True)
+
+    made = rebuilt(Git(other), Verification(True, "valid", signature, payload))
+
+    assert made == sha  # the same object, byte for byte, without fetching it
+    assert rebuilt(Git(other), Verification(False, "unsigned")) is None
+
+
+def test_a_rollback_by_hand_is_githubs_signed_commit_too(
+    world: World,
+    database: GitDatabase,
+    factory: ControlPlaneFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    _app(world, monkeypatch, tmp_path)
+    x = _with_signatures(factory, world, "{commits: github}")
+    assert _promote(world).exit_code == 0
+    text = (world.control_plane / "promoter.yaml").read_text()
+    factory.commit(
+        "main", {"promoter.yaml": text, "workloads/app.yaml": WORKLOAD.replace("./qa", "./qa2")}, "y"
+    )
+    assert _promote(world).exit_code == 0
+    assert len(world.fake.calls("git_commit")) == 4  # y changes qa's render alone
+
+    result = CliRunner().invoke(
+        cli, ["rollback", "--control-plane", str(world.control_plane), "--env", "qa", "--to", x]
+    )
+
+    assert result.exit_code == 0, result.output
+    assert len(world.fake.calls("git_commit")) == 5  # the restoring commit, made by GitHub
+    qa = _git(world.platform, "rev-parse", "qa")
+    assert _verified(world.platform, database, qa) == ("G", f"{APP_BOT[0]} <{APP_BOT[1]}>")
+    assert _git(world.platform, "log", "-1", "--format=%s", qa).startswith(f"Roll back qa to {x[:7]}")
