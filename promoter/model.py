@@ -1,8 +1,5 @@
-"""Control-plane objects (DESIGN section 3), validated and typed.
-
-They are built by ``promoter.loading`` from git objects; everything downstream (scheduling,
-rendering, the orchestrator) works on these and never on raw YAML.
-"""
+"""Control-plane objects (DESIGN section 3), validated and typed: built by ``controlplane.loading``
+from git objects; everything downstream works on these and never on raw YAML."""
 
 from __future__ import annotations
 
@@ -246,6 +243,8 @@ class Pipeline:
     #: ``failFast``: a failed environment stops the whole promotion, not only what follows it
     fail_fast: bool = False
     notifications: tuple[Receiver, ...] = ()  # spec.notifications (DESIGN section 13)
+    sign_commits: Literal["git", "github"] = "git"  # spec.signatures.commits (docs/security.md)
+    verify_main: Literal["git", "github"] | None = None  # spec.signatures.verifyMain; None: not verified
 
     def environment(self, name: str) -> Environment | None:
         return next((e for e in self.environments if e.name == name), None)

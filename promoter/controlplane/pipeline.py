@@ -22,6 +22,7 @@ from promoter.controlplane.fields import (
 )
 from promoter.controlplane.objects import versions_from
 from promoter.controlplane.prchecks import pr_checks_from
+from promoter.controlplane.signatures import signatures_from
 from promoter.controlplane.yamlfile import plain
 from promoter.errors import ConfigError
 from promoter.gates.registry import GATES, validate_gate
@@ -64,19 +65,12 @@ def pipeline_from(obj: ObjectDoc) -> Pipeline:
         follows_lines[environments[-1].name] = fields.line_of("follows") or line
     if not environments:
         spec.fail("needs at least one environment", "environments")
-    seen: dict[str, Environment] = {}
-    for env in environments:
-        if env.name in seen:
-            raise ConfigError(
-                f"environment {env.name!r} is listed twice (also at line {seen[env.name].source.line})",
-                file=obj.file,
-                line=env.source.line,
-            )
-        seen[env.name] = env
+    _check_unique(environments, obj.file)
     _check_platform_branches(environments, obj.file, url)
     versions = versions_from(spec)
     fail_fast = spec.flag("failFast", False)
     receivers = notifications_from(spec, tuple(e.name for e in environments))
+    sign_commits, verify_main = signatures_from(spec, kind)
     spec.done()
     obj.top.done()
     assert url is not None
@@ -89,9 +83,24 @@ def pipeline_from(obj: ObjectDoc) -> Pipeline:
         versions,
         fail_fast=fail_fast,
         notifications=receivers,
+        sign_commits=sign_commits,
+        verify_main=verify_main,
     )
     check_graph(pipeline, obj.file, follows_lines)
     return pipeline
+
+
+def _check_unique(environments: list[Environment], file: str) -> None:
+    """Each environment's name is listed once."""
+    seen: dict[str, Environment] = {}
+    for env in environments:
+        if env.name in seen:
+            raise ConfigError(
+                f"environment {env.name!r} is listed twice (also at line {seen[env.name].source.line})",
+                file=file,
+                line=env.source.line,
+            )
+        seen[env.name] = env
 
 
 def _check_platform_branches(environments: list[Environment], file: str, url: str = "") -> None:

@@ -17,14 +17,16 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Literal
 
-from promoter.errors import GitError
+from promoter.errors import GitError, UsageError
 from promoter.gitcmd import Git
 from promoter.masking import mask
 from promoter.platform.lock import cache_lock, lock_timeout
 from promoter.platform.objects import is_sha, join
 from promoter.platform.plan import Planner, TreePlan, TreeReader
 from promoter.platform.provenance import PROVENANCE, Provenance
+from promoter.platform.signing import Signer
 from promoter.platform.writer import write_commit
 from promoter.rendering.memo import FolderMemo, cache_root
 
@@ -53,6 +55,7 @@ class PlatformRepo:
         self._local: Git | None = None  # the remote, when it is a repository on this machine
         self._ensure()
         self.reader = TreeReader(self.git)
+        self.signer = Signer(self.git)  # signs what the promoter writes when git config asks
 
     def _ensure(self) -> None:
         if (self.path / "HEAD").exists():
@@ -199,7 +202,9 @@ class PlatformRepo:
                 f"merging {head[:12]} into {base[:12]} conflicts; resolve it or rerun the promotion"
             )
         tree = proc.stdout.decode().split()[0]
-        return self.git.out("commit-tree", "-p", base, "-p", head, "-m", message, operands=[tree])
+        return self.signer.sign(
+            self.git.out("commit-tree", "-p", base, "-p", head, "-m", message, operands=[tree])
+        )
 
     def push(self, updates: Mapping[str, tuple[str | None, str | None]]) -> None:
         """Atomically set ``branch -> (old, new)`` on the remote, each only if still at old.
@@ -225,7 +230,7 @@ class PlatformRepo:
         branch to merge into, and histories that meet). The branch's head."""
         empty = self.git.out("mktree", input=b"")
         message = f"Start {branch}: the promoter renders it here (its first promotion comes next)"
-        sha = self.git.out("commit-tree", "-m", message, operands=[empty])
+        sha = self.finish(self.git.out("commit-tree", "-m", message, operands=[empty]))
         try:
             self.push({branch: (None, sha)})
         except GitError:
@@ -274,7 +279,18 @@ class PlatformRepo:
             for folder, digest in plan.remember.items():
                 if written.get(folder, ("", "", ""))[1] == "tree":
                     memo.put(digest, written[folder][2])
-        return sha
+        return self.finish(sha)
+
+    def sign_with(self, signer: Literal["git", "github"]) -> None:
+        """Who signs the commits this repo writes (``spec.signatures.commits``): git, as git
+        config asks; GitHub only for a platform repo on GitHub (``GitHubPlatformRepo``)."""
+        if signer != "git":
+            raise UsageError(f"{self.url}: only GitHub signs commits it makes; use signatures.commits: git")
+
+    def finish(self, sha: str) -> str:
+        """A commit the promoter wrote, made as it is pushed: signed when git config asks for it
+        (``platform.signing``); its sha."""
+        return self.signer.sign(sha)
 
 
 def _refusal(output: bytes) -> str:

@@ -19,6 +19,7 @@ from promoter.promotion.graph import through
 from promoter.promotion.options import Options
 from promoter.promotion.report import EnvResult, Report
 from promoter.promotion.rollback import GoodState, deployed_main
+from promoter.promotion.signatures import verify_main
 
 
 class Orchestrator:
@@ -75,6 +76,7 @@ class Orchestrator:
             )
             report.results = [EnvResult(e.name, "skipped", "already promoted") for e in envs]
             return report
+        self._signatures(main)
         self.out.say(f'promoting main {commit[:12]} "{subject}" to {", ".join(e.name for e in envs)}')
         for env in envs:  # all input is checked before anything is pushed
             self.run_for(env).prepare(main, env)
@@ -119,6 +121,15 @@ class Orchestrator:
             states = ", ".join(f"{u} ({_why(stopped[u])})" for u in waits_on)
             self.out.say(f"{env.name}: not started: it follows {states}")
 
+    def _signatures(self, main: MainObjects, *, verify: bool = True) -> None:
+        """The Pipeline's ``signatures``: who signs the commits this run writes, and (``verify``)
+        the main commit's own signature checked before anything is rendered or pushed."""
+        for run in self._runs.values():
+            run.platform.sign_with(main.pipeline.sign_commits)
+        signer = verify_main(self.cp.git, main, self.forge) if verify else None
+        if signer:
+            self.out.say(f"main {main.commit[:12]}: signature verified ({signer})")
+
     def _nothing_waits(self, commit: str, envs: list[Environment]) -> bool:
         """``--wait none``: the commit succeeded everywhere already, so a wake-up (a heartbeat)
         is done in seconds: no render, one read of the statuses."""
@@ -146,6 +157,7 @@ class Orchestrator:
         self.out.say(
             f"scheduling {environment} with main {commit[:12]}" + ("" if chosen else " (last promoted there)")
         )
+        self._signatures(main, verify=chosen)  # a commit promoted before was verified then
         run = self.run_for(env)
         return Report(
             "scheduling", commit, [run.schedule(main, env, waves=self.opts.waves, per_folder=not chosen)]
@@ -154,6 +166,7 @@ class Orchestrator:
     def rollback(self, environment: str, to: str | None = None) -> GoodState:
         """``promoter rollback``: restore an environment to a known-good state by hand and hold
         the main commit that was there."""
+        self._signatures(self.cp.main(self.cp.resolve(None)), verify=False)
         return self.run_for(environment).rollbacks.by_hand(environment, to)
 
     def _deployed(self, environment: str) -> str:

@@ -22,6 +22,7 @@ from promoter.forges.base import Forge, MergeNotReady, PRCheck, PRState, PullReq
 from promoter.forges.github import checks
 from promoter.forges.github.api import GitHubHttp, GitHubRequestError
 from promoter.forges.github.auth import Credentials, credentials_from_env
+from promoter.forges.github.commits import GitDatabase
 from promoter.forges.github.policy import RetryPolicy
 from promoter.forges.github.repo import GitHubPlatformRepo
 from promoter.masking import mask
@@ -144,6 +145,15 @@ class GitHubForge(Forge):
             page += 1
         # GitHub lists newest first; the interface wants oldest first.
         return [_status(CommitStatus(self._gh.requester, {}, item)) for item in reversed(items)]
+
+    def commit_verification(self, sha: str) -> tuple[bool, str]:
+        """GitHub's verification of control-plane commit ``sha``: (verified, its reason
+        explained), for ``signatures.verifyMain: github``."""
+        try:
+            found = GitDatabase(self.http, self._cp_gh, self.control_plane_repo).verification(sha)
+        except GitHubRequestError as err:
+            raise self._unknown_commit(err, commit=sha) from err
+        return found.verified, found.explained()
 
     # -------------------------------------------------------------- pull requests
 

@@ -4,11 +4,12 @@ disk), every network call under the GitHub retry policy."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 from promoter.errors import GitError
 from promoter.forges.github.api import GitHubHttp
 from promoter.forges.github.auth import Credentials, git_auth_env
+from promoter.forges.github.commits import GitDatabase, signed_by_github
 from promoter.platform.repo import PlatformRepo
 
 T = TypeVar("T")
@@ -22,7 +23,41 @@ class GitHubPlatformRepo(PlatformRepo):
         self._credentials = credentials
         self._repo_name = repo
         self._busy = False
+        self.signed_by: Literal["git", "github"] = "git"  # spec.signatures.commits
         super().__init__(url)
+
+    def sign_with(self, signer: Literal["git", "github"]) -> None:
+        self.signed_by = signer
+
+    def finish(self, sha: str) -> str:
+        """With ``signatures.commits: github``, the commit made again by GitHub, signed
+        (``commits.signed_by_github``); otherwise as git config asks."""
+        if self.signed_by != "github":
+            return super().finish(sha)
+        database = GitDatabase(
+            self._http, self._http.client(self._credentials.api_auth(self._repo_name)), self._repo_name
+        )
+        return signed_by_github(self.git, database, sha, self._push_ref, self._fetch_ref)
+
+    def _push_ref(self, ref: str, sha: str) -> None:
+        spec = f"+{sha}:{ref}"
+        self._net(
+            f"push of {ref} to {self.url}", lambda: self.git.run("push", "--quiet", operands=[self.url, spec])
+        )
+
+    def _fetch_ref(self, ref: str) -> None:
+        self._make_partial()
+        self._net(
+            f"fetch of {ref} from {self.url}",
+            lambda: self.git.run(
+                "fetch",
+                "--quiet",
+                "--no-tags",
+                "--no-write-fetch-head",
+                "--filter=blob:none",
+                operands=["origin", ref],
+            ),
+        )
 
     def remote_heads(self, branches: list[str]) -> dict[str, str | None]:
         return self._net(f"read branches of {self.url}", lambda: PlatformRepo.remote_heads(self, branches))
