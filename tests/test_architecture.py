@@ -43,9 +43,12 @@ LAYERS: dict[str, int] = {
     "hub": 10,
     "promotion": 11,
     "runtime": 12,
-    "cli": 13,
-    "__main__": 14,
-    "__init__": 14,
+    "ghactions": 13,
+    "scaffold": 14,
+    "demos": 14,
+    "cli": 15,
+    "__main__": 16,
+    "__init__": 16,
 }
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 50

@@ -19,6 +19,7 @@ from promoter import trace
 from promoter.cli import suggest
 from promoter.console import colour_enabled, paint
 from promoter.errors import InputErrors, PromoterError, UsageError, one_line
+from promoter.ghactions import runner
 from promoter.gitcmd import require_git
 from promoter.masking import load_gates_env, mask
 
@@ -104,9 +105,7 @@ class PromoterGroup(click.Group):
         sys.exit(code if isinstance(code, int) else 0)
 
     def invoke(self, ctx: click.Context) -> Any:
-        from promoter.cli import actions_output  # heavy (the report types): loads only when a command runs
-
-        actions_output.mask_new_secrets()  # no-ops outside GitHub Actions
+        runner.mask_new_secrets()  # no-ops outside GitHub Actions
         trace.enable(None)  # a command's -v turns it on (each invocation of the group alike)
         try:
             try:
@@ -117,11 +116,11 @@ class PromoterGroup(click.Group):
             return super().invoke(ctx)
         except PromoterError as err:
             lines = err.lines() if isinstance(err, InputErrors) else [str(err)]  # every problem at once
-            with actions_output.commands_stopped():
+            with runner.commands_stopped():
                 for line in lines:
                     click.echo(f"{_error_word()} {one_line(mask(line))}", err=True)
             for problem in err.problems[: InputErrors.LIMIT] if isinstance(err, InputErrors) else [err]:
-                actions_output.report_error(problem)
+                runner.report_error(problem)
             ctx.exit(err.exit_code)
         except KeyboardInterrupt as err:
             ctx.exit(_interrupted(err))

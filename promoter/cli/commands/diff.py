@@ -17,7 +17,6 @@ from typing import Any
 
 import click
 
-from promoter.cli import actions_output
 from promoter.cli.commands.common import (
     COMMIT,
     COMMITTED,
@@ -36,6 +35,7 @@ from promoter.cli.commands.promote import github_options
 from promoter.cli.output import OUTPUT, emit
 from promoter.console import Console
 from promoter.errors import UsageError, one_line
+from promoter.ghactions import runner
 from promoter.platform.objects import Change
 from promoter.platform.provenance import Provenance
 from promoter.promotion import removals
@@ -287,11 +287,11 @@ def _report(diffs: list[EnvDiff], comment_file: str | None, output: str) -> None
     if comment_file:
         Path(comment_file).write_text(diff_markdown(diffs, MAX_COMMENT), encoding="utf-8")
     if output == "text":
-        _print(diffs, actions_output.active())
+        _print(diffs, runner.active())
     else:
         emit(diff_data(diffs), output)
-    actions_output.set_outputs(diff_outputs(diffs, comment_file, actions_output.MAX_OUTPUT_VALUE))
-    actions_output.add_summary(diff_markdown(diffs, MAX_SUMMARY).replace(COMMENT_MARKER + "\n", ""))
+    runner.set_outputs(diff_outputs(diffs, comment_file, runner.MAX_OUTPUT_VALUE))
+    runner.add_summary(diff_markdown(diffs, MAX_SUMMARY).replace(COMMENT_MARKER + "\n", ""))
 
 
 def _print(diffs: list[EnvDiff], grouped: bool) -> None:

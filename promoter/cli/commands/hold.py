@@ -11,7 +11,6 @@ import click
 from promoter import clock as clocks
 from promoter.changecontrol.holds import HOLDS_REF, Hold, HoldBook, actor
 from promoter.changecontrol.notify import Event
-from promoter.cli import change
 from promoter.cli.commands.common import CONTROL_PLANE, MAIN_BRANCH, VERBOSE
 from promoter.cli.commands.common import control_plane as control_plane_at
 from promoter.cli.commands.completion import complete_environments
@@ -25,6 +24,7 @@ from promoter.forges.github.urls import github_repo_of
 from promoter.gates.hubapi import send_holds
 from promoter.masking import mask
 from promoter.model import Pipeline
+from promoter.promotion import control_wiring
 from promoter.runtime import build_runtime, forge_kind
 
 HOLD_EXAMPLES = """\b
@@ -79,7 +79,7 @@ def hold(
     if dry_run:
         click.echo(f"dry run: would hold {held.where()}: {held.describe()}")
         return
-    book = HoldBook(change.records_for(cp, forge, HOLDS_REF))
+    book = HoldBook(control_wiring.records_for(cp, forge, HOLDS_REF))
     recorded = book.hold(held)
     said = "held {}: {}" if recorded else "{} is already held so: {}"
     click.echo(said.format(held.where(), held.describe()))
@@ -93,9 +93,9 @@ def hold(
         None,
         f"{held.where()}: {held.describe()}",
         now,
-        change.hold_key(environment, wave, now),
+        control_wiring.hold_key(environment, wave, now),
     )
-    change.notifier(cp, forge, pipeline, _warn).send([event])
+    control_wiring.notifier(cp, forge, pipeline, _warn).send([event])
 
 
 #: The event that wakes the control plane's promotion workflow (docs/github-actions.md#waking-the-promotion).
@@ -120,7 +120,7 @@ def release(
     """Release ENV's holds (only WAVE's with --wave) and wake the promotion (promoter-wake)."""
     cp, pipeline, forge, clock = _context(control_plane, main_branch, environment, wave, github)
     now = clock.wall()
-    book = HoldBook(change.records_for(cp, forge, HOLDS_REF))
+    book = HoldBook(control_wiring.records_for(cp, forge, HOLDS_REF))
     where = f"{environment}, wave {wave}" if wave else environment
     if dry_run:
         found = [
@@ -139,7 +139,7 @@ def release(
     event = Event(
         "released", environment, wave, None, message, now, f"released:{environment}:{wave}:{int(now)}"
     )
-    change.notifier(cp, forge, pipeline, _warn).send([event])
+    control_wiring.notifier(cp, forge, pipeline, _warn).send([event])
     _wake(cp, github, environment, wave)
 
 

@@ -8,12 +8,16 @@ from pathlib import Path
 
 import click
 
-from promoter.cli import init_local, init_oncall, init_skeleton, init_wake, init_workflows
 from promoter.cli.commands.completion import complete_environment_list
-from promoter.cli.init_setup import local_environments, setup_of
-from promoter.cli.init_workflows import Setup
 from promoter.errors import UsageError
 from promoter.gitcmd import Git
+from promoter.scaffold import local as init_local
+from promoter.scaffold import oncall as init_oncall
+from promoter.scaffold import skeleton as init_skeleton
+from promoter.scaffold import wake as init_wake
+from promoter.scaffold import workflows as init_workflows
+from promoter.scaffold.setup import local_environments, setup_of
+from promoter.scaffold.workflows import Setup
 from promoter.urls import url_problem
 
 EXAMPLES = """

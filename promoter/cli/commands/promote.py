@@ -14,7 +14,6 @@ from click.core import ParameterSource
 from promoter import (
     clock as clocks,  # clocks.RealClock is looked up at run time: tests put a fake in its place
 )
-from promoter.cli import actions_output, change
 from promoter.cli.commands.common import (
     ALLOW_DIRTY,
     COMMIT,
@@ -27,11 +26,13 @@ from promoter.cli.commands.common import (
 from promoter.cli.commands.common import control_plane as control_plane_at
 from promoter.cli.commands.completion import complete_environment_list, complete_environments
 from promoter.cli.commands.kalypso import KALYPSO_NAMING, kalypso_promotion
-from promoter.cli.heartbeat import Heartbeat, heartbeat
 from promoter.cli.output import OUTPUT, emit
 from promoter.cli.table import print_summary
 from promoter.clock import parse_duration
 from promoter.errors import UsageError
+from promoter.ghactions import publish, runner
+from promoter.ghactions.heartbeat import Heartbeat, heartbeat
+from promoter.promotion import control_wiring
 from promoter.promotion.flows import Orchestrator
 from promoter.promotion.options import Options, RenderHook
 from promoter.promotion.report import Report
@@ -252,7 +253,7 @@ def promote(
     sha = cp.resolve(commit)
     pipeline = cp.main(cp.resolve(None) if env_name and not commit else sha).pipeline
     names = [e.name for e in pipeline.environments]
-    console = actions_output.console(names, stream=sys.stderr if output != "text" else None)
+    console = runner.console(names, stream=sys.stderr if output != "text" else None)
     clock = clocks.RealClock()
     runtime = build_runtime(cp, pipeline, console, clock=clock, github=github)
     options = _options(dry_run, force, poll_interval, progress_interval, waves, render)
@@ -279,12 +280,12 @@ def _tell(
     notification to retry is due, if one is."""
     retry = None
     if notify and pipeline.notifications:
-        notifier = change.notifier(cp, runtime.forge, pipeline, say, actions_output.record_error)
-        notifier.send(change.events_of(report, clock.wall()))
+        notifier = control_wiring.notifier(cp, runtime.forge, pipeline, say, runner.record_error)
+        notifier.send(control_wiring.events_of(report, clock.wall()))
         retry = notifier.next_retry()
     environments = pipeline.environments
     follows = None if pipeline.is_chain else {e.name: pipeline.upstreams(e.name) for e in environments}
-    actions_output.publish_report(report, [e.name for e in environments], follows)
+    publish.publish_report(report, [e.name for e in environments], follows)
     return retry
 
 
@@ -304,7 +305,7 @@ def _heartbeat(options: Options, variable: str, github: GitHubOptions, clock: cl
     """The control plane's heartbeat, armed and disarmed by runs that do not wait."""
     if options.waits or options.dry_run:
         variable = ""
-    return heartbeat(variable, github.api_url, clock, actions_output.warn)
+    return heartbeat(variable, github.api_url, clock, runner.warn)
 
 
 def _show(report: Report, output: str) -> None:
@@ -316,7 +317,7 @@ def _show(report: Report, output: str) -> None:
 
 def _orchestrator(cp: Any, runtime: Any, clock: clocks.Clock, console: Any, options: Options) -> Orchestrator:
     """The flows, with the holds and change windows every step respects (DESIGN section 13)."""
-    control = change.change_control(cp, runtime.forge, clock, console, options)
+    control = control_wiring.change_control(cp, runtime.forge, clock, console, options)
     return Orchestrator(cp, runtime.platform, runtime.forge, clock, console, options, runtime.routes, control)
 
 
@@ -360,7 +361,7 @@ def _options(
             force=force,
             poll_interval=parse_duration(poll_interval),
             progress_interval=parse_duration(progress_interval),
-            run_url=actions_output.run_url(),
+            run_url=runner.run_url(),
             waves=waves,
             render=render,
         )

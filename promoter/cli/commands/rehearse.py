@@ -21,9 +21,9 @@ import click
 from promoter.cli.commands.common import CONTROL_PLANE, MAIN_BRANCH
 from promoter.cli.commands.common import control_plane as control_plane_at
 from promoter.cli.commands.completion import complete_environments
-from promoter.cli.init_workflows import Follows, leaves_of
 from promoter.controlplane.repo import ControlPlane
 from promoter.errors import UsageError
+from promoter.scaffold.workflows import Follows, leaves_of
 from promoter.urls import url_problem
 
 # The composite actions' defaults (actions/promote/action.yml), which the workflow leaves as they are.

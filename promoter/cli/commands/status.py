@@ -8,7 +8,6 @@ import click
 
 from promoter import clock as clocks
 from promoter.changecontrol import windows
-from promoter.cli import change
 from promoter.cli.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH, VERBOSE
 from promoter.cli.commands.common import control_plane as control_plane_at
 from promoter.cli.commands.promote import github_options
@@ -20,6 +19,7 @@ from promoter.errors import shorten
 from promoter.forges.base import Forge, PRCheck
 from promoter.model import DESCRIPTION_LIMIT, Environment, Status
 from promoter.platform.provenance import Provenance
+from promoter.promotion import control_wiring
 from promoter.promotion import graph as graphs
 from promoter.promotion.control import ChangeControl
 from promoter.promotion.options import Options
@@ -51,7 +51,7 @@ def status(control_plane: str | None, commit: str | None, output: str, main_bran
     runtime = build_runtime(cp, main.pipeline, Console(quiet=True), clock=clock, github=github)
     statuses, context = runtime.forge.get_statuses(sha), runtime.forge.status_context
     heads = runtime.heads(main.pipeline.environments)
-    control = change.change_control(cp, runtime.forge, clock, Console(quiet=True), Options())
+    control = control_wiring.change_control(cp, runtime.forge, clock, Console(quiet=True), Options())
     rows = []
     pipeline = main.pipeline
     states = {e.name: s.state for e in pipeline.environments if (s := statuses.get(context(e.name)))}

@@ -22,13 +22,13 @@ from promoter.cli.commands.common import (
 )
 from promoter.cli.commands.common import control_plane as control_plane_at
 from promoter.cli.commands.kalypso import KALYPSO_NAMING, open_kalypso, validate_kalypso
-from promoter.cli.heartbeat import VARIABLE as HEARTBEAT_VARIABLE
 from promoter.cli.output import OUTPUT, emit, snapshot_of
 from promoter.console import Console
 from promoter.controlplane.repo import ControlPlane
 from promoter.errors import Problems, PromoterError, UsageError, one_line
 from promoter.gates.flux import runs_flux
 from promoter.gates.flux_checks import gate_warnings
+from promoter.ghactions.heartbeat import VARIABLE as HEARTBEAT_VARIABLE
 from promoter.model import Environment, EnvironmentObjects, MainObjects
 from promoter.promotion import removals, sources
 from promoter.promotion.removals import Scene

@@ -11,10 +11,10 @@ import tempfile
 from contextlib import ExitStack
 from pathlib import Path
 
-from promoter.cli import hub_demo
 from promoter.clock import RealClock
 from promoter.console import Console, is_terminal, terminal_width
 from promoter.controlplane.repo import ControlPlane
+from promoter.demos import hub as hub_demo
 from promoter.errors import UsageError, shorten
 from promoter.gitcmd import Git
 from promoter.promotion.flows import Orchestrator

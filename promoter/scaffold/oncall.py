@@ -5,7 +5,7 @@ wave of it) from the Actions tab, with a reason and an end, through the promoter
 
 from __future__ import annotations
 
-from promoter.cli.init_workflows import SECRETS, Setup, _flow, _hosting
+from promoter.scaffold.workflows import SECRETS, Setup, _flow, _hosting
 
 
 def hold(s: Setup) -> str:

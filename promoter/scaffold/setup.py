@@ -9,11 +9,11 @@ import re
 import click
 import yaml
 
-from promoter.cli.init_workflows import Follows, Setup, upstreams_of
 from promoter.controlplane.documents import PIPELINE_FILE
 from promoter.controlplane.repo import ControlPlane
 from promoter.errors import UsageError
 from promoter.gitcmd import Git, valid_branch
+from promoter.scaffold.workflows import Follows, Setup, upstreams_of
 
 REPO = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}")
 SHA = re.compile(r"[0-9a-f]{40}")

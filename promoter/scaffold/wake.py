@@ -5,7 +5,7 @@ hold label taken off one, a cluster's commit status) sends it ``promoter-wake``.
 
 from __future__ import annotations
 
-from promoter.cli.init_workflows import Setup
+from promoter.scaffold.workflows import Setup
 
 #: The platform repo's workflow: the control plane named by a repository variable, checked.
 WAKE_TARGET = (
