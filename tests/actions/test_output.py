@@ -10,13 +10,14 @@ import pytest
 from click.testing import CliRunner
 
 from promoter import masking
-from promoter.cli.commands.diff import EnvDiff, diff_markdown, fence, file_patch
 from promoter.cli.main import cli
 from promoter.errors import ConfigError, PromotionFailed, UsageError
 from promoter.forges.base import PRCheck
 from promoter.gates.runner import GateOutcome
 from promoter.ghactions import publish, runner, summary
+from promoter.ghactions.diffs import diff_markdown, fence
 from promoter.platform.objects import Change
+from promoter.promotion.diffs import EnvDiff, file_patch
 from promoter.promotion.report import EnvResult, Report
 from promoter.promotion.waiting import Wait
 from tests.actions.test_harness import parse_file_commands
