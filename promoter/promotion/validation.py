@@ -7,7 +7,6 @@ is returned."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -175,10 +174,3 @@ def github_findings(
     from promoter.forges.github import access  # heavy: PyGithub loads only when GitHub is used
 
     return access.check_github(cp, main.pipeline, sha, variable, clock, environ)
-
-
-def github_credentials(environ: Mapping[str, str] | None = None) -> bool:
-    """Whether ``environ`` holds GitHub credentials the promoter would use."""
-    from promoter.forges.github import auth  # heavy (0.3 s at start, as above): loads only when asked
-
-    return auth.credentials_in(os.environ if environ is None else environ)

@@ -26,6 +26,7 @@ from promoter.cli.output import OUTPUT, emit, snapshot_of
 from promoter.console import Console
 from promoter.controlplane.repo import ControlPlane
 from promoter.errors import PromoterError, UsageError, one_line
+from promoter.forges.credentials import github_credentials
 from promoter.ghactions.heartbeat import VARIABLE as HEARTBEAT_VARIABLE
 from promoter.model import MainObjects
 from promoter.promotion.validation import (
@@ -33,7 +34,6 @@ from promoter.promotion.validation import (
     branches,
     check_environment,
     check_sources,
-    github_credentials,
     github_findings,
 )
 from promoter.rendering.builtins import all_templates
