@@ -251,7 +251,7 @@ def promote(
     refuse_dirty(cp, allowed=allow_dirty, dry_run=dry_run)
     cp, commit, render = _kalypso_or(cp, commit, env_name, environments, environments_file)
     sha = cp.resolve(commit)
-    pipeline = cp.main(cp.resolve(None) if env_name and not commit else sha).pipeline
+    pipeline = _pipeline(cp, env_name, commit, sha)
     names = [e.name for e in pipeline.environments]
     console = runner.console(names, stream=sys.stderr if output != "text" else None)
     clock = clocks.RealClock()
@@ -267,8 +267,20 @@ def promote(
     retry = _tell(report, cp, runtime, pipeline, clock, console.say, notify=not dry_run)
     beat.settle(report, clock.wall(), also=retry)  # armed for a notification to retry too
     _show(report, output)
-    if report.state == "failed" or (report.state == "held" and options.waits):
-        sys.exit(1)  # held: a wake-up (--wait none) that finds the commit still held is no news
+    if _failed(report, options):
+        sys.exit(1)
+
+
+def _pipeline(cp: Any, env_name: str | None, commit: str | None, sha: str) -> Any:
+    """The Pipeline that rules the run: main's head's for the scheduling flow without --commit
+    (the environment's deployed commit is rendered, today's rules apply), else the commit's."""
+    return cp.main(cp.resolve(None) if env_name and not commit else sha).pipeline
+
+
+def _failed(report: Report, options: Options) -> bool:
+    """Exit 1: failed, or held in a run that waits (a wake-up, ``--wait none``, that finds the
+    commit still held is no news)."""
+    return report.state == "failed" or (report.state == "held" and options.waits)
 
 
 def _tell(
