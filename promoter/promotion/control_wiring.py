@@ -91,7 +91,11 @@ def _event(r: Any, commit: str, wall: float) -> Event | None:
         return Event(kind, env, None, commit, r.message, wall, f"{kind}:{env}:{commit}", r.pr_url)
     if r.state != "waiting" or r.wait is None:
         return None
-    w = r.wait
+    return _wait_event(env, r.wait, commit, wall)
+
+
+def _wait_event(env: str, w: Any, commit: str, wall: float) -> Event | None:
+    """What a wait tells: an approval asked for, a closed window, a hold; other waits nothing."""
     wave = w.wave or None
     if w.waiting_for == "approval":
         return Event("approval", env, wave, commit, w.message, wall, f"approval:{env}:{commit}")

@@ -123,7 +123,7 @@ def init(
             f"{'--ref' if promoter_repo else '--promoter-repo'} is needed to pin the workflows to your copy of the "
             "promoter (or --local DIR: repos to try it on, no GitHub)"
         )
-    setup = setup_of(promoter_repo, ref, tag, auth, environments, main_branch, private_promoter)
+    setup = setup_of(promoter_repo, ref, tag, auth, environments, main_branch, private_promoter, _note)
     _check_platform_repo(skeleton, platform_repo)
     root, branches = target(out, branch, setup)
     files = files_of(
@@ -161,3 +161,7 @@ def _say_steps(steps: list[str]) -> None:
     click.echo("\nnext steps:")
     for i, step in enumerate(steps, 1):
         click.echo(f"  {i}. {step}")
+
+
+def _note(line: str) -> None:
+    click.echo(line, err=True)
