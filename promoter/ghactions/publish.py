@@ -18,6 +18,7 @@ from promoter.ghactions.runner import (
 )
 from promoter.ghactions.summary import summary_markdown
 from promoter.masking import mask
+from promoter.model import Pipeline
 from promoter.promotion.report import EnvResult, Report
 from promoter.promotion.waiting import outputs_of
 
@@ -70,3 +71,11 @@ def publish_report(
             # failed it: a notice; a failure in this run is an error
             kind = "error" if r.state in ("failure", "superseded") else "notice"
             emit(command(kind, mask(r.message or r.state), title=f"promoter: {r.environment} {r.state}"))
+
+
+def publish_pipeline_report(report: Report, pipeline: Pipeline) -> None:
+    """``publish_report`` with the Pipeline's environments, and (a Pipeline that is a graph)
+    what each follows, for the summary's diagram."""
+    environments = pipeline.environments
+    follows = None if pipeline.is_chain else {e.name: pipeline.upstreams(e.name) for e in environments}
+    publish_report(report, [e.name for e in environments], follows)

@@ -67,6 +67,24 @@ def notifier(
     return Notifier(pipeline.name, pipeline.notifications, records, say, os.environ, wall=wall, alarm=alarm)
 
 
+def notify(
+    report: Report,
+    cp: ControlPlane,
+    forge: Forge | None,
+    pipeline: Pipeline,
+    wall: float,
+    say: Callable[[str], None],
+    alarm: Callable[[str], None] | None = None,
+) -> float | None:
+    """The run's events told to the Pipeline's receivers, each until they acknowledged it (and
+    what is due again of earlier ones); when the next notification to retry is due, if one is."""
+    if not pipeline.notifications:
+        return None
+    sender = notifier(cp, forge, pipeline, say, alarm)
+    sender.send(events_of(report, wall))
+    return sender.next_retry()
+
+
 def events_of(report: Report, wall: float) -> list[Event]:
     """What a run's results tell the receivers, each with the key that makes it once. They come
     from recorded state: an environment that succeeded in an earlier run (``skipped``: already

@@ -27,7 +27,7 @@ from promoter.cli.commands.common import (
 from promoter.cli.commands.common import control_plane as control_plane_at
 from promoter.cli.commands.completion import complete_environments
 from promoter.cli.commands.kalypso import KALYPSO_NAMING, open_kalypso
-from promoter.cli.commands.promote import github_options
+from promoter.cli.github_options import github_options
 from promoter.cli.output import OUTPUT, emit
 from promoter.console import Console
 from promoter.errors import UsageError, one_line

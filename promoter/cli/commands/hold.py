@@ -13,7 +13,7 @@ from promoter.changecontrol.holds import HOLDS_REF, Hold, HoldBook, actor
 from promoter.cli.commands.common import CONTROL_PLANE, MAIN_BRANCH, VERBOSE
 from promoter.cli.commands.common import control_plane as control_plane_at
 from promoter.cli.commands.completion import complete_environments
-from promoter.cli.commands.promote import github_options
+from promoter.cli.github_options import github_options
 from promoter.console import Console
 from promoter.controlplane.repo import ControlPlane
 from promoter.errors import UsageError

@@ -99,6 +99,8 @@ def serve(
     wake_stale_after: str | None,
 ) -> None:
     """Serve the ingest endpoints, the JSON API and the pages (migrating the schema first)."""
+    # Deferred: the hub extra (starlette) may not be installed, and loading it adds about 120 ms
+    # to every other hub command's start (measured after promoter.cli.commands.hub: 118-123 ms).
     try:
         from promoter.hub import server, wake  # optional: needs the hub extra
     except ImportError as err:
@@ -107,6 +109,7 @@ def serve(
     limits = Limits(max_body=max_body, max_age=max_age)
     db = Database.from_option(database)
     if demo_clusters:
+        # Deferred: the simulated clusters load requests, about 135 ms of every hub command's start.
         from promoter.demos.hub import Heartbeats  # only when serving the demo's database
 
         db.migrate()

@@ -6,7 +6,6 @@ manifest rendered as Kalypso's scheduler renders it."""
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,21 +20,14 @@ from promoter.kalypso.generation import GENERATIONS, OLD_NAMES, OPTION, VARIABLE
 from promoter.kalypso.promotion import KalypsoPromotion, Order, order_from_file, order_from_flag
 from promoter.kalypso.render import TRACKING
 from promoter.kalypso.templating import read_data, render_manifest
+from promoter.rendering.writing import write_tree
 from promoter.runtime import forge_kind, local_platform_url
 
 
 def render_kalypso(kcp: KalypsoControlPlane, env_name: str, commit: str | None, out: str) -> None:
     """Write one environment's Kalypso tree into ``out`` (empty, or an earlier render)."""
     rendered = kcp.render(env_name, commit)
-    target = Path(out)
-    if target.exists() and any(target.iterdir()):
-        if not (target / TRACKING).exists():
-            raise UsageError(f"--out {out}: not empty and not an earlier render; choose an empty directory")
-        shutil.rmtree(target)
-    for path, data in rendered.files.items():
-        dest = target / path
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_bytes(data)
+    write_tree(Path(out), out, rendered.files, TRACKING)
     click.echo(
         f"{rendered.environment}: wrote {len(rendered.files)} files for {rendered.count} assignments to {out} "
         f"(Kalypso, main {rendered.main.commit[:12]}, {_workloads(rendered)})"

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import functools
 import sys
-from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -26,6 +24,7 @@ from promoter.cli.commands.common import (
 from promoter.cli.commands.common import control_plane as control_plane_at
 from promoter.cli.commands.completion import complete_environment_list, complete_environments
 from promoter.cli.commands.kalypso import KALYPSO_NAMING, kalypso_promotion
+from promoter.cli.github_options import github_options
 from promoter.cli.output import OUTPUT, emit
 from promoter.cli.table import print_summary
 from promoter.clock import parse_duration
@@ -37,66 +36,6 @@ from promoter.promotion.flows import Orchestrator
 from promoter.promotion.options import Options, RenderHook
 from promoter.promotion.report import Report
 from promoter.runtime import GitHubOptions, build_runtime
-
-
-def github_options(*, merging: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """The github forge's flags, handed to the command as one ``github`` (GitHubOptions)."""
-
-    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
-        @functools.wraps(command)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            kwargs["github"] = _github(kwargs)
-            return command(*args, **kwargs)
-
-        for option in reversed(_GITHUB_OPTIONS + (_MERGE_OPTIONS if merging else [])):
-            wrapper = option(wrapper)
-        return wrapper
-
-    return decorate
-
-
-def _github(kwargs: dict[str, Any]) -> GitHubOptions:
-    """The github flags, taken out of a command's arguments."""
-    wait = kwargs.pop("github_rate_limit_wait", None)
-    try:
-        seconds = parse_duration(wait) if wait else GitHubOptions.rate_limit_wait
-    except ValueError as err:
-        raise UsageError(f"--github-rate-limit-wait: {err}") from err
-    return GitHubOptions(
-        api_url=kwargs.pop("github_api_url"),
-        control_plane_repo=kwargs.pop("control_plane_repo"),
-        auto_merge=kwargs.pop("github_auto_merge", False),
-        rate_limit_wait=seconds,
-    )
-
-
-_GITHUB_OPTIONS = [
-    click.option(
-        "--github-api-url",
-        default=None,
-        help="GitHub's API (default: $GITHUB_API_URL, else https://api.github.com; <server>/api/v3 on GitHub Enterprise Server).",
-    ),
-    click.option(
-        "--control-plane-repo",
-        default=None,
-        metavar="OWNER/NAME",
-        help="The control plane on GitHub, for statuses (default: $GITHUB_REPOSITORY, else the origin remote).",
-    ),
-]
-_MERGE_OPTIONS = [
-    click.option(
-        "--github-auto-merge",
-        is_flag=True,
-        help="merge: auto uses GitHub's auto-merge (waits for required checks and reviews).",
-    ),
-    click.option(
-        "--github-rate-limit-wait",
-        default="15m",
-        show_default=True,
-        help="The longest wait for GitHub's rate limit to reset before giving up.",
-    ),
-]
-
 
 EXAMPLES = """\b
 Examples:
@@ -286,18 +225,15 @@ def _failed(report: Report, options: Options) -> bool:
 def _tell(
     report: Report, cp: Any, runtime: Any, pipeline: Any, clock: clocks.Clock, say: Any, *, notify: bool
 ) -> float | None:
-    """Who hears of the run: the Pipeline's notification receivers, each event until they
-    acknowledged it (and what is due again of earlier ones), never failing the run (docs/change-control.md#notifications), and, in GitHub Actions only, the
-    step's outputs and summary (of the graph the environments form, if they do). When the next
-    notification to retry is due, if one is."""
+    """Who hears of the run: the Pipeline's notification receivers (never failing the run,
+    docs/change-control.md#notifications) and, in GitHub Actions only, the step's outputs and
+    summary. When the next notification to retry is due, if one is."""
     retry = None
-    if notify and pipeline.notifications:
-        notifier = control_wiring.notifier(cp, runtime.forge, pipeline, say, runner.record_error)
-        notifier.send(control_wiring.events_of(report, clock.wall()))
-        retry = notifier.next_retry()
-    environments = pipeline.environments
-    follows = None if pipeline.is_chain else {e.name: pipeline.upstreams(e.name) for e in environments}
-    publish.publish_report(report, [e.name for e in environments], follows)
+    if notify:
+        retry = control_wiring.notify(
+            report, cp, runtime.forge, pipeline, clock.wall(), say, runner.record_error
+        )
+    publish.publish_pipeline_report(report, pipeline)
     return retry
 
 

@@ -9,7 +9,7 @@ import click
 from promoter import clock as clocks
 from promoter.cli.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH, VERBOSE
 from promoter.cli.commands.common import control_plane as control_plane_at
-from promoter.cli.commands.promote import github_options
+from promoter.cli.github_options import github_options
 from promoter.cli.output import OUTPUT, emit
 from promoter.clock import format_duration, parse_iso
 from promoter.console import Console
