@@ -1,5 +1,7 @@
-"""Change control at the command line's edge (DESIGN section 13): where its records live for the
-forge in use, the run's holds and windows, and the events a run notifies."""
+"""Change control wired to the forge in use (DESIGN section 13): where its records live (holds,
+notifications: the control-plane repo's origin, with the forge's token on GitHub), the run's
+holds and windows (``ChangeControl``), its receivers (``Notifier``), and the events a run's
+report tells them."""
 
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ def records_for(cp: ControlPlane, forge: Forge | None, ref: str) -> Records:
     auth: Callable[[], Mapping[str, str]] | None = None
     token_of = getattr(forge, "control_plane_token", None)
     if token_of is not None and url.startswith(("https://", "http://")):
+        # Deferred: PyGithub and requests, 0.3 s of every start (--help: 607 ms -> about 900 ms).
         from promoter.forges.github.auth import git_auth_env  # heavy: PyGithub loads only when GitHub is used
 
         def auth() -> Mapping[str, str]:

@@ -9,7 +9,7 @@ import click
 
 from promoter.cli.commands.completion import complete_environment_list
 from promoter.errors import UsageError
-from promoter.scaffold import local as init_local
+from promoter.scaffold import local as local_repos
 from promoter.scaffold.files import files_of, target, write
 from promoter.scaffold.setup import local_environments, setup_of
 from promoter.scaffold.steps import local_steps, next_steps
@@ -151,7 +151,7 @@ def _check_platform_repo(skeleton: bool, platform_repo: str | None) -> None:
 def _local(root: Path, environments: str | None, main: str) -> None:
     """``--local``: both repos made and committed, and what to run in them."""
     names, _, follows = local_environments(environments, main)
-    control, platform = init_local.make(root, names, follows, main)
+    control, platform = local_repos.make(root, names, follows, main)
     click.echo(f"made      {control} ({', '.join((main, *names))})")
     click.echo(f"made      {platform} ({', '.join(names)}, each with a README)")
     _say_steps(local_steps(control))
