@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from promoter import masking
-from promoter.cli import actions_output
 from promoter.clock import FakeClock
+from promoter.ghactions import runner
 from tests.support.helpers import ControlPlaneFactory
 
 # the hub's databases and live server; the actions' checkout, installed once per session
@@ -68,10 +68,10 @@ def fresh_secrets() -> Iterator[None]:
     """Each test starts with no secret registered or announced (``::add-mask::``) by an earlier
     one in the same worker, so that what a test sees does not depend on the order of tests."""
     masking._extra.clear()
-    actions_output._masked.clear()
+    runner._masked.clear()
     yield
     masking._extra.clear()
-    actions_output._masked.clear()
+    runner._masked.clear()
 
 
 @pytest.fixture

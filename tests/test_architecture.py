@@ -7,6 +7,7 @@ import ast
 import functools
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -43,9 +44,12 @@ LAYERS: dict[str, int] = {
     "hub": 10,
     "promotion": 11,
     "runtime": 12,
-    "cli": 13,
-    "__main__": 14,
-    "__init__": 14,
+    "ghactions": 13,
+    "scaffold": 14,
+    "demos": 14,
+    "cli": 15,
+    "__main__": 16,
+    "__init__": 16,
 }
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 50
@@ -116,15 +120,63 @@ def graph() -> dict[str, set[str]]:
     return {name: imports(path, name) for name, path in modules().items()}
 
 
-def test_layers_import_only_downwards() -> None:
+def climbing(edges: Mapping[str, set[str]]) -> list[str]:
+    """Each import of ``edges`` that reaches a package of the same or a higher rank than its own."""
     wrong = []
-    for module, targets in graph().items():
+    for module, targets in sorted(edges.items()):
         top, rank = layer(module)
-        for target in targets:
+        for target in sorted(targets):
             their_top, their_rank = layer(target)
             if their_top != top and their_rank >= rank:
                 wrong.append(f"{module} ({top}, {rank}) imports {target} ({their_top}, {their_rank})")
+    return wrong
+
+
+def test_layers_import_only_downwards() -> None:
+    wrong = climbing(graph())
     assert not wrong, "\n".join(wrong)
+
+
+def _module(tmp_path: Path, name: str, source: str) -> dict[str, set[str]]:
+    """The import graph of one module named ``name`` whose text is ``source``, as the checks read it."""
+    path = tmp_path / "module.py"
+    path.write_text(source)
+    return {name: imports(path, name)}
+
+
+def test_the_layer_check_reports_an_import_that_climbs(tmp_path: Path) -> None:
+    """The check itself: a low module that imports the command line, absolutely or relatively,
+    is reported; its imports downwards and its type-only imports are not."""
+    source = (
+        "from __future__ import annotations\n"
+        "from typing import TYPE_CHECKING\n"
+        "from promoter.errors import UsageError\n"
+        "from promoter.cli.main import cli\n"
+        "from ..ghactions import runner\n"
+        "if TYPE_CHECKING:\n"
+        "    from promoter.runtime import Runtime\n"
+    )
+    assert climbing(_module(tmp_path, "promoter.promotion.climber", source)) == [
+        f"promoter.promotion.climber (promotion, {LAYERS['promotion']}) imports promoter.cli.main (cli, {LAYERS['cli']})",
+        f"promoter.promotion.climber (promotion, {LAYERS['promotion']}) imports promoter.ghactions.runner "
+        f"(ghactions, {LAYERS['ghactions']})",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "target", "both_ways"),
+    [
+        ("promoter.ghactions.x", "promoter.scaffold.workflows", False),  # Actions' runtime below init's files
+        ("promoter.scaffold.x", "promoter.demos.promotion", True),  # one rank: neither knows the other
+        ("promoter.demos.x", "promoter.cli.output", False),  # nothing imports the command line
+        ("promoter.runtime", "promoter.ghactions.publish", False),
+    ],
+)
+def test_the_new_packages_are_ranked(tmp_path: Path, name: str, target: str, both_ways: bool) -> None:
+    """The packages between the runtime and the command line: an import that climbs among them
+    is reported; the one the other way only between packages of one rank."""
+    assert len(climbing(_module(tmp_path, name, f"import {target}\n"))) == 1
+    assert len(climbing(_module(tmp_path, target, f"import {name}\n"))) == int(both_ways)
 
 
 def test_no_import_circle() -> None:

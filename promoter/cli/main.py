@@ -19,6 +19,7 @@ from promoter import trace
 from promoter.cli import suggest
 from promoter.console import colour_enabled, paint
 from promoter.errors import InputErrors, PromoterError, UsageError, one_line
+from promoter.ghactions import runner
 from promoter.gitcmd import require_git
 from promoter.masking import load_gates_env, mask
 
@@ -104,25 +105,13 @@ class PromoterGroup(click.Group):
         sys.exit(code if isinstance(code, int) else 0)
 
     def invoke(self, ctx: click.Context) -> Any:
-        from promoter.cli import actions_output  # heavy (the report types): loads only when a command runs
-
-        actions_output.mask_new_secrets()  # no-ops outside GitHub Actions
+        runner.mask_new_secrets()  # no-ops outside GitHub Actions
         trace.enable(None)  # a command's -v turns it on (each invocation of the group alike)
         try:
-            try:
-                load_gates_env()  # the reusable workflow's one secret of gate and hub variables
-            except ValueError as err:
-                raise UsageError(str(err)) from err
-            require_git()  # an old git would fail later, after pushing, as a merge conflict
+            _prepare()
             return super().invoke(ctx)
         except PromoterError as err:
-            lines = err.lines() if isinstance(err, InputErrors) else [str(err)]  # every problem at once
-            with actions_output.commands_stopped():
-                for line in lines:
-                    click.echo(f"{_error_word()} {one_line(mask(line))}", err=True)
-            for problem in err.problems[: InputErrors.LIMIT] if isinstance(err, InputErrors) else [err]:
-                actions_output.report_error(problem)
-            ctx.exit(err.exit_code)
+            ctx.exit(_show_error(err))
         except KeyboardInterrupt as err:
             ctx.exit(_interrupted(err))
         except (click.exceptions.Exit, click.exceptions.ClickException, click.exceptions.Abort):
@@ -135,6 +124,26 @@ class PromoterGroup(click.Group):
             log = _crash_log()
             click.echo(f"error: unexpected failure (a bug); the traceback is in {log}", err=True)
             ctx.exit(3)
+
+
+def _prepare() -> None:
+    """What every command needs before it starts: the gates' variables, a git new enough."""
+    try:
+        load_gates_env()  # the reusable workflow's one secret of gate and hub variables
+    except ValueError as err:
+        raise UsageError(str(err)) from err
+    require_git()  # an old git would fail later, after pushing, as a merge conflict
+
+
+def _show_error(err: PromoterError) -> int:
+    """Every problem of ``err`` on stderr, one line each (annotated in Actions); its exit code."""
+    lines = err.lines() if isinstance(err, InputErrors) else [str(err)]  # every problem at once
+    with runner.commands_stopped():
+        for line in lines:
+            click.echo(f"{_error_word()} {one_line(mask(line))}", err=True)
+    for problem in err.problems[: InputErrors.LIMIT] if isinstance(err, InputErrors) else [err]:
+        runner.report_error(problem)
+    return err.exit_code
 
 
 def _error_word() -> str:

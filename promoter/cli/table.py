@@ -23,22 +23,31 @@ def print_summary(report: Any) -> None:
         + "gates"
     )
     for r in report.results:
-        gates = "by wave:" if r.waves else ", ".join(f"{g.gate}: {g.state}" for g in r.gates) or "-"
-        requests = f"{r.requests:>8}  " if counted else ""
-        click.echo(
-            f"{r.environment:<14}{r.state:<12}{r.files:>7}  {change_summary(r.changes):<16}{(r.merge_sha or '-')[:12]:<14}{requests}{gates}"
-        )
-        for check in r.checks:  # prChecks: the promotion PR's required checks, with their links
-            click.echo(f"{'':<14}PR check {line_of(check)}")
-        for w in r.waves:  # an environment rolled out in waves: a row per wave
-            gates = ", ".join(f"{g.gate}: {g.state}" for g in w.gates) or "-"
-            click.echo(
-                f"{'  ' + w.name:<14.14}{w.state:<12}{'':>7}  {change_summary(w.changes):<16}"
-                f"{(w.merge_sha or '-')[:12]:<14}{' ' * 10 if counted else ''}{gates}"
-            )
+        for line in _environment_rows(r, counted):
+            click.echo(line)
     if report.wait is not None:
         click.echo("")
         click.echo(waiting_line(report.wait))
+
+
+def _environment_rows(r: Any, counted: bool) -> list[str]:
+    """An environment's row, its PR's checks, and a row per wave of one rolled out in waves."""
+    gates = "by wave:" if r.waves else _gates(r.gates)
+    requests = f"{r.requests:>8}  " if counted else ""
+    rows = [
+        f"{r.environment:<14}{r.state:<12}{r.files:>7}  {change_summary(r.changes):<16}"
+        f"{(r.merge_sha or '-')[:12]:<14}{requests}{gates}"
+    ]
+    rows += [f"{'':<14}PR check {line_of(check)}" for check in r.checks]  # prChecks, with their links
+    return rows + [
+        f"{'  ' + w.name:<14.14}{w.state:<12}{'':>7}  {change_summary(w.changes):<16}"
+        f"{(w.merge_sha or '-')[:12]:<14}{' ' * 10 if counted else ''}{_gates(w.gates)}"
+        for w in r.waves
+    ]
+
+
+def _gates(gates: Any) -> str:
+    return ", ".join(f"{g.gate}: {g.state}" for g in gates) or "-"
 
 
 def waiting_line(wait: Wait) -> str:

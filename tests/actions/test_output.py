@@ -10,14 +10,14 @@ import pytest
 from click.testing import CliRunner
 
 from promoter import masking
-from promoter.cli import actions_output as ao
-from promoter.cli import summary
-from promoter.cli.commands.diff import EnvDiff, diff_markdown, fence, file_patch
 from promoter.cli.main import cli
 from promoter.errors import ConfigError, PromotionFailed, UsageError
 from promoter.forges.base import PRCheck
 from promoter.gates.runner import GateOutcome
+from promoter.ghactions import publish, runner, summary
+from promoter.ghactions.diffs import diff_markdown, fence
 from promoter.platform.objects import Change
+from promoter.promotion.diffs import EnvDiff, file_patch
 from promoter.promotion.report import EnvResult, Report
 from promoter.promotion.waiting import Wait
 from tests.actions.test_harness import parse_file_commands
@@ -34,14 +34,14 @@ def report(*results: EnvResult, flow: str = "promotion") -> Report:
 
 
 def test_command_escapes_like_the_toolkit() -> None:
-    line = ao.command("error", "50% done\r\nnext", file="a,b:c.yaml", line=3, title=None)
+    line = runner.command("error", "50% done\r\nnext", file="a,b:c.yaml", line=3, title=None)
     assert line == "::error file=a%2Cb%3Ac.yaml,line=3::50%25 done%0D%0Anext"
-    assert ao.command("endgroup") == "::endgroup::"
+    assert runner.command("endgroup") == "::endgroup::"
 
 
 def test_masks_cover_each_line_of_a_multiline_secret() -> None:
     key = "-----BEGIN KEY-----\nMIIEabcdefgh12345\nshort\n-----END KEY-----"
-    assert ao.mask_commands(["ghp_token1234", key]) == [
+    assert runner.mask_commands(["ghp_token1234", key]) == [
         "::add-mask::ghp_token1234",
         "::add-mask::-----BEGIN KEY-----%0AMIIEabcdefgh12345%0Ashort%0A-----END KEY-----",
         "::add-mask::-----BEGIN KEY-----",
@@ -63,19 +63,19 @@ def test_masks_cover_each_line_of_a_multiline_secret() -> None:
 def test_annotation_file(
     tmp_path: Path, file: str, control_plane: str, branches: list[str], expected: str | None
 ) -> None:
-    assert ao.annotation_file(file, control_plane, str(tmp_path), branches) == expected
+    assert runner.annotation_file(file, control_plane, str(tmp_path), branches) == expected
 
 
 def test_error_annotations() -> None:
     environ = {"PROMOTER_CONTROL_PLANE": "cp", "GITHUB_WORKSPACE": "/w", "GITHUB_REF_NAME": "main"}
     bad = ConfigError("spec.x: unknown field", file="workloads/a.yaml", line=7)
-    assert ao.error_annotation(bad, environ) == (
+    assert runner.error_annotation(bad, environ) == (
         "::error file=cp/workloads/a.yaml,line=7,title=promoter%3A bad input::spec.x: unknown field"
     )
     on_branch = ConfigError("bad", file="qa:env.yaml", line=2)
-    assert ao.error_annotation(on_branch, environ) == "::error title=qa%3Aenv.yaml%3A2::bad"
-    assert ao.error_annotation(UsageError("--to x: no"), environ) == "::error title=promoter::--to x: no"
-    assert ao.error_annotation(PromotionFailed("held"), environ) == "::error title=promoter::held"
+    assert runner.error_annotation(on_branch, environ) == "::error title=qa%3Aenv.yaml%3A2::bad"
+    assert runner.error_annotation(UsageError("--to x: no"), environ) == "::error title=promoter::--to x: no"
+    assert runner.error_annotation(PromotionFailed("held"), environ) == "::error title=promoter::held"
 
 
 # ------------------------------------------------------------ outputs
@@ -83,18 +83,21 @@ def test_error_annotations() -> None:
 
 def test_outputs_use_a_heredoc_per_value() -> None:
     names = iter(["D1", "D2"])
-    text = ao.outputs_text({"one": "a", "two": "line\nline=2"}, lambda: next(names))
+    text = runner.outputs_text({"one": "a", "two": "line\nline=2"}, lambda: next(names))
     assert text == "one<<D1\na\nD1\ntwo<<D2\nline\nline=2\nD2\n"
     assert parse_file_commands(text) == {"one": "a", "two": "line\nline=2"}
     with pytest.raises(ValueError, match="contains its delimiter"):
-        ao.output_entry("x", "sneaky\nD3\nevil=1", "D3")
-    assert ao.new_delimiter().startswith("ghadelimiter_") and ao.new_delimiter() != ao.new_delimiter()
+        runner.output_entry("x", "sneaky\nD3\nevil=1", "D3")
+    assert (
+        runner.new_delimiter().startswith("ghadelimiter_")
+        and runner.new_delimiter() != runner.new_delimiter()
+    )
 
 
 def test_report_outputs() -> None:
     dev = EnvResult("dev", "success", "ok", 3, pr_url="https://github.com/o/p/pull/4", merge_sha="m" * 40)
     qa = EnvResult("qa", "failure", "gate failed", 3, duration=1.23456)
-    out = ao.report_outputs(report(dev, qa))
+    out = publish.report_outputs(report(dev, qa))
     assert (out["commit"], out["flow"], out["ok"], out["failed-environment"]) == (
         SHA,
         "promotion",
@@ -222,7 +225,7 @@ def actions_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Pa
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     monkeypatch.setenv("GITHUB_OUTPUT", str(files["output"]))
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(files["summary"]))
-    ao._masked.clear()
+    runner._masked.clear()
     monkeypatch.setattr(masking, "_extra", set())  # tokens registered by earlier tests are not this run's
     return files
 
@@ -295,7 +298,7 @@ def test_a_run_that_stopped_where_the_promotion_waits_says_so() -> None:
         [EnvResult("dev", "success"), EnvResult("qa", "waiting", "baking", wait=wait)],
     )
 
-    out = ao.report_outputs(report)
+    out = publish.report_outputs(report)
     text = summary.summary_markdown(report, ["dev", "qa", "prod"])
 
     assert (out["state"], out["waiting-for"], out["waiting-environment"], out["waiting-wave"]) == (
@@ -336,7 +339,7 @@ def test_only_a_failure_is_an_error_a_wait_and_a_hold_are_notices(
     ):
         report = Report("promotion", "a" * 40, results)
         assert report.state == state
-        ao.publish_report(report, ["dev", "qa", "prod"])
+        publish.publish_report(report, ["dev", "qa", "prod"])
     err = capsys.readouterr().err
     assert "::notice title=promoter%3A prod waiting::prod: waiting for approval" in err
     assert "::notice title=promoter%3A qa held::qa: abc failed here before" in err

@@ -28,10 +28,10 @@ from click.testing import CliRunner
 from promoter.changecontrol.holds import HOLDS_REF
 from promoter.changecontrol.notify import NOTIFICATIONS_REF
 from promoter.changecontrol.records import Records
-from promoter.cli.heartbeat import CRONS, cadence
 from promoter.cli.main import cli
 from promoter.clock import iso, parse_iso
 from promoter.forges.notes import NOTES_REF
+from promoter.ghactions.heartbeat import CRONS, cadence
 from promoter.gitcmd import Git
 from tests.actions.github_stand_in import GitHubStandIn
 from tests.actions.test_workflow_harness import (
@@ -168,7 +168,7 @@ class Timeline:
 
     @property
     def armed_cron(self) -> str | None:
-        """The heartbeat's cron that gets a runner now (promoter/cli/heartbeat.py), None when idle."""
+        """The heartbeat's cron that gets a runner now (promoter/ghactions/heartbeat.py), None when idle."""
         setting = self.variables.get("PROMOTER_HEARTBEAT", "armed")
         return None if setting == "idle" else CRONS.get(setting, CRONS["armed"])
 
@@ -557,7 +557,7 @@ def heartbeat_runs(start: float, opens: float) -> list[tuple[float, str]]:
     """The heartbeat's runs while a promotion waits for a window that opens at ``opens`` (fake
     seconds from a midnight), from a run at ``start``: each cron's firings judged by the example
     workflow's own ``if:`` (harness's expression language), each run arming the cadence that
-    promoter/cli/heartbeat.py chooses for the time left, until the run after the opening."""
+    promoter/ghactions/heartbeat.py chooses for the time left, until the run after the opening."""
     expression = yaml.safe_load(PROMOTE.read_text())["jobs"]["promote"]["if"]
     setting = cadence([opens], start)
     runs = []

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from promoter.cli.heartbeat import CRONS
+from promoter.ghactions.heartbeat import CRONS
 from tests.actions.test_workflow_harness import condition
 from tests.support.paths import ROOT
 

@@ -112,7 +112,7 @@ def test_a_local_promotion_loads_no_network_or_validation_library_it_does_not_us
     library load only when a run asks a server, explains a schema failure or talks to GitHub."""
     code = (
         "import importlib, sys\n"
-        "for name in ('promoter.cli.main', 'promoter.cli.commands.promote', 'promoter.cli.actions_output',"
+        "for name in ('promoter.cli.main', 'promoter.cli.commands.promote', 'promoter.ghactions.runner', 'promoter.ghactions.publish',"
         " 'promoter.forges.local', 'promoter.cli.commands.validate'):\n"
         "    importlib.import_module(name)\n"
         "heavy = ('requests', 'urllib3', 'jsonschema', 'referencing', 'tenacity', 'github', 'urllib.request',"

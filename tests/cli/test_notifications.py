@@ -16,10 +16,10 @@ from click.testing import CliRunner
 from promoter.changecontrol.deliveries import LEASE
 from promoter.changecontrol.notify import NOTIFICATIONS_REF
 from promoter.changecontrol.records import Records
-from promoter.cli.change import events_of
 from promoter.cli.main import cli
 from promoter.clock import FakeClock
 from promoter.gitcmd import Git
+from promoter.promotion.control_wiring import events_of
 from promoter.promotion.report import EnvResult, Report
 from tests.support import forkserver
 from tests.support.helpers import PIPELINE, WORKLOAD, ControlPlaneFactory

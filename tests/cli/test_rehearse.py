@@ -10,9 +10,9 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from promoter.cli.commands.rehearse import read_outputs
 from promoter.cli.main import cli
 from promoter.forges.notes import NoteStatuses
+from promoter.ghactions.rehearsal import read_outputs
 from promoter.gitcmd import Git
 from tests.promotion.test_graph import create
 from tests.support.helpers import ControlPlaneFactory, pipeline, stage

@@ -12,8 +12,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from promoter.cli.demo import commit_folder
 from promoter.cli.main import cli
+from promoter.demos.promotion import commit_folder
 from promoter.gitcmd import Git
 from tests.support.kalypso_repos import SAMPLE_MAIN_SHA, build_sample, expected_tree, point_url, tree_of
 from tests.support.kalypso_world import world

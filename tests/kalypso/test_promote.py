@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from promoter.cli.demo import commit_folder
 from promoter.cli.main import cli
+from promoter.demos.promotion import commit_folder
 from promoter.gitcmd import Git
 from promoter.platform.repo import PlatformRepo
 from tests.support.helpers import WORKLOAD, ControlPlaneFactory, pipeline, stage

@@ -10,9 +10,9 @@ from pathlib import Path
 import yaml
 from click.testing import CliRunner
 
-from promoter.cli.demo import build_repos
 from promoter.cli.main import cli
 from promoter.clock import FakeClock
+from promoter.demos.promotion import build_repos
 from promoter.gitcmd import Git
 from tests.support.flows import orchestrator, pipeline
 from tests.support.helpers import ENV, WORKLOAD, ControlPlaneFactory, stage

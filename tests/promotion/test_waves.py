@@ -11,14 +11,13 @@ import pytest
 from click.testing import CliRunner
 
 import promoter.promotion.gating as gating_module
-from promoter.cli import actions_output as ao
-from promoter.cli import summary
 from promoter.cli.main import cli
 from promoter.clock import FakeClock
 from promoter.gates import build_gate
 from promoter.gates.base import GateContext
 from promoter.gates.command import CommandGate
 from promoter.gates.runner import GateOutcome
+from promoter.ghactions import publish, summary
 from promoter.gitcmd import Git
 from promoter.model import ClusterType, Environment, EnvironmentObjects, Source, Versions, Wave
 from promoter.promotion.report import EnvResult, Report, WaveResult
@@ -219,7 +218,7 @@ def test_the_step_summary_has_a_row_and_a_box_per_wave() -> None:
     assert '  subgraph env1["qa: failure"]' in chart
     assert '    env1w0["canary: edge<br>success"]' in chart and "    env1w0 --> env1w1" in chart
     assert "  class env1w1 bad" in chart and "  env0 --> env1" in chart and "  env1 --> env2" in chart
-    outputs = json.loads(ao.report_outputs(Report("promotion", "f" * 40, [qa]))["results"])
+    outputs = json.loads(publish.report_outputs(Report("promotion", "f" * 40, [qa]))["results"])
     assert outputs["qa"]["waves"] == {"canary": "success", "fleet": "failure"}
 
 

@@ -9,9 +9,9 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from promoter.cli.demo import build_repos
 from promoter.cli.main import cli
 from promoter.controlplane.repo import ControlPlane
+from promoter.demos.promotion import build_repos
 from promoter.errors import TemplateError
 from promoter.rendering.tree import render_environment
 from tests.support.helpers import ENV, PIPELINE, WORKLOAD, ControlPlaneFactory

@@ -49,7 +49,8 @@ from tests.support.paths import ROOT
 # ``promoter.cli.main`` imports only when their command runs).
 PRELOAD = (
     "promoter.cli.main",
-    "promoter.cli.actions_output",
+    "promoter.ghactions.runner",
+    "promoter.ghactions.publish",
     "promoter.forges.github.forge",
     "promoter.forges.local",
     "promoter.cli.commands.promote",

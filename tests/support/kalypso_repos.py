@@ -11,7 +11,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from promoter.cli.demo import commit_folder
+from promoter.demos.promotion import commit_folder
 from promoter.gitcmd import Git
 from tests.support.paths import TESTS
 

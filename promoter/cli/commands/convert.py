@@ -14,7 +14,7 @@ from promoter.cli.commands.common import COMMIT, CONTROL_PLANE, MAIN_BRANCH
 from promoter.cli.commands.common import control_plane as control_plane_at
 from promoter.cli.commands.completion import complete_environment_list
 from promoter.cli.commands.kalypso import KALYPSO_NAMING, open_kalypso, order_of
-from promoter.cli.demo import commit_folder
+from promoter.demos.promotion import commit_folder
 from promoter.errors import UsageError
 from promoter.gitcmd import Git
 from promoter.kalypso.convert import Converted, convert

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import click
 
-from promoter.cli.demo import demo_run
 from promoter.cli.table import print_summary
 from promoter.clock import parse_duration
 from promoter.console import terminal_width
+from promoter.demos.promotion import demo_run
 from promoter.errors import UsageError, shorten
 
 

@@ -17,7 +17,7 @@ from promoter.cli.commands.common import (
     with_edits,
 )
 from promoter.cli.commands.common import control_plane as control_plane_at
-from promoter.cli.commands.promote import github_options
+from promoter.cli.github_options import github_options
 from promoter.cli.output import OUTPUT, emit
 from promoter.console import Console
 from promoter.promotion import graph as graphs

@@ -10,21 +10,18 @@ import click
 
 from promoter import clock as clocks
 from promoter.changecontrol.holds import HOLDS_REF, Hold, HoldBook, actor
-from promoter.changecontrol.notify import Event
-from promoter.cli import change
 from promoter.cli.commands.common import CONTROL_PLANE, MAIN_BRANCH, VERBOSE
 from promoter.cli.commands.common import control_plane as control_plane_at
 from promoter.cli.commands.completion import complete_environments
-from promoter.cli.commands.promote import github_options
-from promoter.clock import iso, parse_duration, parse_iso
+from promoter.cli.github_options import github_options
 from promoter.console import Console
 from promoter.controlplane.repo import ControlPlane
-from promoter.errors import PromoterError, UsageError, one_line
+from promoter.errors import UsageError
 from promoter.forges.base import Forge
-from promoter.forges.github.urls import github_repo_of
-from promoter.gates.hubapi import send_holds
-from promoter.masking import mask
+from promoter.forges.credentials import github_credentials
 from promoter.model import Pipeline
+from promoter.promotion import control_wiring
+from promoter.promotion.holding import check_target, hold_event, release_event, tell_hub, until_of, wake
 from promoter.runtime import build_runtime, forge_kind
 
 HOLD_EXAMPLES = """\b
@@ -75,31 +72,19 @@ def hold(
         raise UsageError("--reason: say why the environment is held")
     cp, pipeline, forge, clock = _context(control_plane, main_branch, environment, wave, github)
     now = clock.wall()
-    held = Hold(environment, wave, reason.strip(), actor(), now, _until(until, now))
+    held = Hold(environment, wave, reason.strip(), actor(), now, until_of(until, now))
     if dry_run:
         click.echo(f"dry run: would hold {held.where()}: {held.describe()}")
         return
-    book = HoldBook(change.records_for(cp, forge, HOLDS_REF))
+    book = HoldBook(control_wiring.records_for(cp, forge, HOLDS_REF))
     recorded = book.hold(held)
     said = "held {}: {}" if recorded else "{} is already held so: {}"
     click.echo(said.format(held.where(), held.describe()))
     _tell_hub(book, environment, now)  # again when already held: a hub that missed it learns it
-    if not recorded:
-        return
-    event = Event(
-        "held",
-        environment,
-        wave,
-        None,
-        f"{held.where()}: {held.describe()}",
-        now,
-        change.hold_key(environment, wave, now),
-    )
-    change.notifier(cp, forge, pipeline, _warn).send([event])
+    if recorded:
+        control_wiring.notifier(cp, forge, pipeline, _warn).send([hold_event(held)])
 
 
-#: The event that wakes the control plane's promotion workflow (docs/github-actions.md#waking-the-promotion).
-WAKE = "promoter-wake"
 RELEASE_EXAMPLES = """\b
 Examples:
   promoter release prod
@@ -120,7 +105,7 @@ def release(
     """Release ENV's holds (only WAVE's with --wave) and wake the promotion (promoter-wake)."""
     cp, pipeline, forge, clock = _context(control_plane, main_branch, environment, wave, github)
     now = clock.wall()
-    book = HoldBook(change.records_for(cp, forge, HOLDS_REF))
+    book = HoldBook(control_wiring.records_for(cp, forge, HOLDS_REF))
     where = f"{environment}, wave {wave}" if wave else environment
     if dry_run:
         found = [
@@ -135,46 +120,9 @@ def release(
     for h in released:
         click.echo(f"released {h.where()} (it was {h.describe()})")
     _tell_hub(book, environment, now)
-    message = f"{where}: released by {actor()}"
-    event = Event(
-        "released", environment, wave, None, message, now, f"released:{environment}:{wave}:{int(now)}"
-    )
-    change.notifier(cp, forge, pipeline, _warn).send([event])
-    _wake(cp, github, environment, wave)
-
-
-def _wake(cp: ControlPlane, github: Any, environment: str, wave: str | None) -> None:
-    """Every end of a wait wakes what waits (DESIGN section 13): ``promoter-wake`` to the control
-    plane's repository on GitHub (``--control-plane-repo``, ``GITHUB_REPOSITORY`` or ``origin``),
-    on its API (``--github-api-url``, ``GITHUB_API_URL``, else the origin's server), with the
-    promoter's credentials; without them, how to send it; outside GitHub, how to go on."""
-    repo = github_repo_of(cp, github.control_plane_repo, os.environ, github.api_url)
-    if repo is None:
-        click.echo(
-            "the control plane is not on GitHub, so nothing runs by itself: run promoter promote to go on"
-        )
-        return
-    from promoter.forges.github import auth, dispatches  # heavy: PyGithub loads only when GitHub is used
-    from promoter.forges.github.api import GitHubHttp  # heavy, as above
-
-    name, api_url = repo
-    if auth.credentials_in(os.environ):
-        http = GitHubHttp(api_url, clocks.RealClock())
-        payload = {"event": "release", "environment": environment, "wave": wave}
-        try:
-            dispatches.dispatch(
-                http, auth.credentials_from_env(http, os.environ, (name,)), name, WAKE, payload
-            )
-        except PromoterError as err:
-            _warn(f"warning: {WAKE} not sent to {name}: {mask(one_line(str(err)))}")
-        else:
-            click.echo(f"woke the promotion: {WAKE} sent to {name}")
-            return
-    click.echo(
-        f"to go on now, wake the promotion: gh api --method POST repos/{name}/dispatches -f event_type={WAKE} "
-        "(with GH_HOST on GitHub Enterprise Server), or run the promote workflow by hand; until then only "
-        "a push wakes it"
-    )
+    event = release_event(environment, wave, actor(), now)
+    control_wiring.notifier(cp, forge, pipeline, _warn).send([event])
+    click.echo(wake(cp, github.control_plane_repo, github.api_url, (environment, wave), _warn))
 
 
 def _context(
@@ -182,7 +130,7 @@ def _context(
 ) -> Any:
     cp = control_plane_at(control_plane, main_branch)
     pipeline = cp.main(cp.resolve(None)).pipeline
-    _check(pipeline, environment, wave)
+    check_target(pipeline, environment, wave)
     clock = clocks.RealClock()
     return cp, pipeline, _forge(cp, pipeline, clock, github), clock
 
@@ -191,45 +139,13 @@ def _forge(cp: ControlPlane, pipeline: Pipeline, clock: clocks.Clock, github: An
     """The forge that records (with its token) and wakes; None on GitHub without credentials in
     the environment, where the records go through git's own (an on-call's SSH key) and nothing
     wakes."""
-    from promoter.forges.github.auth import credentials_in  # heavy: PyGithub loads only when GitHub is used
-
-    if forge_kind(pipeline) == "github" and not credentials_in(os.environ):
+    if forge_kind(pipeline) == "github" and not github_credentials(os.environ):
         return None
     return build_runtime(cp, pipeline, Console(quiet=True), clock=clock, github=github).forge
 
 
-def _check(pipeline: Pipeline, environment: str, wave: str | None) -> None:
-    env = pipeline.environment(environment)
-    if env is None:
-        names = ", ".join(e.name for e in pipeline.environments)
-        raise UsageError(f"{environment}: no such environment (the Pipeline has {names})")
-    if wave is not None and wave not in [w.name for w in env.waves]:
-        waves = ", ".join(w.name for w in env.waves) or "none"
-        raise UsageError(f"--wave {wave}: {environment} has no such wave (its waves: {waves})")
-
-
-def _until(text: str | None, now: float) -> float | None:
-    """``--until``: a time of day (ISO 8601; without a zone, UTC) or a duration from now."""
-    if text is None:
-        return None
-    try:
-        return now + parse_duration(text)
-    except ValueError:
-        pass
-    when = parse_iso(text)
-    if when is None:
-        raise UsageError(
-            f"--until {text}: expected a time like 2027-01-04T08:00:00+01:00 or a duration like 4h"
-        )
-    if when <= now:
-        raise UsageError(f"--until {text}: that is in the past ({iso(when)})")
-    return when
-
-
 def _tell_hub(book: HoldBook, environment: str, now: float) -> None:
-    """The environment's holds in force now, at the hub named by PROMOTER_HUB_URL (if any)."""
-    held = [h.to_json() for h in book.holds(now) if h.environment == environment]
-    problem = send_holds(environment, held)
+    problem = tell_hub(book, environment, now)
     if problem:
         _warn(f"warning: {problem}")
 

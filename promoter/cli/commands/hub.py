@@ -12,13 +12,13 @@ from typing import Any
 
 import click
 
-from promoter.cli import actions_output
 from promoter.cli.commands.completion import complete_environment_list
 from promoter.cli.commands.hub_reads import DATABASE, OUTPUT, URL, env_option, read_commands
 from promoter.clock import parse_duration
 from promoter.errors import ForgeError, UsageError
 from promoter.gates.http import HttpProblem
 from promoter.gates.hubapi import TOKEN_ENV, HubClient, secret_from_env
+from promoter.ghactions import runner
 from promoter.hub import keys as hub_keys
 from promoter.hub.commits import record_commit
 from promoter.hub.db import Database, existing
@@ -99,6 +99,8 @@ def serve(
     wake_stale_after: str | None,
 ) -> None:
     """Serve the ingest endpoints, the JSON API and the pages (migrating the schema first)."""
+    # Deferred: the hub extra (starlette) may not be installed, and loading it adds about 120 ms
+    # to every other hub command's start (measured after promoter.cli.commands.hub: 118-123 ms).
     try:
         from promoter.hub import server, wake  # optional: needs the hub extra
     except ImportError as err:
@@ -107,7 +109,8 @@ def serve(
     limits = Limits(max_body=max_body, max_age=max_age)
     db = Database.from_option(database)
     if demo_clusters:
-        from promoter.cli.hub_demo import Heartbeats  # only when serving the demo's database
+        # Deferred: the simulated clusters load requests, about 135 ms of every hub command's start.
+        from promoter.demos.hub import Heartbeats  # only when serving the demo's database
 
         db.migrate()
         Heartbeats(Path(db.path), f"http://{listen}").start()
@@ -212,9 +215,9 @@ def _duration(option: str, text: str) -> float:
 
 def _mask_in_actions(key: str) -> None:
     """In GitHub Actions, the log shows the new key as *** (a captured stdout still has it)."""
-    if actions_output.active():
-        for line in actions_output.mask_commands([key]):
-            actions_output.emit(line)
+    if runner.active():
+        for line in runner.mask_commands([key]):
+            runner.emit(line)
 
 
 @keys.command("list")

@@ -12,18 +12,10 @@ import click
 
 from promoter.cli.commands.completion import complete_environments
 from promoter.clock import parse_duration
-from promoter.errors import ForgeError, UsageError
-from promoter.gates.http import HttpProblem
-from promoter.gates.hubapi import TOKEN_ENV, HubClient, secret_from_env
-from promoter.hub.db import existing
-from promoter.hub.payloads import IngestError
-from promoter.hub.reads import read
-from promoter.hub.rollout import NotFound
+from promoter.errors import UsageError
+from promoter.hub import lookup
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-#: A reader's key, for a hub served with --require-read-key (else a promoter key is tried).
-READ_KEY_ENV = "PROMOTER_HUB_READ_KEY"
 
 DATABASE = click.option(
     "--database",
@@ -73,20 +65,6 @@ _HELP = {
     "delivery": "The four DORA measures per environment and cluster type over --window (docs/hub.md).",
     "holds": "The holds in force, as the promoter last sent them (docs/hub.md#holds).",
 }
-_PATHS = {
-    "rollout": "/v1/rollout",
-    "environments": "/v1/environments",
-    "environment": "/v1/environments/{name}",
-    "clusters": "/v1/clusters",
-    "cluster": "/v1/clusters/{name}",
-    "history": "/v1/history",
-    "discrepancies": "/v1/discrepancies",
-    "drift": "/v1/drift",
-    "stale": "/v1/stale",
-    "failing": "/v1/failing",
-    "delivery": "/v1/delivery",
-    "holds": "/v1/holds",
-}
 
 
 def fetch(name: str, params: dict[str, Any], url: str | None, database: str | None, stale_after: str) -> Any:
@@ -95,23 +73,7 @@ def fetch(name: str, params: dict[str, Any], url: str | None, database: str | No
         seconds = parse_duration(stale_after)
     except ValueError as err:
         raise UsageError(f"--stale-after: {err}") from err
-    params = {k: v for k, v in params.items() if v not in (None, "", ())}
-    try:
-        if url:
-            path = _PATHS[name].format(name=params.pop("name", ""))
-            key = secret_from_env(READ_KEY_ENV) or secret_from_env(TOKEN_ENV)
-            return HubClient(url, key).get(path, {**params, "staleAfter": f"{int(seconds)}s"})
-        db = existing(database)
-        db.migrate()
-        return read(db, name, params, time.time(), seconds)
-    except NotFound as err:
-        raise UsageError(str(err)) from err
-    except IngestError as err:
-        raise UsageError(err.message) from err
-    except HttpProblem as err:
-        if err.status is not None and 400 <= err.status < 500:
-            raise UsageError(str(err)) from err
-        raise ForgeError(str(err)) from err
+    return lookup.fetch(name, params, url, database, seconds)
 
 
 def _emit(data: Any, output: str, text: Callable[[Any], list[str]]) -> None:

@@ -6,7 +6,6 @@ manifest rendered as Kalypso's scheduler renders it."""
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,28 +14,20 @@ import click
 
 from promoter.controlplane.repo import ControlPlane
 from promoter.errors import ConfigError, UsageError
-from promoter.kalypso.control import KalypsoControlPlane, Planned, Render
+from promoter.kalypso.control import KalypsoControlPlane, Render
 from promoter.kalypso.control import open_kalypso as open_at
 from promoter.kalypso.generation import GENERATIONS, OLD_NAMES, OPTION, VARIABLE, Generation, generation_from
 from promoter.kalypso.promotion import KalypsoPromotion, Order, order_from_file, order_from_flag
 from promoter.kalypso.render import TRACKING
 from promoter.kalypso.templating import read_data, render_manifest
-from promoter.platform.objects import Change
+from promoter.rendering.writing import write_tree
 from promoter.runtime import forge_kind, local_platform_url
 
 
 def render_kalypso(kcp: KalypsoControlPlane, env_name: str, commit: str | None, out: str) -> None:
     """Write one environment's Kalypso tree into ``out`` (empty, or an earlier render)."""
     rendered = kcp.render(env_name, commit)
-    target = Path(out)
-    if target.exists() and any(target.iterdir()):
-        if not (target / TRACKING).exists():
-            raise UsageError(f"--out {out}: not empty and not an earlier render; choose an empty directory")
-        shutil.rmtree(target)
-    for path, data in rendered.files.items():
-        dest = target / path
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_bytes(data)
+    write_tree(Path(out), out, rendered.files, TRACKING)
     click.echo(
         f"{rendered.environment}: wrote {len(rendered.files)} files for {rendered.count} assignments to {out} "
         f"(Kalypso, main {rendered.main.commit[:12]}, {_workloads(rendered)})"
@@ -63,58 +54,6 @@ def _workloads(rendered: Render) -> str:
         return "no workload registrations"
     return "workloads " + ", ".join(
         f"{name}@{sha[:12]}" for name, sha in sorted(rendered.workload_commits.items())
-    )
-
-
-def kalypso_diffs(
-    kcp: KalypsoControlPlane,
-    commit: str | None,
-    env_names: tuple[str, ...],
-    selection: tuple[str | None, str | None, str | None, bool],
-    patch: Callable[[str, bytes | None, bytes | None], str],
-    make: Callable[..., Any],
-) -> list[Any]:
-    """``promoter diff`` on a Kalypso control plane: each selected environment's GitOps branch
-    against what Kalypso's scheduler would commit there. ``selection`` is (--env-branch, --to,
-    --env-commit, --deployed-main); ``patch`` makes one file's unified diff and ``make`` the
-    command's EnvDiff (both passed in by ``diff``, which imports this module)."""
-    env_branch, to, env_commit, deployed = selection
-    if to:
-        raise UsageError("--to: a Kalypso control plane keeps no order of environments; name them with --env")
-    main = kcp.main(kcp.cp.resolve(commit))
-    names = list(env_names) or sorted(main.environments)
-    for name in names:
-        kcp.environment(main, name)
-    if env_branch is not None:
-        names = [n for n in names if main.environments[n].control_plane.branch == env_branch]
-        if not names:
-            raise UsageError(f"--env-branch {env_branch}: no environment of .environments/ is kept on it")
-    out = []
-    for name in names:
-        planned = kcp.plan(name, commit, env_commit, deployed)
-        out.append(_env_diff(planned, patch, make))
-    return out
-
-
-def _env_diff(
-    planned: Planned, patch: Callable[[str, bytes | None, bytes | None], str], make: Callable[..., Any]
-) -> Any:
-    before, after = planned.before.files, planned.after
-    root = planned.gitops.ref.path
-    patches = [
-        patch(f"{root}/{path}" if root else path, before.get(path), after.get(path))
-        for path in sorted(before.keys() | after.keys())
-        if before.get(path) != after.get(path)
-    ]
-    rendered = planned.render
-    return make(
-        rendered.environment,
-        planned.gitops.ref.branch,
-        planned.before.commit,
-        rendered.main.commit,
-        rendered.branch.commit,
-        {group: Change(*counts) for group, counts in planned.changes().items()},
-        patches,
     )
 
 

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import functools
 import sys
-from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -14,7 +12,6 @@ from click.core import ParameterSource
 from promoter import (
     clock as clocks,  # clocks.RealClock is looked up at run time: tests put a fake in its place
 )
-from promoter.cli import actions_output, change
 from promoter.cli.commands.common import (
     ALLOW_DIRTY,
     COMMIT,
@@ -27,75 +24,18 @@ from promoter.cli.commands.common import (
 from promoter.cli.commands.common import control_plane as control_plane_at
 from promoter.cli.commands.completion import complete_environment_list, complete_environments
 from promoter.cli.commands.kalypso import KALYPSO_NAMING, kalypso_promotion
-from promoter.cli.heartbeat import Heartbeat, heartbeat
+from promoter.cli.github_options import github_options
 from promoter.cli.output import OUTPUT, emit
 from promoter.cli.table import print_summary
 from promoter.clock import parse_duration
 from promoter.errors import UsageError
+from promoter.ghactions import publish, runner
+from promoter.ghactions.heartbeat import Heartbeat, heartbeat
+from promoter.promotion import control_wiring
 from promoter.promotion.flows import Orchestrator
 from promoter.promotion.options import Options, RenderHook
 from promoter.promotion.report import Report
 from promoter.runtime import GitHubOptions, build_runtime
-
-
-def github_options(*, merging: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """The github forge's flags, handed to the command as one ``github`` (GitHubOptions)."""
-
-    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
-        @functools.wraps(command)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            kwargs["github"] = _github(kwargs)
-            return command(*args, **kwargs)
-
-        for option in reversed(_GITHUB_OPTIONS + (_MERGE_OPTIONS if merging else [])):
-            wrapper = option(wrapper)
-        return wrapper
-
-    return decorate
-
-
-def _github(kwargs: dict[str, Any]) -> GitHubOptions:
-    """The github flags, taken out of a command's arguments."""
-    wait = kwargs.pop("github_rate_limit_wait", None)
-    try:
-        seconds = parse_duration(wait) if wait else GitHubOptions.rate_limit_wait
-    except ValueError as err:
-        raise UsageError(f"--github-rate-limit-wait: {err}") from err
-    return GitHubOptions(
-        api_url=kwargs.pop("github_api_url"),
-        control_plane_repo=kwargs.pop("control_plane_repo"),
-        auto_merge=kwargs.pop("github_auto_merge", False),
-        rate_limit_wait=seconds,
-    )
-
-
-_GITHUB_OPTIONS = [
-    click.option(
-        "--github-api-url",
-        default=None,
-        help="GitHub's API (default: $GITHUB_API_URL, else https://api.github.com; <server>/api/v3 on GitHub Enterprise Server).",
-    ),
-    click.option(
-        "--control-plane-repo",
-        default=None,
-        metavar="OWNER/NAME",
-        help="The control plane on GitHub, for statuses (default: $GITHUB_REPOSITORY, else the origin remote).",
-    ),
-]
-_MERGE_OPTIONS = [
-    click.option(
-        "--github-auto-merge",
-        is_flag=True,
-        help="merge: auto uses GitHub's auto-merge (waits for required checks and reviews).",
-    ),
-    click.option(
-        "--github-rate-limit-wait",
-        default="15m",
-        show_default=True,
-        help="The longest wait for GitHub's rate limit to reset before giving up.",
-    ),
-]
-
 
 EXAMPLES = """\b
 Examples:
@@ -250,9 +190,9 @@ def promote(
     refuse_dirty(cp, allowed=allow_dirty, dry_run=dry_run)
     cp, commit, render = _kalypso_or(cp, commit, env_name, environments, environments_file)
     sha = cp.resolve(commit)
-    pipeline = cp.main(cp.resolve(None) if env_name and not commit else sha).pipeline
+    pipeline = _pipeline(cp, env_name, commit, sha)
     names = [e.name for e in pipeline.environments]
-    console = actions_output.console(names, stream=sys.stderr if output != "text" else None)
+    console = runner.console(names, stream=sys.stderr if output != "text" else None)
     clock = clocks.RealClock()
     runtime = build_runtime(cp, pipeline, console, clock=clock, github=github)
     options = _options(dry_run, force, poll_interval, progress_interval, waves, render)
@@ -266,25 +206,34 @@ def promote(
     retry = _tell(report, cp, runtime, pipeline, clock, console.say, notify=not dry_run)
     beat.settle(report, clock.wall(), also=retry)  # armed for a notification to retry too
     _show(report, output)
-    if report.state == "failed" or (report.state == "held" and options.waits):
-        sys.exit(1)  # held: a wake-up (--wait none) that finds the commit still held is no news
+    if _failed(report, options):
+        sys.exit(1)
+
+
+def _pipeline(cp: Any, env_name: str | None, commit: str | None, sha: str) -> Any:
+    """The Pipeline that rules the run: main's head's for the scheduling flow without --commit
+    (the environment's deployed commit is rendered, today's rules apply), else the commit's."""
+    return cp.main(cp.resolve(None) if env_name and not commit else sha).pipeline
+
+
+def _failed(report: Report, options: Options) -> bool:
+    """Exit 1: failed, or held in a run that waits (a wake-up, ``--wait none``, that finds the
+    commit still held is no news)."""
+    return report.state == "failed" or (report.state == "held" and options.waits)
 
 
 def _tell(
     report: Report, cp: Any, runtime: Any, pipeline: Any, clock: clocks.Clock, say: Any, *, notify: bool
 ) -> float | None:
-    """Who hears of the run: the Pipeline's notification receivers, each event until they
-    acknowledged it (and what is due again of earlier ones), never failing the run (docs/change-control.md#notifications), and, in GitHub Actions only, the
-    step's outputs and summary (of the graph the environments form, if they do). When the next
-    notification to retry is due, if one is."""
+    """Who hears of the run: the Pipeline's notification receivers (never failing the run,
+    docs/change-control.md#notifications) and, in GitHub Actions only, the step's outputs and
+    summary. When the next notification to retry is due, if one is."""
     retry = None
-    if notify and pipeline.notifications:
-        notifier = change.notifier(cp, runtime.forge, pipeline, say, actions_output.record_error)
-        notifier.send(change.events_of(report, clock.wall()))
-        retry = notifier.next_retry()
-    environments = pipeline.environments
-    follows = None if pipeline.is_chain else {e.name: pipeline.upstreams(e.name) for e in environments}
-    actions_output.publish_report(report, [e.name for e in environments], follows)
+    if notify:
+        retry = control_wiring.notify(
+            report, cp, runtime.forge, pipeline, clock.wall(), say, runner.record_error
+        )
+    publish.publish_pipeline_report(report, pipeline)
     return retry
 
 
@@ -304,7 +253,7 @@ def _heartbeat(options: Options, variable: str, github: GitHubOptions, clock: cl
     """The control plane's heartbeat, armed and disarmed by runs that do not wait."""
     if options.waits or options.dry_run:
         variable = ""
-    return heartbeat(variable, github.api_url, clock, actions_output.warn)
+    return heartbeat(variable, github.api_url, clock, runner.warn)
 
 
 def _show(report: Report, output: str) -> None:
@@ -316,7 +265,7 @@ def _show(report: Report, output: str) -> None:
 
 def _orchestrator(cp: Any, runtime: Any, clock: clocks.Clock, console: Any, options: Options) -> Orchestrator:
     """The flows, with the holds and change windows every step respects (DESIGN section 13)."""
-    control = change.change_control(cp, runtime.forge, clock, console, options)
+    control = control_wiring.change_control(cp, runtime.forge, clock, console, options)
     return Orchestrator(cp, runtime.platform, runtime.forge, clock, console, options, runtime.routes, control)
 
 
@@ -360,7 +309,7 @@ def _options(
             force=force,
             poll_interval=parse_duration(poll_interval),
             progress_interval=parse_duration(progress_interval),
-            run_url=actions_output.run_url(),
+            run_url=runner.run_url(),
             waves=waves,
             render=render,
         )

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +25,7 @@ from promoter.cli.output import OUTPUT, emit, snapshot_of
 from promoter.errors import UsageError
 from promoter.platform.provenance import PROVENANCE, Provenance
 from promoter.rendering.tree import render_environment
+from promoter.rendering.writing import stream, write_tree
 
 
 @click.command()
@@ -87,9 +86,8 @@ def render(
     if out == "-":
         click.echo(stream(rendered.files), nl=False)
         return
-    write_tree(
-        Path(out), out, {**rendered.files, PROVENANCE: Provenance.of(main, env, objects, rendered).text()}
-    )
+    provenance = Provenance.of(main, env, objects, rendered).text()
+    write_tree(Path(out), out, {**rendered.files, PROVENANCE: provenance}, PROVENANCE)
     if output != "text":
         emit(_summary(cp, env.name, sha, objects.commit, out, rendered), output)
         return
@@ -117,25 +115,3 @@ def _environment(main: Any, name: str) -> Any:
         names = ", ".join(e.name for e in main.pipeline.environments)
         raise UsageError(f"--env {name}: no such environment (the Pipeline has {names})")
     return env
-
-
-def write_tree(target: Path, out: str, files: Mapping[str, bytes]) -> None:
-    """Write ``files`` under ``target``: empty, missing, or an earlier render (replaced)."""
-    if target.exists() and any(target.iterdir()):
-        if not (target / PROVENANCE).exists():
-            raise UsageError(f"--out {out}: not empty and not an earlier render; choose an empty directory")
-        shutil.rmtree(target)
-    for path, data in files.items():
-        dest = target / path
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_bytes(data)
-
-
-def stream(files: Mapping[str, bytes]) -> str:
-    """The rendered files as one multi-document YAML, each document headed by its path
-    (``# Source: <path>``, as ``helm template`` does), in path order."""
-    parts = []
-    for path in sorted(files):
-        text = files[path].decode("utf-8").removeprefix("---\n")
-        parts.append(f"---\n# Source: {path}\n{text}" + ("" if text.endswith("\n") else "\n"))
-    return "".join(parts)

@@ -10,7 +10,6 @@ import click
 from promoter import (
     clock as clocks,  # clocks.RealClock is looked up at run time: tests put a fake in its place
 )
-from promoter.cli import actions_output
 from promoter.cli.commands.common import CONTROL_PLANE, MAIN_BRANCH, RENDER_BUDGET, VERBOSE
 from promoter.cli.commands.common import control_plane as control_plane_at
 from promoter.cli.commands.completion import complete_environments
@@ -18,6 +17,7 @@ from promoter.cli.output import OUTPUT, emit
 from promoter.clock import parse_duration
 from promoter.console import Console
 from promoter.errors import UsageError
+from promoter.ghactions import runner
 from promoter.promotion.flows import Orchestrator
 from promoter.promotion.options import Options
 from promoter.promotion.rollback import RollbackPlan
@@ -76,7 +76,7 @@ def rollback(
     console = Console(stream=sys.stderr if output != "text" else None)  # stdout holds the data
     runtime = build_runtime(cp, cp.main(cp.resolve(None)).pipeline, console)
     try:
-        options = Options(poll_interval=parse_duration(poll_interval), run_url=actions_output.run_url())
+        options = Options(poll_interval=parse_duration(poll_interval), run_url=runner.run_url())
     except ValueError as err:
         raise UsageError(f"--poll-interval: {err}") from err
     clock = clocks.RealClock()

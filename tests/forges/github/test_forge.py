@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import responses
 
-from promoter.cli.demo import commit_folder
 from promoter.clock import FakeClock
+from promoter.demos.promotion import commit_folder
 from promoter.errors import ForgeError, MergeRefused
 from promoter.forges.base import MergeNotReady, PullRequest
 from promoter.forges.github.api import GitHubHttp

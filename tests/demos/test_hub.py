@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from promoter.cli.demo import run_demo
 from promoter.clock import RealClock
+from promoter.demos.promotion import run_demo
 from promoter.hub.db import Database
 from promoter.hub.reads import read
 
@@ -29,7 +29,7 @@ class QuickClock(RealClock):
 
 
 def test_the_demo_gates_every_environment_on_its_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("promoter.cli.demo.RealClock", QuickClock)
+    monkeypatch.setattr("promoter.demos.promotion.RealClock", QuickClock)
     report = run_demo(tmp_path / "demo", progress_interval=60)
     assert report.ok
     every = [("hub 6/6 clusters (east-large 2/2, edge 2/2, west-small 2/2)", "success")]
@@ -71,7 +71,7 @@ def test_make_demo_hub_keeps_its_clusters_reporting_and_follows_a_new_run(tmp_pa
     run is noticed (the server then starts again on it)."""
     import requests
 
-    from promoter.cli.hub_demo import Heartbeats, SimulatedCluster, _post
+    from promoter.demos.hub import Heartbeats, SimulatedCluster, _post
     from promoter.hub import keys
     from promoter.hub.commits import CommitRecord, record_commit
     from tests.support.hub_support import LiveHub

@@ -13,10 +13,10 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from promoter.cli import init_skeleton
-from promoter.cli.init_workflows import Follows
 from promoter.errors import UsageError
 from promoter.gitcmd import Git
+from promoter.scaffold import skeleton
+from promoter.scaffold.workflows import Follows
 
 CONTROL_PLANE, PLATFORM = "control-plane", "platform.git"
 #: The platform repo's first file, on every environment branch.
@@ -46,10 +46,10 @@ def _make(root: Path, environments: tuple[str, ...], follows: Follows, main: str
     cp.run("init", "--quiet", f"--initial-branch={main}")
     who = _author(cp)
     url = os.path.relpath(platform, control)
-    skeleton = init_skeleton.for_main(environments, url, follows, soak=SOAK)
-    _commit(cp, main, skeleton, "Pipeline, a workload and a config schema (promoter init --local)", who)
+    files = skeleton.for_main(environments, url, follows, soak=SOAK)
+    _commit(cp, main, files, "Pipeline, a workload and a config schema (promoter init --local)", who)
     for env in environments:
-        files = init_skeleton.for_environment(env)
+        files = skeleton.for_environment(env)
         _commit(cp, env, files, f"{env}: a cluster type, scheduling and config (promoter init --local)", who)
     cp.run("reset", "--quiet", "--hard")  # HEAD is main already: its files into the working tree
     bare = Git(root)

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from promoter.cli.init_workflows import Follows, leaves_of, upstreams_of
+from promoter.scaffold.workflows import Follows, leaves_of, upstreams_of
 
 HEADER = "apiVersion: promoter.dev/v1alpha1\n"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from promoter.cli.heartbeat import ARMED, CRONS, HOURLY, IDLE, SIX_HOURLY
+from promoter.ghactions.heartbeat import ARMED, CRONS, HOURLY, IDLE, SIX_HOURLY
 
 CHECKOUT = "actions/checkout@08c6903cd8c0fde910a37f88322edcfb5dd907a8 # v5.0.0"
 
@@ -130,7 +130,7 @@ def _call(s: Setup, job: str, given: list[str], condition: tuple[str, ...] = ())
     )
 
 
-#: The heartbeat's crons, one per cadence (promoter/cli/heartbeat.py); the repository variable
+#: The heartbeat's crons, one per cadence (promoter/ghactions/heartbeat.py); the repository variable
 #: that the runs set names the one that runs (docs/github-actions.md#the-heartbeat).
 HEARTBEAT_VARIABLE = "PROMOTER_HEARTBEAT"
 _V = f"vars.{HEARTBEAT_VARIABLE}"

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from promoter.cli import demo
-from promoter.cli.demo import DemoConsole, next_steps
+from promoter.demos import promotion as demo
+from promoter.demos.promotion import DemoConsole, next_steps
 from promoter.errors import shorten
 
 RUN = [

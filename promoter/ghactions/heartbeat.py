@@ -125,6 +125,7 @@ def heartbeat(
     repo = env.get("GITHUB_REPOSITORY", "")
     if not name or env.get("GITHUB_ACTIONS") != "true" or not repo:
         return Heartbeat(None, name, warn)
+    # Deferred: PyGithub and requests, 0.3 s of every start (--help: 607 ms -> about 900 ms).
     from promoter.forges.github.api import GitHubHttp  # heavy: PyGithub loads only when GitHub is used
     from promoter.forges.github.auth import credentials_from_env  # heavy, as above
     from promoter.forges.github.variables import RepoVariables  # heavy, as above

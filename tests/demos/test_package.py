@@ -42,7 +42,7 @@ def test_the_wheel_carries_the_sample_and_the_demo_finds_it_there(tmp_path: Path
     zipfile.ZipFile(wheel).extractall(site)
     env = {**os.environ, "PYTHONPATH": str(site)}
     script = (
-        "import sys; from pathlib import Path; import promoter; from promoter.cli.demo import build_repos, examples_dir;"
+        "import sys; from pathlib import Path; import promoter; from promoter.demos.promotion import build_repos, examples_dir;"
         "print(Path(promoter.__file__).parent); print(examples_dir()); Path(sys.argv[1]).mkdir(); build_repos(Path(sys.argv[1]))"
     )
     out = subprocess.run(

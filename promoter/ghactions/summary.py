@@ -86,19 +86,10 @@ def mermaid(
     names = list(environments) if whole else [r.environment for r in report.results]
     lines = ["```mermaid", "flowchart LR", f'  commit["main {report.main_commit[:7]}"]']
     nodes = {name: f"env{i}" for i, name in enumerate(names)}
+    graph = follows if whole else None
     for i, name in enumerate(names):
-        r = results.get(name)
-        state = r.state if r else "not run"
-        if whole and follows is not None:
-            before = [nodes[u] for u in follows.get(name, ()) if u in nodes] or ["commit"]
-        else:
-            before = [f"env{i - 1}" if i else "commit"]
-        edges = [f"  {b} --> env{i}" for b in before]
-        if r is not None and r.waves:
-            lines += [*_mermaid_waves(f"env{i}", r), *edges]
-        else:
-            lines.append(f'  env{i}["{mermaid_label(name)}<br>{mermaid_label(state)}"]')
-            lines += [*edges, f"  class env{i} {_mermaid_class(state)}"]
+        edges = [f"  {b} --> env{i}" for b in _before(i, name, nodes, graph)]
+        lines += _mermaid_node(i, name, results.get(name), edges)
     lines += [
         "  classDef ok fill:#dafbe1,stroke:#1a7f37,color:#1f2328",
         "  classDef bad fill:#ffebe9,stroke:#cf222e,color:#1f2328",
@@ -107,6 +98,28 @@ def mermaid(
         "```",
     ]
     return "\n".join(lines)
+
+
+def _before(
+    i: int, name: str, nodes: Mapping[str, str], follows: Mapping[str, Sequence[str]] | None
+) -> list[str]:
+    """The nodes the ``i``-th environment comes after: those it follows (a graph), else the one
+    before it; the commit for the first."""
+    if follows is not None:
+        return [nodes[u] for u in follows.get(name, ()) if u in nodes] or ["commit"]
+    return [f"env{i - 1}" if i else "commit"]
+
+
+def _mermaid_node(i: int, name: str, r: EnvResult | None, edges: list[str]) -> list[str]:
+    """The ``i``-th environment's node (a box of waves, for one rolled out in waves) and edges."""
+    if r is not None and r.waves:
+        return [*_mermaid_waves(f"env{i}", r), *edges]
+    state = r.state if r else "not run"
+    return [
+        f'  env{i}["{mermaid_label(name)}<br>{mermaid_label(state)}"]',
+        *edges,
+        f"  class env{i} {_mermaid_class(state)}",
+    ]
 
 
 def _mermaid_waves(node: str, r: EnvResult) -> list[str]:
@@ -133,6 +146,28 @@ def _mermaid_class(state: str) -> str:
     return "idle" if state == "not run" else "bad"
 
 
+def _result_row(r: EnvResult) -> str:
+    merge = f"`{r.merge_sha[:12]}`" if r.merge_sha else "-"
+    return (
+        f"| {cell(r.environment)} | {_ICON.get(r.state, '')} {cell(r.state)} | {_pr_cell(r.pr_url)} "
+        f"| {merge} | {_gates_cell(r) if not r.waves else '-'} | {format_duration(r.duration)} |"
+    )
+
+
+def _notes(report: Report) -> list[str]:
+    """What each environment that did not succeed says, under the table."""
+    notes = [r for r in report.results if r.message and not r.ok]
+    if not notes:
+        return []
+    return [
+        "",
+        *(
+            f"- **{cell(r.environment)}**: {cell(r.message.removeprefix(r.environment + ': '))}"
+            for r in notes
+        ),
+    ]
+
+
 def summary_markdown(
     report: Report, environments: Sequence[str] = (), follows: Mapping[str, Sequence[str]] | None = None
 ) -> str:
@@ -153,19 +188,7 @@ def summary_markdown(
         "| --- | --- | --- | --- | --- | ---: |",
     ]
     for r in report.results:
-        merge = f"`{r.merge_sha[:12]}`" if r.merge_sha else "-"
-        lines.append(
-            f"| {cell(r.environment)} | {_ICON.get(r.state, '')} {cell(r.state)} | {_pr_cell(r.pr_url)} "
-            f"| {merge} | {_gates_cell(r) if not r.waves else '-'} | {format_duration(r.duration)} |"
-        )
-        lines += [_wave_row(r.environment, w) for w in r.waves]
-    lines += _checks_lines(report)
-    notes = [r for r in report.results if r.message and not r.ok]
-    if notes:
-        lines.append("")
-        lines += [
-            f"- **{cell(r.environment)}**: {cell(r.message.removeprefix(r.environment + ': '))}"
-            for r in notes
-        ]
+        lines += [_result_row(r), *(_wave_row(r.environment, w) for w in r.waves)]
+    lines += _checks_lines(report) + _notes(report)
     lines += ["", mermaid(report, environments, follows), ""]
     return mask("\n".join(lines))

@@ -1,11 +1,11 @@
 """The on-call's workflow ``promoter init`` writes on main: hold or release an environment (or one
 wave of it) from the Actions tab, with a reason and an end, through the promoter's reusable
 ``hold.yml`` (docs/change-control.md#holds). A release wakes the promotion itself. Pure text, like
-``init_workflows`` (whose checked values it shares)."""
+``workflows`` (whose checked values it shares)."""
 
 from __future__ import annotations
 
-from promoter.cli.init_workflows import SECRETS, Setup, _flow, _hosting
+from promoter.scaffold.workflows import SECRETS, Setup, _flow, _hosting
 
 
 def hold(s: Setup) -> str:

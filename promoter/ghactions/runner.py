@@ -1,4 +1,6 @@
-"""GitHub Actions output: step outputs, the step summary, annotations, masks and log groups.
+"""What a step says to its GitHub Actions runner: workflow commands (masks, annotations, log
+groups, stopped commands), step outputs and the step summary, and the console that folds each
+environment's lines into a log group.
 
 Pure builders return text; thin writers append it to the files the runner names
 (``$GITHUB_OUTPUT``, ``$GITHUB_STEP_SUMMARY``) or print workflow commands. The writers do
@@ -10,7 +12,6 @@ carry ``--output json``.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -20,12 +21,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
-from promoter.cli.summary import summary_markdown
 from promoter.console import Console
 from promoter.errors import InputError, PromoterError
 from promoter.masking import mask, secrets
-from promoter.promotion.report import EnvResult, Report
-from promoter.promotion.waiting import outputs_of
 
 # GitHub's limit for one step's outputs is 1 MiB in all; a diff is cut well below it.
 MAX_OUTPUT_VALUE = 256 * 1024
@@ -133,37 +131,6 @@ def outputs_text(values: Mapping[str, str], delimiter: Callable[[], str] = new_d
     return "".join(output_entry(name, value, delimiter()) for name, value in values.items())
 
 
-def _result_json(r: EnvResult) -> dict[str, object]:
-    return {
-        "state": r.state,
-        "ok": r.ok,
-        "message": r.message,
-        "prUrl": r.pr_url,
-        "mergeSha": r.merge_sha,
-        "promotionSha": r.promotion_sha,
-        "files": r.files,
-        "duration": round(r.duration, 3),
-        "waves": {w.name: w.state for w in r.waves},
-    }
-
-
-def report_outputs(report: Report) -> dict[str, str]:
-    """The promote step's outputs (documented in docs/github-actions.md)."""
-    failed = next((r.environment for r in report.results if not r.ok and r.state != "waiting"), "")
-    return {
-        "commit": report.main_commit,
-        "flow": report.flow,
-        "ok": "true" if report.ok else "false",
-        "state": report.state,
-        "environments": json.dumps([r.environment for r in report.results]),
-        **outputs_of(report.wait),
-        "failed-environment": failed,
-        "results": json.dumps({r.environment: _result_json(r) for r in report.results}, sort_keys=True),
-        "pr-urls": json.dumps({r.environment: r.pr_url for r in report.results if r.pr_url}, sort_keys=True),
-        "report": json.dumps(report.to_json(), sort_keys=True),
-    }
-
-
 # ------------------------------------------------------------ writers
 
 
@@ -226,25 +193,6 @@ def report_error(err: PromoterError) -> None:
     if active():
         end_group()
         emit(error_annotation(err, os.environ))
-
-
-def publish_report(
-    report: Report, environments: Sequence[str] = (), follows: Mapping[str, Sequence[str]] | None = None
-) -> None:
-    """Outputs, the step summary and an annotation per failed environment (when in Actions);
-    ``follows``: what each environment follows, for a Pipeline that is a graph."""
-    if not active():
-        return
-    end_group()
-    mask_new_secrets()
-    set_outputs(report_outputs(report))
-    add_summary(summary_markdown(report, environments, follows))
-    for r in report.results:
-        if not r.ok:
-            # a wait is the usual end of a run, and a held commit is news only in the run that
-            # failed it: a notice; a failure in this run is an error
-            kind = "error" if r.state in ("failure", "superseded") else "notice"
-            emit(command(kind, mask(r.message or r.state), title=f"promoter: {r.environment} {r.state}"))
 
 
 def record_error(message: str) -> None:

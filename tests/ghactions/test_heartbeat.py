@@ -1,4 +1,4 @@
-"""The heartbeat's variable (promoter/cli/heartbeat.py, promoter/forges/github/variables.py):
+"""The heartbeat's variable (promoter/ghactions/heartbeat.py, promoter/forges/github/variables.py):
 armed while a promotion waits on time, idle otherwise, through GitHub's Actions variables API."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import re
 
 import responses
 
-from promoter.cli.heartbeat import CRONS, TIME_WAITS, cadence, heartbeat, waits_on_time
 from promoter.clock import FakeClock
+from promoter.ghactions.heartbeat import CRONS, TIME_WAITS, cadence, heartbeat, waits_on_time
 from promoter.promotion.report import EnvResult, Report
 from promoter.promotion.waiting import Wait
 
@@ -56,7 +56,7 @@ def test_the_cadence_follows_how_far_away_the_next_check_is() -> None:
 def test_no_heartbeat_comes_more_than_ten_minutes_after_the_next_check() -> None:
     """Whatever the distance, the cadence chosen at each run never steps over the next check by
     more than the ten-minute period: runs at each cadence's period until the check is due."""
-    from promoter.cli.heartbeat import PERIODS
+    from promoter.ghactions.heartbeat import PERIODS
 
     for hours in (0.2, 1.0, 4.0, 6.0, 16.0, 63.0, 200.0):
         due, now, runs = hours * 3600.0, 0.0, 0

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 
-import click
 import yaml
 
-from promoter.cli.init_workflows import Follows, Setup, upstreams_of
 from promoter.controlplane.documents import PIPELINE_FILE
 from promoter.controlplane.repo import ControlPlane
 from promoter.errors import UsageError
 from promoter.gitcmd import Git, valid_branch
+from promoter.scaffold.workflows import Follows, Setup, upstreams_of
 
 REPO = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}")
 SHA = re.compile(r"[0-9a-f]{40}")
@@ -22,35 +22,56 @@ ENV_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 
 
 def setup_of(
-    repo: str, ref: str, tag: str | None, auth: str, environments: str | None, main: str, private: bool
+    repo: str,
+    ref: str,
+    tag: str | None,
+    auth: str,
+    environments: str | None,
+    main: str,
+    private: bool,
+    note: Callable[[str], None],
 ) -> Setup:
+    """What ``init``'s flags ask for, checked; ``note``: where to say what was looked up (a tag's
+    commit, the Pipeline's environments)."""
     if not REPO.fullmatch(repo) or repo.split("/")[1] in (".", ".."):
         raise UsageError(f"--promoter-repo {repo!r}: not a GitHub repository OWNER/NAME")
-    ref = ref.lower() if SHA.fullmatch(ref.lower()) else ref
-    if not SHA.fullmatch(ref):
-        if re.fullmatch(r"[0-9a-fA-F]{7,39}", ref):
-            raise UsageError(f"--ref {ref}: a short SHA; give the commit's full 40-character SHA")
-        if not _tag_like(ref):
-            raise UsageError(
-                f"--ref {ref!r}: not a full commit SHA or a version tag (a branch moves): "
-                "git rev-parse 'v0.1.0^{commit}' in your copy gives the SHA to pin"
-            )
-        if tag is not None:
-            raise UsageError("--tag goes with a SHA in --ref: it names the tag of that commit")
-        ref, tag = _tag_commit(repo, ref), ref
-    if tag is not None and not _tag_like(tag):
-        raise UsageError(f"--tag {tag!r}: not a version tag (such as v0.1.0)")
+    ref, tag = _pin(repo, ref, tag, note)
     if not valid_branch(main) or not _plain(main):
         raise UsageError(
             f"--main-branch {main!r}: not a plain branch name (letters, digits, '.', '_', '/', '-')"
         )
-    names, branches, follows = _environments(environments, main)
+    names, branches, follows = _environments(environments, main, note)
     if main in branches:
         raise UsageError(f"--main-branch {main!r}: an environment's branch too")
     return Setup(repo, ref, tag, names, main, auth, private, branches if branches != names else (), follows)
 
 
-def _tag_commit(repo: str, tag: str) -> str:
+def _pin(repo: str, ref: str, tag: str | None, note: Callable[[str], None]) -> tuple[str, str | None]:
+    """The commit to pin and its tag: ``ref`` a full SHA (``tag`` its tag, if given), or a
+    release tag looked up to its commit."""
+    ref = ref.lower() if SHA.fullmatch(ref.lower()) else ref
+    if not SHA.fullmatch(ref):
+        _check_tag_ref(ref, tag)
+        ref, tag = _tag_commit(repo, ref, note), ref
+    if tag is not None and not _tag_like(tag):
+        raise UsageError(f"--tag {tag!r}: not a version tag (such as v0.1.0)")
+    return ref, tag
+
+
+def _check_tag_ref(ref: str, tag: str | None) -> None:
+    """A ``--ref`` that is no full SHA: a version tag, without ``--tag``."""
+    if re.fullmatch(r"[0-9a-fA-F]{7,39}", ref):
+        raise UsageError(f"--ref {ref}: a short SHA; give the commit's full 40-character SHA")
+    if not _tag_like(ref):
+        raise UsageError(
+            f"--ref {ref!r}: not a full commit SHA or a version tag (a branch moves): "
+            "git rev-parse 'v0.1.0^{commit}' in your copy gives the SHA to pin"
+        )
+    if tag is not None:
+        raise UsageError("--tag goes with a SHA in --ref: it names the tag of that commit")
+
+
+def _tag_commit(repo: str, tag: str, note: Callable[[str], None]) -> str:
     """The commit SHA of release tag ``tag`` of ``repo`` on GitHub ($GITHUB_SERVER_URL, else
     github.com): a tag can move, the SHA cannot (zizmor's unpinned-uses), so the workflows pin the
     SHA with the tag in a comment. An annotated tag is followed to its commit."""
@@ -69,26 +90,38 @@ def _tag_commit(repo: str, tag: str) -> str:
             f"--ref {tag}: cannot find the tag's commit at {url} ({why[0]}); give its full SHA: "
             f"--ref $(git rev-parse '{tag}^{{commit}}') --tag {tag} in your copy of the promoter"
         )
-    click.echo(f"--ref {tag}: pinned as its commit {sha}", err=True)
+    note(f"--ref {tag}: pinned as its commit {sha}")
     return sha
 
 
 def local_environments(flag: str | None, main: str) -> tuple[tuple[str, ...], tuple[str, ...], Follows]:
     """``init --local``'s environments: ``--environments``, checked as for the workflows, else
     dev, qa and prod (no Pipeline is read: the repos are new)."""
-    return _environments(flag or "dev,qa,prod", main)
+    return _environments(flag or "dev,qa,prod", main, lambda line: None)
 
 
-def _environments(flag: str | None, main: str) -> tuple[tuple[str, ...], tuple[str, ...], Follows]:
+def _environments(
+    flag: str | None, main: str, note: Callable[[str], None]
+) -> tuple[tuple[str, ...], tuple[str, ...], Follows]:
     """The environments' names, branches and what each follows where that is not the one listed
     before it: from ``--environments`` (``prod-eu:staging``, ``edge:prod-eu+prod-us``), else the
     Pipeline, else dev, qa and prod."""
     if flag is None:
-        found = _pipeline(main)
+        found = _pipeline(main, note)
         if found is not None:
             return found
     entries = [item.strip().partition(":") for item in (flag or "dev,qa,prod").split(",")]
     names = tuple(name.strip() for name, _, _ in entries)
+    _check_names(names, flag)
+    follows = tuple(
+        (name.strip(), tuple(u.strip() for u in ups.split("+"))) for name, colon, ups in entries if colon
+    )
+    _check_follows(names, follows)
+    _no_cycle(names, follows)
+    return names, names, follows
+
+
+def _check_names(names: tuple[str, ...], flag: str | None) -> None:
     for name in names:
         if not ENV_NAME.fullmatch(name) or yaml.safe_load(name) != name:
             raise UsageError(
@@ -97,9 +130,10 @@ def _environments(flag: str | None, main: str) -> tuple[tuple[str, ...], tuple[s
             )
     if len(set(names)) != len(names):
         raise UsageError(f"--environments {flag!r}: an environment is named twice")
-    follows = tuple(
-        (name.strip(), tuple(u.strip() for u in ups.split("+"))) for name, colon, ups in entries if colon
-    )
+
+
+def _check_follows(names: tuple[str, ...], follows: Follows) -> None:
+    """Each environment follows others of the list, never itself."""
     for name, ups in follows:
         for up in ups:
             if up not in names or up == name:
@@ -107,8 +141,6 @@ def _environments(flag: str | None, main: str) -> tuple[tuple[str, ...], tuple[s
                     f"--environments: {name} follows {up!r}, "
                     + ("itself" if up == name else f"not one of {', '.join(names)}")
                 )
-    _no_cycle(names, follows)
-    return names, names, follows
 
 
 def _no_cycle(names: tuple[str, ...], follows: Follows) -> None:
@@ -122,14 +154,13 @@ def _no_cycle(names: tuple[str, ...], follows: Follows) -> None:
         done |= ready
 
 
-def _pipeline(main: str) -> tuple[tuple[str, ...], tuple[str, ...], Follows] | None:
+def _pipeline(
+    main: str, note: Callable[[str], None]
+) -> tuple[tuple[str, ...], tuple[str, ...], Follows] | None:
     """The environments of the Pipeline at the head of ``main`` (local, else origin's; nothing is
     fetched) in the working directory's repo, or None without one."""
-    git = Git(".")
-    if not git.ok("rev-parse", "--git-dir"):
-        return None
-    head = git.commit_of(f"refs/heads/{main}") or git.commit_of(f"refs/remotes/origin/{main}")
-    if head is None or git.read_file(head, PIPELINE_FILE) is None:
+    head = _pipeline_head(main)
+    if head is None:
         return None
     pipeline = ControlPlane(".", main, label="the working directory").main(head).pipeline
     names = tuple(env.name for env in pipeline.environments)
@@ -141,8 +172,19 @@ def _pipeline(main: str) -> tuple[tuple[str, ...], tuple[str, ...], Follows] | N
             f"{PIPELINE_FILE}: branch {odd[0]!r}: the workflows take plain branch names "
             "(letters, digits, '.', '_', '/', '-'); give --environments to choose"
         )
-    click.echo(f"environments from {main}:{PIPELINE_FILE} at {head[:12]}: {', '.join(names)}", err=True)
+    note(f"environments from {main}:{PIPELINE_FILE} at {head[:12]}: {', '.join(names)}")
     return names, branches, follows
+
+
+def _pipeline_head(main: str) -> str | None:
+    """The head of ``main`` in the working directory's repo when it holds a Pipeline, else None."""
+    git = Git(".")
+    if not git.ok("rev-parse", "--git-dir"):
+        return None
+    head = git.commit_of(f"refs/heads/{main}") or git.commit_of(f"refs/remotes/origin/{main}")
+    if head is None or git.read_file(head, PIPELINE_FILE) is None:
+        return None
+    return head
 
 
 def _plain(branch: str) -> bool:

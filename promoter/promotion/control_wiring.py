@@ -1,5 +1,7 @@
-"""Change control at the command line's edge (DESIGN section 13): where its records live for the
-forge in use, the run's holds and windows, and the events a run notifies."""
+"""Change control wired to the forge in use (DESIGN section 13): where its records live (holds,
+notifications: the control-plane repo's origin, with the forge's token on GitHub), the run's
+holds and windows (``ChangeControl``), its receivers (``Notifier``), and the events a run's
+report tells them."""
 
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ def records_for(cp: ControlPlane, forge: Forge | None, ref: str) -> Records:
     auth: Callable[[], Mapping[str, str]] | None = None
     token_of = getattr(forge, "control_plane_token", None)
     if token_of is not None and url.startswith(("https://", "http://")):
+        # Deferred: PyGithub and requests, 0.3 s of every start (--help: 607 ms -> about 900 ms).
         from promoter.forges.github.auth import git_auth_env  # heavy: PyGithub loads only when GitHub is used
 
         def auth() -> Mapping[str, str]:
@@ -67,6 +70,24 @@ def notifier(
     return Notifier(pipeline.name, pipeline.notifications, records, say, os.environ, wall=wall, alarm=alarm)
 
 
+def notify(
+    report: Report,
+    cp: ControlPlane,
+    forge: Forge | None,
+    pipeline: Pipeline,
+    wall: float,
+    say: Callable[[str], None],
+    alarm: Callable[[str], None] | None = None,
+) -> float | None:
+    """The run's events told to the Pipeline's receivers, each until they acknowledged it (and
+    what is due again of earlier ones); when the next notification to retry is due, if one is."""
+    if not pipeline.notifications:
+        return None
+    sender = notifier(cp, forge, pipeline, say, alarm)
+    sender.send(events_of(report, wall))
+    return sender.next_retry()
+
+
 def events_of(report: Report, wall: float) -> list[Event]:
     """What a run's results tell the receivers, each with the key that makes it once. They come
     from recorded state: an environment that succeeded in an earlier run (``skipped``: already
@@ -91,7 +112,11 @@ def _event(r: Any, commit: str, wall: float) -> Event | None:
         return Event(kind, env, None, commit, r.message, wall, f"{kind}:{env}:{commit}", r.pr_url)
     if r.state != "waiting" or r.wait is None:
         return None
-    w = r.wait
+    return _wait_event(env, r.wait, commit, wall)
+
+
+def _wait_event(env: str, w: Any, commit: str, wall: float) -> Event | None:
+    """What a wait tells: an approval asked for, a closed window, a hold; other waits nothing."""
     wave = w.wave or None
     if w.waiting_for == "approval":
         return Event("approval", env, wave, commit, w.message, wall, f"approval:{env}:{commit}")

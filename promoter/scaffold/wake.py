@@ -1,11 +1,11 @@
 """The platform repo's workflow ``promoter init`` writes (docs/github-actions.md#waking-the-promotion):
 every event there that ends a wait of the control plane's promotion (a promotion PR merged, the
 hold label taken off one, a cluster's commit status) sends it ``promoter-wake``. Pure text, like
-``init_workflows`` (whose checked values it shares)."""
+``workflows`` (whose checked values it shares)."""
 
 from __future__ import annotations
 
-from promoter.cli.init_workflows import Setup
+from promoter.scaffold.workflows import Setup
 
 #: The platform repo's workflow: the control plane named by a repository variable, checked.
 WAKE_TARGET = (

@@ -11,10 +11,10 @@ import tempfile
 from contextlib import ExitStack
 from pathlib import Path
 
-from promoter.cli import hub_demo
 from promoter.clock import RealClock
 from promoter.console import Console, is_terminal, terminal_width
 from promoter.controlplane.repo import ControlPlane
+from promoter.demos import hub as demo_hub
 from promoter.errors import UsageError, shorten
 from promoter.gitcmd import Git
 from promoter.promotion.flows import Orchestrator
@@ -170,10 +170,10 @@ def demo_run(directory: Path | None, progress_interval: float, verbose: bool) ->
     console.say(f"demo: building the sample control plane and platform repo in {_shown(root)}")
     control_plane_path, platform_path = build_repos(root)
     with ExitStack() as stack:
-        if hub_demo.available():
-            hub = stack.enter_context(hub_demo.DemoHub(root, examples_dir() / "environments", platform_path))
+        if demo_hub.available():
+            hub = stack.enter_context(demo_hub.DemoHub(root, examples_dir() / "environments", platform_path))
             gated = root / ".demo-control-plane"
-            hub_demo.gated_control_plane(examples_dir() / "control-plane", gated, hub.url)
+            demo_hub.gated_control_plane(examples_dir() / "control-plane", gated, hub.url)
             commit_folder(Git(control_plane_path), gated, "main", "Gate every environment on the hub", "main")
             Git(control_plane_path).run("reset", "--hard", "--quiet")  # the work tree shows the new main
             console.say(
