@@ -126,7 +126,7 @@ class Orchestrator:
         the main commit's own signature checked before anything is rendered or pushed."""
         for run in self._runs.values():
             run.platform.sign_with(main.pipeline.sign_commits)
-        signer = verify_main(self.cp.git, main, self.forge) if verify else None
+        signer = verify_main(self.cp.git, main, self.forge, self.opts.verify_main) if verify else None
         if signer:
             self.out.say(f"main {main.commit[:12]}: signature verified ({signer})")
 

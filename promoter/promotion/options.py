@@ -33,6 +33,9 @@ class Options:
     reason: str | None = None
     #: ``--allow-removal``: a step may remove assignments past the removal guard (removals.py)
     allow_removal: bool = False
+    #: ``--verify-main`` (``PROMOTER_VERIFY_MAIN``): the main commit's signature checked by git or
+    #: GitHub whatever the Pipeline at that commit says (a commit cannot switch its own check off)
+    verify_main: str | None = None
 
     @property
     def waits(self) -> bool:

@@ -45,43 +45,49 @@ class VerifiesCommits(Protocol):
         """(verified, GitHub's reason) of control-plane commit ``sha``."""
 
 
-def verify_main(git: Git, main: MainObjects, forge: Forge) -> str | None:
-    """Who signed main commit ``main.commit`` (None when the Pipeline asks for no check);
-    SignatureRefused when its signature is missing or not good."""
-    by = main.pipeline.verify_main
-    if by is None:
-        return None
-    if by == "github":
-        return _by_github(forge, main)
-    return _by_git(git, main)
+#: Where a check asked from outside the control plane is named in a refusal.
+OUTSIDE = "--verify-main"
 
 
-def _refused(main: MainObjects, by: str, reason: str) -> SignatureRefused:
+def verify_main(git: Git, main: MainObjects, forge: Forge, required: str | None = None) -> str | None:
+    """Who signed main commit ``main.commit`` (None when nothing asks for a check);
+    SignatureRefused when its signature is missing or not good. ``required`` is the check asked
+    from outside (``--verify-main``): it holds even when the commit's own Pipeline drops its
+    ``verifyMain``, and both run when they name different verifiers."""
+    asked = [(by, OUTSIDE) for by in (required,) if by] + [
+        (by, "spec.signatures.verifyMain") for by in (main.pipeline.verify_main,) if by and by != required
+    ]
+    signers = [
+        _by_github(forge, main, field) if by == "github" else _by_git(git, main, field) for by, field in asked
+    ]
+    return ", ".join(signers) or None
+
+
+def _refused(main: MainObjects, by: str, reason: str, field: str) -> SignatureRefused:
+    message = f"{field}: {by}: main commit {main.commit[:12]} is not promoted: {one_line(reason)}"
+    if field == OUTSIDE:
+        return SignatureRefused(message)
     source = main.pipeline.source
-    return SignatureRefused(
-        f"spec.signatures.verifyMain: {by}: main commit {main.commit[:12]} is not promoted: {one_line(reason)}",
-        file=source.file,
-        line=source.line,
-    )
+    return SignatureRefused(message, file=source.file, line=source.line)
 
 
-def _by_git(git: Git, main: MainObjects) -> str:
+def _by_git(git: Git, main: MainObjects, field: str) -> str:
     """Git's verdict on the commit's signature; the signer (or key) when good."""
     sha = main.commit
     commit = CommitObject.parse(git.run("cat-file", "commit", operands=[sha]).stdout)
     if not commit.signed:
-        raise _refused(main, "git", "unsigned")
+        raise _refused(main, "git", "unsigned", field)
     listed = git.run("log", "-1", "--format=%G?%n%GS%n%GK", operands=[sha]).stdout.decode("utf-8", "replace")
     verdict, signer, key = [*listed.split("\n"), "", ""][:3]
     if verdict == "G":
         return signer or key
     detail = git.run("verify-commit", operands=[sha], check=False).stderr
     if verdict == "N":  # signed, yet git saw no signature it could read: its config is missing
-        raise _refused(main, "git", f"git cannot check the signature: {why(detail)}")
+        raise _refused(main, "git", f"git cannot check the signature: {why(detail)}", field)
     reason = GIT_VERDICTS.get(verdict, f"git says {verdict!r}")
     if verdict in ("U", "E"):
         reason += f" ({_key_words(signer, key, _last_line(detail))})"
-    raise _refused(main, "git", reason)
+    raise _refused(main, "git", reason, field)
 
 
 def _last_line(stderr: bytes) -> str:
@@ -96,16 +102,12 @@ def _key_words(signer: str, key: str, detail: str) -> str:
     return f"{who}; {detail}" if detail else who
 
 
-def _by_github(forge: Forge, main: MainObjects) -> str:
+def _by_github(forge: Forge, main: MainObjects, field: str) -> str:
     if not isinstance(forge, VerifiesCommits):
-        source = main.pipeline.source
-        raise SignatureRefused(
-            f"spec.signatures.verifyMain: github: the control plane's forge is {forge.name}, not GitHub; "
-            "use verifyMain: git",
-            file=source.file,
-            line=source.line,
+        raise _refused(
+            main, "github", f"the control plane's forge is {forge.name}, not GitHub; use git", field
         )
     verified, reason = forge.commit_verification(main.commit)
     if not verified:
-        raise _refused(main, "github", reason)
+        raise _refused(main, "github", reason, field)
     return f"GitHub ({reason})"

@@ -207,9 +207,67 @@ def test_github_verification_needs_the_control_plane_on_github(
     result = _promote(path)
     assert result.exit_code == 2, result.output
     assert _error_line(result) == (
-        "error: promoter.yaml:1: spec.signatures.verifyMain: github: the control plane's forge is local, "
-        "not GitHub; use verifyMain: git"
+        f"error: promoter.yaml:1: spec.signatures.verifyMain: github: main commit {_head(path)[:12]} is not "
+        "promoted: the control plane's forge is local, not GitHub; use git"
     )
+
+
+def test_verify_main_from_outside_holds_when_the_commit_drops_the_pipelines_check(
+    factory: ControlPlaneFactory, tmp_path: Path, fake_time: FakeClock
+) -> None:
+    """A commit that removes ``verifyMain`` from its own Pipeline cannot switch the check off
+    when the run asks for it (``--verify-main``, or ``PROMOTER_VERIFY_MAIN`` in a workflow)."""
+    path = _control_plane(factory, None)
+    allowed_signers(tmp_path / "allowed_signers", ssh_key(tmp_path / "keys"))
+    x = _head(path)
+    before = factory.refs()
+
+    flag = CliRunner().invoke(cli, ["promote", "--control-plane", str(path), "--verify-main", "git"])
+    env = CliRunner().invoke(
+        cli, ["promote", "--control-plane", str(path)], env={"PROMOTER_VERIFY_MAIN": "git"}
+    )
+
+    for result in (flag, env):
+        assert result.exit_code == 2, result.output
+        assert (
+            _error_line(result)
+            == f"error: --verify-main: git: main commit {x[:12]} is not promoted: unsigned"
+        )
+    assert factory.refs() == before
+
+
+def test_verify_main_from_outside_and_the_pipelines_both_run(
+    factory: ControlPlaneFactory, tmp_path: Path, fake_time: FakeClock
+) -> None:
+    key = ssh_key(tmp_path / "keys", email="alice@example.com")
+    path = _control_plane(factory, "{verifyMain: github}")
+    allowed_signers(tmp_path / "allowed_signers", key)
+    x = _signed_main(path, key)
+
+    result = CliRunner().invoke(cli, ["promote", "--control-plane", str(path), "--verify-main", "git"])
+
+    assert result.exit_code == 2, (
+        result.output
+    )  # git's check passed; the Pipeline's github one cannot run here
+    assert _error_line(result).startswith(
+        f"error: promoter.yaml:1: spec.signatures.verifyMain: github: main commit {x[:12]} is not promoted"
+    )
+
+
+def test_verify_main_from_outside_promotes_a_signed_commit(
+    factory: ControlPlaneFactory, tmp_path: Path, fake_time: FakeClock
+) -> None:
+    key = ssh_key(tmp_path / "keys", email="alice@example.com")
+    path = _control_plane(factory, None)
+    allowed_signers(tmp_path / "allowed_signers", key)
+    x = _signed_main(path, key)
+
+    result = CliRunner().invoke(
+        cli, ["promote", "--control-plane", str(path), "--poll-interval", "0.1s", "--verify-main", "git"]
+    )
+
+    assert result.exit_code == 0, result.output
+    assert f"main {x[:12]}: signature verified (alice@example.com)" in result.output
 
 
 @pytest.fixture

@@ -103,6 +103,14 @@ Examples:
     help="Let a promotion remove assignments past the removal guard (all of an environment's or "
     "a wave's, or more than its removalLimit); its PR lists them first.",
 )
+@click.option(
+    "--verify-main",
+    type=click.Choice(["git", "github"]),
+    default=None,
+    envvar="PROMOTER_VERIFY_MAIN",
+    help="Refuse a main commit without a valid signature of an allowed signer, checked by git or "
+    "GitHub, whatever its own Pipeline says (docs/security.md#signed-and-verified-commits).",
+)
 @ALLOW_DIRTY
 @click.option("--poll-interval", default="5s", show_default=True, help="How often to poll merges.")
 @click.option(
@@ -170,6 +178,7 @@ def promote(
     force: bool,
     reason: str | None,
     allow_removal: bool,
+    verify_main: str | None,
     allow_dirty: bool,
     poll_interval: str,
     progress_interval: str,
@@ -197,7 +206,7 @@ def promote(
     runtime = build_runtime(cp, pipeline, console, clock=clock, github=github)
     options = _options(dry_run, force, poll_interval, progress_interval, waves, render)
     options = replace(_waiting(options, wait, approvals, approved, names), allow_removal=allow_removal)
-    options = replace(options, reason=_reason(reason, force))
+    options = replace(options, reason=_reason(reason, force), verify_main=verify_main)
     flows = _orchestrator(cp, runtime, clock, console, options)
     beat = _heartbeat(options, heartbeat_variable, github, clock)
     beat.arm()  # before anything changes: a run killed mid-way leaves it armed
