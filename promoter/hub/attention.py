@@ -116,14 +116,7 @@ def did(entry: dict[str, Any], back: dict[str, Any] | None, now: float) -> str:
     env, top = entry["environment"], entry["head"]
     if any(not h.get("wave") for h in entry.get("holds") or []):
         return f"The promotion holds {env}: no run pushes or merges there until the hold ends."
-    why = (
-        "its gates fail on a failed cluster"
-        if entry["state"] == "failed"
-        else f"its gates gave up {duration(now - top['expectedBy'])} ago, at their timeout"
-        if top.get("timeout")
-        else f"it has not finished {duration(now - float(top['recordedAt']))} after it was recorded"
-        f" (stuckAfter {duration(top['expectedBy'] - float(top['recordedAt']))})"
-    )
+    why = _why_stopped(entry["state"], top, now)
     then = {
         "rollback": f"the promotion stopped here and rolls {env} back to its last healthy commit (onFailure: rollback)",
         "stop": f"the promotion stopped here (onFailure: stop); what follows {env} waits",
@@ -132,9 +125,26 @@ def did(entry: dict[str, Any], back: dict[str, Any] | None, now: float) -> str:
         f"the promotion stops here when its gates do; what follows {env} waits",
     )
     first = f"This head is a rollback to main {back['to'][:12]} (from {back['from'][:12]}). " if back else ""
+    return f"{first}{why[0].upper()}{why[1:]}: {then}.{_held_waves(entry)}"
+
+
+def _why_stopped(state: str, top: dict[str, Any], now: float) -> str:
+    """Why the head needs attention: a failed cluster, its gates' timeout, or it being stuck."""
+    if state == "failed":
+        return "its gates fail on a failed cluster"
+    if top.get("timeout"):
+        return f"its gates gave up {duration(now - top['expectedBy'])} ago, at their timeout"
+    recorded = float(top["recordedAt"])
+    return (
+        f"it has not finished {duration(now - recorded)} after it was recorded"
+        f" (stuckAfter {duration(top['expectedBy'] - recorded)})"
+    )
+
+
+def _held_waves(entry: dict[str, Any]) -> str:
+    """`` Held: waves a, b.``: the environment's waves on hold, if any."""
     waves = sorted(str(h["wave"]) for h in entry.get("holds") or [] if h.get("wave"))
-    held = f" Held: wave{'s' if len(waves) > 1 else ''} {', '.join(waves)}." if waves else ""
-    return f"{first}{why[0].upper()}{why[1:]}: {then}.{held}"
+    return f" Held: wave{'s' if len(waves) > 1 else ''} {', '.join(waves)}." if waves else ""
 
 
 def rolled_back(tx: Tx, environment: str, top: dict[str, Any]) -> dict[str, Any] | None:

@@ -50,20 +50,8 @@ def holds_from_json(body: Any) -> tuple[str, list[dict[str, Any]]]:
 
 
 def _hold(item: Any, where: str) -> dict[str, Any]:
-    if not isinstance(item, dict):
-        raise IngestError(422, f"{where} must be an object")
-    unknown = sorted(set(item) - _FIELDS)
-    if unknown:
-        raise IngestError(422, f"{where}: unknown field '{unknown[0]}'")
-    text = {k: item.get(k) for k in ("wave", "reason", "by", "url")}
-    for key, value in text.items():
-        if value is not None and not isinstance(value, str):
-            raise IngestError(422, f"{where}.{key} must be a string")
-    origin = item.get("origin") or "hold"
-    if origin not in _ORIGINS:
-        raise IngestError(
-            422, f"{where}.origin must be one of {', '.join(_ORIGINS)}, got {str(origin)[:20]!r}"
-        )
+    text = _texts(_known_fields(item, where), where)
+    origin = _origin(item, where)
     at = timestamp(item.get("at"), f"{where}.at", required=True)
     return {
         "wave": (text["wave"] or "")[:200],
@@ -74,6 +62,35 @@ def _hold(item: Any, where: str) -> dict[str, Any]:
         "origin": origin,
         "url": _url(text["url"]),
     }
+
+
+def _known_fields(item: Any, where: str) -> dict[str, Any]:
+    """``item``, an object of no field but a hold's."""
+    if not isinstance(item, dict):
+        raise IngestError(422, f"{where} must be an object")
+    unknown = sorted(set(item) - _FIELDS)
+    if unknown:
+        raise IngestError(422, f"{where}: unknown field '{unknown[0]}'")
+    return item
+
+
+def _texts(item: dict[str, Any], where: str) -> dict[str, str | None]:
+    """The hold's text fields, each a string when given."""
+    text = {k: item.get(k) for k in ("wave", "reason", "by", "url")}
+    for key, value in text.items():
+        if value is not None and not isinstance(value, str):
+            raise IngestError(422, f"{where}.{key} must be a string")
+    return text
+
+
+def _origin(item: dict[str, Any], where: str) -> str:
+    """Who set the hold: one of ``_ORIGINS`` (``hold`` when not said)."""
+    origin = item.get("origin") or "hold"
+    if origin not in _ORIGINS:
+        raise IngestError(
+            422, f"{where}.origin must be one of {', '.join(_ORIGINS)}, got {str(origin)[:20]!r}"
+        )
+    return str(origin)
 
 
 def _url(value: str | None) -> str:

@@ -67,12 +67,22 @@ def verdict_of(answer: dict[str, Any]) -> Verdict:
     types = list(answer.get("clusterTypes", {}).values())
     if any(t["failed"] for t in types):
         return "failure"
-    if types and all(t["total"] and t["stale"] == t["total"] for t in types):
+    if types and all(_all_stale(t) for t in types):
         return "stale"
     # as the gate judges: a type with no fresh cluster waits (zero clusters never passes)
-    if types and all(t["total"] > t["stale"] and t["pending"] == 0 and t["success"] > 0 for t in types):
+    if types and all(_succeeded(t) for t in types):
         return "success"
     return "pending"
+
+
+def _all_stale(tally: dict[str, int]) -> bool:
+    """Whether a cluster type has clusters, all of them stale."""
+    return bool(tally["total"]) and tally["stale"] == tally["total"]
+
+
+def _succeeded(tally: dict[str, int]) -> bool:
+    """Whether a cluster type has a fresh cluster, none pending and one succeeded."""
+    return tally["total"] > tally["stale"] and tally["pending"] == 0 and tally["success"] > 0
 
 
 @dataclass
