@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -116,11 +116,7 @@ def commit_record(
     the Pipeline's environments, ``follows`` the environments each follows (its graph)."""
     parents = platform.git.out("rev-list", "--parents", "-n", "1", operands=[sha]).split()[1:]
     provenance = platform.provenance(sha, root)
-    assignments = set()
-    for path in platform.listing(sha, root):
-        parts = path.split("/")
-        if len(parts) >= 3 and not parts[0].startswith("."):
-            assignments.add((parts[0], parts[1]))
+    assignments = _assignments(platform.listing(sha, root))
     committed = platform.git.out("show", "-s", "--format=%ct", operands=[sha]).strip()
     return {
         "environment": environment,
@@ -129,12 +125,23 @@ def commit_record(
         "parent": parents[0] if parents else None,
         "mainCommit": main_commit or (provenance.main_commit if provenance else None),
         "committedAt": float(committed) if committed.isdigit() else None,
-        "assignments": [{"clusterType": t, "deploymentTarget": d} for t, d in sorted(assignments)],
+        "assignments": [{"clusterType": t, "deploymentTarget": d} for t, d in assignments],
         "environments": list(order),
         "platformRepo": repo_web_url(str(getattr(platform, "url", "") or "")),
         **_waves(provenance),
         **({"follows": {name: list(ups) for name, ups in follows.items()}} if follows else {}),
     }
+
+
+def _assignments(paths: Iterable[str]) -> list[tuple[str, str]]:
+    """(cluster type, deployment target) of each ``<type>/<target>/<file>`` of the platform
+    folder's ``paths`` (hidden top-level folders left out), sorted."""
+    found = set()
+    for path in paths:
+        parts = path.split("/")
+        if len(parts) >= 3 and not parts[0].startswith("."):
+            found.add((parts[0], parts[1]))
+    return sorted(found)
 
 
 def _waves(provenance: Any) -> dict[str, Any]:
