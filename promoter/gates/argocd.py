@@ -198,9 +198,15 @@ def summarize(states: list[AppState], merge: str) -> Observation:
         return Observation(
             "success", f"{_count(len(states), 'application')} Synced at {merge[:12]} and Healthy"
         )
+    return Observation(
+        "pending", mask(f"{len(states) - len(waiting)} of {len(states)} ready; {_first_two(waiting)}")
+    )
+
+
+def _first_two(waiting: list[AppState]) -> str:
+    """What the first two applications wait for (and how many more do)."""
     shown = "; ".join(f"{s.name}: {s.message}" for s in waiting[:2])
-    more = f"; +{len(waiting) - 2} more" if len(waiting) > 2 else ""
-    return Observation("pending", mask(f"{len(states) - len(waiting)} of {len(states)} ready; {shown}{more}"))
+    return shown + (f"; +{len(waiting) - 2} more" if len(waiting) > 2 else "")
 
 
 def _name(app: Any) -> str:

@@ -85,10 +85,7 @@ class CommitStatusGate(Gate):
         required = f.strings("required") or []
         if not patterns and not required:
             f.fail("needs 'contexts' (patterns such as kustomization/*) or 'required' (exact contexts)")
-        min_count = f.integer("minCount", 0 if required else 1, minimum=0)
-        assert min_count is not None
-        if min_count == 0 and not required:
-            f.fail("'minCount' 0 with no 'required' would pass with no status at all: give at least 1")
+        min_count = _min_count(f, required)
         revision = f.choice("revision", ("descendants", "merge"), "descendants")
         interval = f.duration("interval", "15s")
         f.done()
@@ -197,13 +194,10 @@ class CommitStatusGate(Gate):
     def _silent_since(self, ctx: GateContext, reported: set[str]) -> tuple[str, list[str]] | None:
         """The commit before M and the matching contexts that reported there and not on this
         rollout: most likely the silent clusters (read to name them, never to judge)."""
-        if ctx.platform is None:
+        found = _before(ctx)
+        if found is None:
             return None
-        try:
-            before = ctx.platform.git.rev_parse(f"{ctx.platform_sha}^")
-            earlier = {s.context for s in ctx.forge.platform_statuses(before)} if before else set()
-        except PromoterError:  # naming them is a courtesy: the timeout stands without it
-            return None
+        before, earlier = found
         quiet = sorted(c for c in earlier - reported if self.matches(c) and c not in self.required)
         return (before, quiet) if before and quiet else None
 
@@ -234,6 +228,27 @@ def _where(ctx: GateContext, commits: list[str]) -> str:
     """``8f14e45fceea or the 2 commits after it on qa``: the commits a check read."""
     after = f" or the {_count(len(commits) - 1, 'commit')} after it on {ctx.platform_branch}"
     return f"{ctx.platform_sha[:12]}{after if len(commits) > 1 else ''}"
+
+
+def _min_count(f: GateFields, required: list[str]) -> int:
+    """``minCount``: 0 by default with required contexts, else 1; 0 only with some required."""
+    min_count = f.integer("minCount", 0 if required else 1, minimum=0)
+    assert min_count is not None
+    if min_count == 0 and not required:
+        f.fail("'minCount' 0 with no 'required' would pass with no status at all: give at least 1")
+    return min_count
+
+
+def _before(ctx: GateContext) -> tuple[str | None, set[str]] | None:
+    """The commit before M and the contexts that reported on it; None when it cannot be read
+    (naming the silent clusters is a courtesy: the timeout stands without it)."""
+    if ctx.platform is None:
+        return None
+    try:
+        before = ctx.platform.git.rev_parse(f"{ctx.platform_sha}^")
+        return before, {s.context for s in ctx.forge.platform_statuses(before)} if before else set()
+    except PromoterError:
+        return None
 
 
 def _passed(seen: list[Seen]) -> list[str]:

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from promoter.gates.http import HttpProblem, _detail, _reason
-from promoter.masking import mask, register_secret
+from promoter.gates.http import HttpProblem, json_body, send
+from promoter.masking import register_secret
 
 TOKEN_ENV = "PROMOTER_HUB_TOKEN"
 URL_ENV = "PROMOTER_HUB_URL"
@@ -54,27 +54,12 @@ class HubClient:
         return cls(url, secret_from_env(token_env), timeout)
 
     def _request(self, method: str, path: str, **kwargs: Any) -> Any:
-        import requests  # heavy (a twentieth of a second): loads only when the hub is asked
-
         headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
-        try:
-            response = requests.request(
-                method, self.url + path, headers=headers, timeout=self.timeout, **kwargs
-            )
-        except requests.RequestException as err:
-            raise HttpProblem(mask(f"cannot reach the hub at {self.url}: {_reason(err)}")) from err
-        try:
-            body = response.json()
-        except ValueError:
-            body = None
-        if response.status_code >= 400 or body is None:
-            detail = _detail(body) or response.reason or "not JSON"
-            raise HttpProblem(
-                mask(f"HTTP {response.status_code} from the hub: {detail}"), response.status_code, body
-            )
-        return body
+        where = f"the hub at {self.url}"
+        response = send(method, self.url + path, where, headers=headers, timeout=self.timeout, **kwargs)
+        return json_body(response, "the hub")
 
     def get(self, path: str, params: dict[str, Any] | None = None) -> Any:
         return self._request("GET", path, params=params or {})

@@ -76,14 +76,18 @@ def _follows(value: Any, order: list[str]) -> tuple[tuple[str, tuple[str, ...]],
     environments), each name one of ``environments`` when that is given."""
     if not isinstance(value, dict) or not all(_names(v) for v in value.values()):
         raise IngestError(422, "'follows' must map each environment to the list of environments it follows")
-    known = set(order)
-    for name, upstreams in sorted(value.items()):
+    _check_listed(value, set(order))
+    return tuple((str(name), tuple(dict.fromkeys(upstreams))) for name, upstreams in sorted(value.items()))
+
+
+def _check_listed(follows: dict[str, list[str]], known: set[str]) -> None:
+    """Each environment ``follows`` names must be one of ``known`` (when any is)."""
+    for name, upstreams in sorted(follows.items()):
         unknown = [n for n in [name, *upstreams] if known and n not in known]
         if unknown:
             raise IngestError(
                 422, f"'follows.{name}' names {unknown[0]!r}, which 'environments' does not list"
             )
-    return tuple((str(name), tuple(dict.fromkeys(upstreams))) for name, upstreams in sorted(value.items()))
 
 
 def _names(value: Any) -> bool:

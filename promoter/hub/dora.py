@@ -194,15 +194,21 @@ def restore_spells(history: History, clusters: set[str]) -> list[tuple[float, fl
             continue
         now_failing = failing.setdefault(report.cluster, set())
         was = bool(now_failing)
-        if report.state == "failure":
-            now_failing.add(report.reconciler)
-        elif report.state == "success":
-            now_failing.discard(report.reconciler)
+        _follow(now_failing, report)
         if not was and now_failing:
             began[report.cluster] = report.received
         elif was and not now_failing:
             spells.append((began[report.cluster], max(report.received, began[report.cluster])))
     return spells
+
+
+def _follow(failing: set[str], report: Report) -> None:
+    """A cluster's failing reconcilers after ``report``: a failure adds its reconciler, a
+    success takes it away, progress changes nothing."""
+    if report.state == "failure":
+        failing.add(report.reconciler)
+    elif report.state == "success":
+        failing.discard(report.reconciler)
 
 
 def _reported(history: History, clusters: set[str], before: float) -> set[str]:

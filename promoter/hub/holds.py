@@ -27,14 +27,7 @@ _ORIGINS = ("hold", "label")
 def holds_from_json(body: Any) -> tuple[str, list[dict[str, Any]]]:
     """A ``POST /v1/holds`` body: the environment and its holds in force; IngestError(422)
     naming a bad field."""
-    if not isinstance(body, dict):
-        raise IngestError(422, "the body must be an object with 'environment' and 'holds'")
-    unknown = sorted(set(body) - {"environment", "holds"})
-    if unknown:
-        raise IngestError(422, f"unknown field '{unknown[0]}'")
-    environment = body.get("environment")
-    if not isinstance(environment, str) or not environment.strip():
-        raise IngestError(422, "missing 'environment' (a non-empty string)")
+    environment = _environment_of(body)
     items = body.get("holds")
     if not isinstance(items, list) or len(items) > MAX_HOLDS:
         raise IngestError(422, f"'holds' must be a list of at most {MAX_HOLDS} holds (empty: none)")
@@ -47,6 +40,19 @@ def holds_from_json(body: Any) -> tuple[str, list[dict[str, Any]]]:
             )
         holds[hold["wave"]] = hold  # one per wave, as the control plane keeps them
     return environment, [holds[w] for w in sorted(holds)]
+
+
+def _environment_of(body: Any) -> str:
+    """The environment a holds body is about (an object of no other field than its holds)."""
+    if not isinstance(body, dict):
+        raise IngestError(422, "the body must be an object with 'environment' and 'holds'")
+    unknown = sorted(set(body) - {"environment", "holds"})
+    if unknown:
+        raise IngestError(422, f"unknown field '{unknown[0]}'")
+    environment = body.get("environment")
+    if not isinstance(environment, str) or not environment.strip():
+        raise IngestError(422, "missing 'environment' (a non-empty string)")
+    return environment
 
 
 def _hold(item: Any, where: str) -> dict[str, Any]:

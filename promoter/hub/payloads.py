@@ -222,6 +222,15 @@ def _argocd_statuses(status: dict[str, Any]) -> tuple[str, str, str]:
     return sync_status, health, str(_obj(status, "operationState").get("phase") or "")
 
 
+def _zoned_time(text: str) -> float | None:
+    """An RFC 3339 time with a zone, in seconds since the epoch; None for anything else."""
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when.timestamp() if when.tzinfo is not None else None
+
+
 def _argocd_message(status: dict[str, Any], state: State) -> str:
     """Why an app is where it is: a failed operation's message; for a Degraded app (whose
     ``status.health`` has no message since Argo CD 3) its unhealthy resources' messages and its
@@ -232,9 +241,13 @@ def _argocd_message(status: dict[str, Any], state: State) -> str:
         return str(operation["message"])
     if state != "failure":
         return str(operation.get("message") or "")
+    return "; ".join(_degraded_reasons(status)) or str(operation.get("message") or "")
+
+
+def _degraded_reasons(status: dict[str, Any]) -> list[str]:
+    """Why an app is Degraded: its health's message, its unhealthy resources', its error conditions'."""
     reasons = [str(m) for m in (_obj(status, "health").get("message"),) if m]
-    reasons += _unhealthy_resources(status) + _error_conditions(status)
-    return "; ".join(reasons) or str(operation.get("message") or "")
+    return reasons + _unhealthy_resources(status) + _error_conditions(status)
 
 
 def _unhealthy_resources(status: dict[str, Any]) -> list[str]:
@@ -277,12 +290,7 @@ def native_report(body: dict[str, Any]) -> Report:
     unknown = sorted(set(body) - known)
     if unknown:
         raise IngestError(422, f"unknown field '{unknown[0]}'")
-    state = _text(body, "state")
-    if state not in STATES:
-        raise IngestError(422, f"'state' must be one of {', '.join(STATES)}, got {state!r}")
-    role = str(body.get("role") or "apply")
-    if role not in ("apply", "source"):
-        raise IngestError(422, f"'role' must be apply or source, got {role!r}")
+    state, role = _native_state(body), _native_role(body)
     sha, branch = split_revision(str(body.get("revision") or ""))
     return Report(
         source="native",
@@ -298,6 +306,20 @@ def native_report(body: dict[str, Any]) -> Report:
     )
 
 
+def _native_state(body: dict[str, Any]) -> State:
+    state = _text(body, "state")
+    if state not in STATES:
+        raise IngestError(422, f"'state' must be one of {', '.join(STATES)}, got {state!r}")
+    return state
+
+
+def _native_role(body: dict[str, Any]) -> str:
+    role = str(body.get("role") or "apply")
+    if role not in ("apply", "source"):
+        raise IngestError(422, f"'role' must be apply or source, got {role!r}")
+    return role
+
+
 def timestamp(value: Any, name: str, *, required: bool = False) -> float | None:
     """Seconds since the epoch from an RFC 3339 time (or a number of seconds)."""
     if value is None or value == "":
@@ -306,14 +328,9 @@ def timestamp(value: Any, name: str, *, required: bool = False) -> float | None:
         return None
     if isinstance(value, int | float) and not isinstance(value, bool):
         return float(value)
-    if isinstance(value, str):
-        try:
-            when = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            pass
-        else:
-            if when.tzinfo is not None:
-                return when.timestamp()
+    when = _zoned_time(value) if isinstance(value, str) else None
+    if when is not None:
+        return when
     raise IngestError(422, f"'{name}' must be an RFC 3339 time with a zone, got {str(value)[:40]!r}")
 
 

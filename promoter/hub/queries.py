@@ -347,6 +347,16 @@ def discrepancies(tx: Tx, now: float, stale_after: float) -> list[dict[str, Any]
     """Between each environment and each it follows (the one before it, in a list Pipeline): a
     main commit the one runs and the other does not yet; and in every environment, clusters not
     at its head."""
+    items = _promotions_due(tx)
+    for item in drift(tx, now, stale_after):
+        items.append({"kind": "drift", **item})
+    for item in failing(tx, now, stale_after):
+        items.append({"kind": "failing", **item})
+    return items
+
+
+def _promotions_due(tx: Tx) -> list[dict[str, Any]]:
+    """Each (upstream, downstream) pair of environments whose heads run different main commits."""
     items: list[dict[str, Any]] = []
     names = environment_names(tx)
     heads = {n: head(tx, n) for n in names}
@@ -363,10 +373,6 @@ def discrepancies(tx: Tx, now: float, stale_after: float) -> list[dict[str, Any]
                     "downstreamMainCommit": down["mainCommit"],
                 }
             )
-    for item in drift(tx, now, stale_after):
-        items.append({"kind": "drift", **item})
-    for item in failing(tx, now, stale_after):
-        items.append({"kind": "failing", **item})
     return items
 
 

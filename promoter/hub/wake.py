@@ -246,7 +246,7 @@ def github_sender(
     installed on the control plane with Contents write). Each send is one request (an App's
     token aside), of at most ``SEND_TIMEOUT`` seconds: the layer retries none of them, so the
     waker's own backoff is the only one, and the attempts the docs state are the requests made."""
-    from promoter.forges.github.api import GitHubHttp  # heavy: PyGithub only when waking
+    from promoter.forges.github.api import GitHubHttp  # heavy (PyGithub, 400 ms): only when waking
     from promoter.forges.github.auth import credentials_from_env  # heavy, as above
     from promoter.forges.github.dispatches import dispatch  # heavy, as above
     from promoter.forges.github.policy import RetryPolicy  # heavy, as above

@@ -117,7 +117,7 @@ class SourceChecker:
         return missing
 
     def problem(self, want: Wanted) -> str | None:
-        import requests  # heavy (a twentieth of a second): loads only when sources are checked
+        import requests  # heavy (110 ms, a third of `promoter validate`'s start): only when sources are checked
 
         if want not in self.cache:
             try:
@@ -176,7 +176,7 @@ class SourceChecker:
     # ------------------------------------------------------------ HTTP
 
     def _helm(self, want: Wanted) -> str | None:
-        import requests  # heavy: loads only when sources are checked
+        import requests  # heavy, as in ``problem``: loads only when sources are checked
 
         url = want.repo.rstrip("/") + "/index.yaml"
         response = requests.get(url, timeout=self.timeout)
@@ -213,7 +213,7 @@ class SourceChecker:
     def _registry(self, url: str, host: str, exact: bool) -> requests.Response:
         """A GET (HEAD for a manifest), with the anonymous or GitHub-token bearer token the
         registry asks for in ``WWW-Authenticate`` (the distribution spec's token flow)."""
-        import requests  # heavy: loads only when sources are checked
+        import requests  # heavy, as in ``problem``: loads only when sources are checked
 
         method = requests.head if exact else requests.get
         headers = {"Accept": MANIFEST_TYPES}
