@@ -27,7 +27,6 @@ import hmac
 import json
 import time
 import urllib.error
-import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import wait as wait_for
@@ -128,16 +127,17 @@ def sign(secret: str, body: bytes) -> str:
 Post = Callable[[str, bytes, Mapping[str, str], float], None]
 
 
-class _Refuse(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None  # urllib then raises HTTPError with the 3xx code
-
-
 def post(url: str, body: bytes, headers: Mapping[str, str], timeout: float) -> None:
     """POST ``body``; returns when the receiver answered 2xx, else raises ``HTTPError`` (for a
     redirect too: followed, the POST would arrive as a GET without its body) or ``OSError``."""
+    import urllib.request  # heavy (12 ms with http.client and ssl; a local promotion never loads it): only when notifying
+
+    class Refuse(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+            return None  # urllib then raises HTTPError with the 3xx code
+
     request = urllib.request.Request(url, data=body, headers=dict(headers), method="POST")
-    with urllib.request.build_opener(_Refuse).open(request, timeout=timeout) as answer:
+    with urllib.request.build_opener(Refuse).open(request, timeout=timeout) as answer:
         answer.read(65536)
 
 
