@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from promoter.hub import keys
-from promoter.hub.commitbody import commit_from_json
+from promoter.hub.commitbody import commit_from_json as commit_from_json
 from promoter.hub.commits import record_commit
 from promoter.hub.db import Database, database_errors
 from promoter.hub.holds import holds_from_json, record_holds
