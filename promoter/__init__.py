@@ -18,10 +18,11 @@ from promoter.errors import (
 
 def __getattr__(name: str) -> str:
     """``__version__``: the installed distribution's, which setuptools-scm took from the git tag
-    at build time; read when asked (importlib.metadata is a fifth of a command's start)."""
+    at build time; read when asked (importlib.metadata takes 10 ms: more than the rest of
+    ``import promoter``, and an eighth of ``promoter report-status``'s start, which never asks)."""
     if name != "__version__":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib import metadata  # heavy: loads only when the version is asked for
+    from importlib import metadata  # heavy (10 ms, as above): loads only when the version is asked for
 
     try:
         return metadata.version("promoter")

@@ -165,7 +165,7 @@ def _github_runtime(
     options: GitHubOptions | None,
     environ: Mapping[str, str],
 ) -> tuple[PlatformRepo, Forge]:
-    from promoter.forges.github.forge import connect  # heavy: PyGithub loads only when GitHub is used
+    from promoter.forges.github.forge import connect  # heavy (440 ms with PyGithub): only when GitHub is used
     from promoter.forges.github.policy import RetryPolicy  # heavy: imports PyGithub too
 
     options = options or GitHubOptions()

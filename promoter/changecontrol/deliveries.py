@@ -103,21 +103,29 @@ def claim(
     due: list[Due] = []
     dropped: list[Outcome] = []
     for key, entry in events.items():
-        data = entry.get("event")
         before = len(due) + len(dropped)
-        for name, d in list(entry["receivers"].items()):
-            at = _due_at(d)
-            if at is None:
-                continue
-            if not isinstance(data, dict) or not wants(name, data):
-                del entry["receivers"][name]  # its receiver is gone: nothing to send it
-            elif now - _num(d, "first", now) >= GIVE_UP:
-                dropped.append(_drop(entry, key, name, d, str(d.get("error") or "no answer"), now))
-            elif at <= now:
-                due.append(_lease(entry, key, name, d, now))
+        _claim_event(key, entry, wants, now, due, dropped)
         if len(due) + len(dropped) > before:
             _tidy(entry, now)
     return due, dropped
+
+
+def _claim_event(
+    key: str, entry: dict[str, Any], wants: Wants, now: float, due: list[Due], dropped: list[Outcome]
+) -> None:
+    """Claim one event's deliveries due now (into ``due``), drop those whose time is up (into
+    ``dropped``) and forget those of receivers gone."""
+    data = entry.get("event")
+    for name, d in list(entry["receivers"].items()):
+        at = _due_at(d)
+        if at is None:
+            continue
+        if not isinstance(data, dict) or not wants(name, data):
+            del entry["receivers"][name]  # its receiver is gone: nothing to send it
+        elif now - _num(d, "first", now) >= GIVE_UP:
+            dropped.append(_drop(entry, key, name, d, str(d.get("error") or "no answer"), now))
+        elif at <= now:
+            due.append(_lease(entry, key, name, d, now))
 
 
 def settle(doc: dict[str, Any], answers: Sequence[tuple[Due, str | None]], now: float) -> list[Outcome]:
@@ -167,6 +175,14 @@ def next_due(doc: Mapping[str, Any], wants: Wants) -> float | None:
     return min(times, default=None)
 
 
+def _new_receivers(
+    entry: dict[str, Any], data: Mapping[str, Any], receivers: Sequence[str], wants: Wants
+) -> list[str]:
+    """The receivers that want the event (as recorded, else ``data``) and have no delivery of it."""
+    known = entry["receivers"]
+    return [name for name in receivers if name not in known and wants(name, entry.get("event") or data)]
+
+
 def _add(
     events: dict[str, dict[str, Any]],
     fresh: Mapping[str, Mapping[str, Any]],
@@ -180,7 +196,7 @@ def _add(
             continue
         entry = events.get(key) or {"receivers": {}}
         known = entry["receivers"]
-        new = [name for name in receivers if name not in known and wants(name, entry.get("event") or data)]
+        new = _new_receivers(entry, data, receivers, wants)
         if new:
             entry.setdefault("event", dict(data))
             known.update({name: {"state": "failed", "attempts": 0} for name in new})  # no next: due now

@@ -130,7 +130,7 @@ Post = Callable[[str, bytes, Mapping[str, str], float], None]
 def post(url: str, body: bytes, headers: Mapping[str, str], timeout: float) -> None:
     """POST ``body``; returns when the receiver answered 2xx, else raises ``HTTPError`` (for a
     redirect too: followed, the POST would arrive as a GET without its body) or ``OSError``."""
-    import urllib.request  # heavy (a thirtieth of a second, http and ssl): loads only when notifying
+    import urllib.request  # heavy (12 ms with http.client and ssl; a local promotion never loads it): only when notifying
 
     class Refuse(urllib.request.HTTPRedirectHandler):
         def redirect_request(self, *args: Any, **kwargs: Any) -> None:

@@ -32,18 +32,23 @@ def windows_from(f: Fields) -> Windows | None:
         return None
     zone = w.str("timeZone", required=True)
     assert zone is not None
-    try:
-        ZoneInfo(zone)
-    except (ZoneInfoNotFoundError, ValueError):
-        near = [z for z in sorted(available_timezones()) if z.lower() == zone.lower()]
-        hint = f" (did you mean {near[0]}?)" if near else " (an IANA name such as Europe/Berlin or UTC)"
-        w.fail(f"unknown time zone {zone!r}{hint}", "timeZone")
+    _check_zone(w, zone)
     allow = tuple(_rule(Fields(item, w.file, path, line)) for path, line, item in w.items("allow"))
     deny = tuple(_rule(Fields(item, w.file, path, line)) for path, line, item in w.items("deny"))
     w.done()
     if not allow and not deny:
         w.fail("needs allow or deny rules (or no windows field: always open)")
     return Windows(zone, allow, deny, Source(w.file, w.line))
+
+
+def _check_zone(w: Fields, zone: str) -> None:
+    """``zone`` must be an IANA time zone; a wrong case is told its right one."""
+    try:
+        ZoneInfo(zone)
+    except (ZoneInfoNotFoundError, ValueError):
+        near = [z for z in sorted(available_timezones()) if z.lower() == zone.lower()]
+        hint = f" (did you mean {near[0]}?)" if near else " (an IANA name such as Europe/Berlin or UTC)"
+        w.fail(f"unknown time zone {zone!r}{hint}", "timeZone")
 
 
 def _rule(r: Fields) -> WindowRule:

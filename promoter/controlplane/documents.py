@@ -45,33 +45,45 @@ def is_object(doc: Any, file: str) -> bool:
     if not isinstance(doc, dict):
         return False
     api, kind = doc.get("apiVersion"), doc.get("kind")
-    line = line_of(doc, "apiVersion")
     if api in (API_VERSION, KALYPSO_API_VERSION):
-        if api == KALYPSO_API_VERSION and kind in KALYPSO_ONLY_KINDS:
-            raise ConfigError(
-                f"kind {kind} is Kalypso's: validate, render, diff and promote read a Kalypso control plane as "
-                "it is, other commands need a promoter Pipeline (promoter convert --from kalypso, docs/kalypso.md)",
-                file=file,
-                line=line_of(doc, "kind"),
-            )
-        if kind not in MAIN_KINDS + ENV_KINDS:
-            raise ConfigError(
-                f"unknown kind {kind!r}{_kinds_hint(kind)}", file=file, line=line_of(doc, "kind")
-            )
-        if api == KALYPSO_API_VERSION and kind not in KALYPSO_KINDS:
-            raise ConfigError(
-                f"kind {kind} is not a Kalypso kind; use apiVersion {API_VERSION}", file=file, line=line
-            )
+        _check_kind(doc, api, kind, file)
         return True
     if api == "v1" and kind == "ConfigMap":
         return True
+    _check_not_ours(doc, api, kind, file)
+    return False
+
+
+def _check_kind(doc: dict[str, Any], api: str, kind: Any, file: str) -> None:
+    """A document of our apiVersion (or Kalypso's) must be of one of its kinds."""
+    if api == KALYPSO_API_VERSION and kind in KALYPSO_ONLY_KINDS:
+        raise ConfigError(
+            f"kind {kind} is Kalypso's: validate, render, diff and promote read a Kalypso control plane as "
+            "it is, other commands need a promoter Pipeline (promoter convert --from kalypso, docs/kalypso.md)",
+            file=file,
+            line=line_of(doc, "kind"),
+        )
+    if kind not in MAIN_KINDS + ENV_KINDS:
+        raise ConfigError(f"unknown kind {kind!r}{_kinds_hint(kind)}", file=file, line=line_of(doc, "kind"))
+    if api == KALYPSO_API_VERSION and kind not in KALYPSO_KINDS:
+        raise ConfigError(
+            f"kind {kind} is not a Kalypso kind; use apiVersion {API_VERSION}",
+            file=file,
+            line=line_of(doc, "apiVersion"),
+        )
+
+
+def _check_not_ours(doc: dict[str, Any], api: Any, kind: Any, file: str) -> None:
+    """Someone else's document, unless it looks like one of ours written wrongly (an old
+    apiVersion, or our kind without one)."""
     if isinstance(api, str) and api.startswith(("promoter.dev/", "scheduler.kalypso.io/")):
-        raise ConfigError(f"unsupported apiVersion {api!r}; use {API_VERSION}", file=file, line=line)
+        raise ConfigError(
+            f"unsupported apiVersion {api!r}; use {API_VERSION}", file=file, line=line_of(doc, "apiVersion")
+        )
     if api is None and kind in MAIN_KINDS + ENV_KINDS:
         raise ConfigError(
             f"kind {kind} needs apiVersion: {API_VERSION}", file=file, line=line_of(doc, "kind")
         )
-    return False
 
 
 class ObjectDoc:

@@ -114,7 +114,7 @@ def check_output_names(workloads: dict[str, Workload]) -> None:
 
 
 def schema_from(obj: ObjectDoc) -> ConfigSchema:
-    import jsonschema  # heavy (a tenth of a second): loads only when a control plane has a ConfigSchema
+    import jsonschema  # heavy (72 ms; `promoter completion` starts in 136): loads only with a ConfigSchema
 
     spec = obj.spec()
     schema = spec.get("schema", dict, required=True)
@@ -139,9 +139,9 @@ def _unresolvable_ref(schema: dict[str, Any]) -> str | None:
     jsonschema resolves references only when validation reaches them, and then raises instead of
     reporting, or fetches a URL over the network; checked here, a bad one is an error with a line.
     """
-    from jsonschema_specifications import REGISTRY as METASCHEMAS  # type: ignore[import-untyped]  # heavy: only when
-    from referencing.exceptions import Unresolvable  # heavy: only when a ConfigSchema is read
-    from referencing.jsonschema import DRAFT202012, specification_with  # heavy: only when
+    from jsonschema_specifications import REGISTRY as METASCHEMAS  # type: ignore[import-untyped]  # heavy (47 ms)
+    from referencing.exceptions import Unresolvable  # heavy (41 ms): loads only when a ConfigSchema is read
+    from referencing.jsonschema import DRAFT202012, specification_with  # heavy, as above
 
     dialect = schema.get("$schema")
     root = specification_with(

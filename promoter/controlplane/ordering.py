@@ -93,18 +93,28 @@ def _target(workloads: dict[str, Workload], workload: str, target: str, environm
         near = difflib.get_close_matches(workload, sorted(workloads), n=1, cutoff=0.7)
         raise _Refused(f"no workload {workload!r} on main" + (f", did you mean {near[0]!r}?" if near else ""))
     if not target:
-        here = [x.name for x in other.targets if x.environment == environment]
-        if not here:
-            raise _Refused(
-                f"workload {workload!r} has no deployment target in {environment}, "
-                "and a target comes after targets of its own environment only"
-            )
-        if len(here) > 1:
-            raise _Refused(
-                f"workload {workload!r} has {len(here)} deployment targets in {environment} "
-                f"({', '.join(here)}): name one with 'target'"
-            )
-        return workload, here[0]
+        return workload, _only_target(workload, other, environment)
+    return workload, _named_target(workload, other, target, environment)
+
+
+def _only_target(workload: str, other: Workload, environment: str) -> str:
+    """The workload's one deployment target in ``environment`` (an item that names no target)."""
+    here = [x.name for x in other.targets if x.environment == environment]
+    if not here:
+        raise _Refused(
+            f"workload {workload!r} has no deployment target in {environment}, "
+            "and a target comes after targets of its own environment only"
+        )
+    if len(here) > 1:
+        raise _Refused(
+            f"workload {workload!r} has {len(here)} deployment targets in {environment} "
+            f"({', '.join(here)}): name one with 'target'"
+        )
+    return here[0]
+
+
+def _named_target(workload: str, other: Workload, target: str, environment: str) -> str:
+    """``target`` of the workload, which must be one of its targets in ``environment``."""
     found = next((x for x in other.targets if x.name == target), None)
     if found is None:
         names = [x.name for x in other.targets]
@@ -116,7 +126,7 @@ def _target(workloads: dict[str, Workload], workload: str, target: str, environm
             f"{named((workload, target))} is a target of environment {found.environment}, not {environment}: "
             "a target comes after targets of its own environment only"
         )
-    return workload, target
+    return target
 
 
 def _depths(workloads: dict[str, Workload], graph: dict[Key, tuple[Item, ...]]) -> dict[Key, int]:

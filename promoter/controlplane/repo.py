@@ -89,6 +89,19 @@ class ControlPlane:
             raise UsageError(f"--commit {ref}: no such commit or branch in {self.path}")
         return sha
 
+    def _platform_branches(self, branches: list[str]) -> str:
+        """What makes the repo a platform repo, said: its promotion branches, else its rendered
+        branches; empty when it has neither."""
+        promotions = [b for b in branches if b.startswith("promoter/")]
+        if promotions:
+            return f"promotion branches {', '.join(promotions[:3])}"
+        rendered = self._holding(branches, ".promoter/promotion.yaml")
+        return f"rendered branches {', '.join(rendered[:3])}" if rendered else ""
+
+    def _holding(self, branches: list[str], path: str) -> list[str]:
+        """The ``branches`` whose head holds file ``path``."""
+        return [b for b in branches if self.git.read_file(f"refs/heads/{b}", path)]
+
     def _what_it_is(self) -> str:
         """A hint for a repo without the main branch: a platform repo given as the control plane,
         or the Pipeline on a branch of another name."""
@@ -96,19 +109,13 @@ class ControlPlane:
             "for-each-ref", "--format=%(refname:short)", operands=["refs/heads"], check=False
         )
         branches = listing.stdout.decode("utf-8", "replace").split()[:100]  # the error path: bounded
-        promotions = [b for b in branches if b.startswith("promoter/")]
-        rendered = [b for b in branches if self.git.read_file(f"refs/heads/{b}", ".promoter/promotion.yaml")]
-        if promotions or rendered:
-            found = (
-                f"promotion branches {', '.join(promotions[:3])}"
-                if promotions
-                else f"rendered branches {', '.join(rendered[:3])}"
-            )
+        found = self._platform_branches(branches)
+        if found:
             return (
                 f"; {self.path} is a platform repo ({found}), where the promoter pushes: "
                 "--control-plane names the repo with the Pipeline (promoter.yaml on main)"
             )
-        pipelines = [b for b in branches if self.git.read_file(f"refs/heads/{b}", "promoter.yaml")]
+        pipelines = self._holding(branches, "promoter.yaml")
         if pipelines:
             return f"; its Pipeline (promoter.yaml) is on {pipelines[0]}: --main-branch {pipelines[0]}"
         return ""

@@ -59,16 +59,28 @@ def _status(git: Git) -> _Status:
     raw = git.run(
         "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all", "--no-renames"
     ).stdout.decode("utf-8", "surrogateescape")
-    branch = head = None
+    records = raw.split("\0")
+    head = _header(records, "# branch.oid ", "(initial)")
+    branch = _header(records, "# branch.head ", "(detached)")
+    return _Status(branch, head, *_paths(records))
+
+
+def _header(records: list[str], prefix: str, none: str) -> str | None:
+    """The value of the ``prefix`` header line; None when it says ``none`` (or is missing)."""
+    value = None
+    for record in records:
+        if record.startswith(prefix):
+            value = None if record.endswith(none) else record.split(" ", 2)[2]
+    return value
+
+
+def _paths(records: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(staged, changed) paths of the status entries."""
     staged: list[str] = []
     changed: list[str] = []
-    for record in raw.split("\0"):
+    for record in records:
         kind = record[:2]
-        if record.startswith("# branch.oid "):
-            head = None if record.endswith("(initial)") else record.split(" ", 2)[2]
-        elif record.startswith("# branch.head "):
-            branch = None if record.endswith("(detached)") else record.split(" ", 2)[2]
-        elif kind in ("1 ", "u "):  # ordinary and unmerged entries: "1 XY sub mH mI mW hH hI path"
+        if kind in ("1 ", "u "):  # ordinary and unmerged entries: "1 XY sub mH mI mW hH hI path"
             fields = record.split(" ", 8 if kind == "1 " else 10)
             path, index_state = fields[-1], fields[1][0]
             changed.append(path)
@@ -76,7 +88,7 @@ def _status(git: Git) -> _Status:
                 staged.append(path)
         elif kind == "? ":
             changed.append(record[2:])
-    return _Status(branch, head, tuple(staged), tuple(changed))
+    return tuple(staged), tuple(changed)
 
 
 def snapshot(git: Git, *, staged: bool) -> Snapshot | None:
@@ -92,19 +104,21 @@ def snapshot(git: Git, *, staged: bool) -> Snapshot | None:
     if not any(is_control_plane_file(p) for p in (state.staged if staged else state.changed)):
         return None
     tree = _tree(git, staged)
-    changed = git.run(
-        "diff-tree", "-r", "-z", "--name-only", "--no-renames", operands=[f"{head}^{{tree}}", tree]
-    )
-    files = tuple(
-        p
-        for p in changed.stdout.decode("utf-8", "surrogateescape").split("\0")
-        if p and is_control_plane_file(p)
-    )
+    files = _differing(git, head, tree)
     if not files:
         return None
     message = f"promoter: the {'index' if staged else 'working tree'} of {branch}"
     commit = git.out("commit-tree", "-p", head, "-m", message, operands=[tree])
     return Snapshot(branch, commit, files, staged)
+
+
+def _differing(git: Git, head: str, tree: str) -> tuple[str, ...]:
+    """The control-plane files that differ between ``head``'s tree and ``tree``."""
+    changed = git.run(
+        "diff-tree", "-r", "-z", "--name-only", "--no-renames", operands=[f"{head}^{{tree}}", tree]
+    )
+    names = changed.stdout.decode("utf-8", "surrogateescape").split("\0")
+    return tuple(p for p in names if p and is_control_plane_file(p))
 
 
 def _add_yaml(git: Git, env: dict[str, str]) -> None:

@@ -119,8 +119,14 @@ class _Builder:
             raise self.error(
                 node, f"a number written with {len(node.value)} characters, over {MAX_NUMBER_CHARS}; quote it"
             )
+        value = self._construct(node)
+        self._check_range(node, value)
+        return value
+
+    def _construct(self, node: yaml.Node) -> Any:
+        """The scalar's value, by its tag; an error naming the node when it is not valid."""
         try:
-            value = self.loader.construct_object(node, deep=True)
+            return self.loader.construct_object(node, deep=True)
         except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as err:
             # PyYAML's constructors raise these for values that match a tag's pattern but are
             # not valid, such as the implicit timestamp 2024-02-30 or an explicit "!!int abc".
@@ -128,11 +134,13 @@ class _Builder:
             raise self.error(
                 node, f"invalid {_tag(node.tag)} value {node.value!r}" + (f" ({detail})" if detail else "")
             ) from err
+
+    def _check_range(self, node: yaml.Node, value: Any) -> None:
+        """A number must fit: an integer in 64 bits, a float short of infinity unless written so."""
         if isinstance(value, int) and not isinstance(value, bool) and not INT_MIN <= value <= INT_MAX:
             raise self.error(node, f"integer {node.value!r} is outside the 64-bit range; quote it")
         if isinstance(value, float) and math.isinf(value) and "inf" not in node.value.lower():
             raise self.error(node, f"number {node.value!r} is too large for a float; quote it")
-        return value
 
     def _mapping(self, node: yaml.MappingNode, depth: int) -> LDict:
         out = LDict()
@@ -297,15 +305,25 @@ def surely_one_mapping(text: str) -> bool:
     """
     if not _HAVE_CPARSER or text.startswith(("---", "...")) or not _ROOT_KEY.match(text):
         return False
-    for mark in _SLOW_MARKS:
-        if mark in text:
-            return False
+    if _needs_loader(text):
+        return False
+    return _parses(text)
+
+
+def _needs_loader(text: str) -> bool:
+    """Whether ``text`` may hold what only the loader judges: a construct of ``_SLOW_MARKS``,
+    an explicit key, a collection as a key, or a plain ``=``."""
+    if any(mark in text for mark in _SLOW_MARKS):
+        return True
     if "?" in text and _EXPLICIT_KEY.search(text):
-        return False
+        return True
     if ("]" in text or "}" in text) and _FLOW_KEY.search(text):
-        return False
-    if "=" in text and _VALUE_TAG.search(text):
-        return False
+        return True
+    return "=" in text and _VALUE_TAG.search(text) is not None
+
+
+def _parses(text: str) -> bool:
+    """Whether libyaml's parser reads ``text`` without error."""
     parser = _CParser(text)
     try:
         parser.raw_parse()

@@ -35,30 +35,55 @@ def _context_line(err: yaml.MarkedYAMLError) -> str:
 
 def _words(err: yaml.MarkedYAMLError, char: str) -> str:
     problem = err.problem or str(err)
-    context = err.context or ""
+    return (
+        _character_words(problem, char)
+        or _indentation_words(err, problem)
+        or _unclosed_words(err, problem, char)
+        or _other_words(problem)
+    )
+
+
+def _character_words(problem: str, char: str) -> str | None:
+    """A character that cannot be where it is: a tab, a value's first character, a bracket
+    that closes nothing."""
     if char == "\t" or "tab character" in problem:
         return "a tab character: YAML indents with spaces only; replace the tab with spaces"
     if problem == "found character that cannot start any token":
         return f"{char!r} cannot start a value; put the value in quotes"
+    if char in ("]", "}") and problem.startswith("did not find expected"):
+        return f"{char!r} closes nothing: a bracket too many"
+    return None
+
+
+def _indentation_words(err: yaml.MarkedYAMLError, problem: str) -> str | None:
+    """A line that does not line up with those above it (or a key without its ':')."""
     if problem.startswith("mapping values are not allowed"):
         return (
             "unexpected ':' here: this line is indented further than the key above it, "
             "or a value holds ': ' and needs quotes"
         )
-    if char in ("]", "}") and problem.startswith("did not find expected"):
-        return f"{char!r} closes nothing: a bracket too many"
-    if problem == "did not find expected node content" and char == "":
-        return "the file ends where a value was expected: a '[' or '{' is never closed"
     if problem == "did not find expected key" or problem.startswith("expected <block end>"):
         return "wrong indentation: this line does not line up with the keys or items above it"
     if problem == "did not find expected '-' indicator":
         return "wrong indentation: this list item does not line up with the items above it"
     if problem == "could not find expected ':'":
         return f"a key without ':' before this line{_context_line(err)}, or a line indented wrongly"
+    return None
+
+
+def _unclosed_words(err: yaml.MarkedYAMLError, problem: str, char: str) -> str | None:
+    """A bracket or quote never closed."""
+    context = err.context or ""
+    if problem == "did not find expected node content" and char == "":
+        return "the file ends where a value was expected: a '[' or '{' is never closed"
     if "quoted scalar" in context:
         return f"a quoted string is never closed{_context_line(err)}"
     if context.startswith("while parsing a flow"):
         return f"a '[' or '{{' list or mapping is never closed{_context_line(err)}"
+    return None
+
+
+def _other_words(problem: str) -> str:
     if problem == "found undefined alias":
         return "'*' starts an alias to an anchor that is not defined; put the value in quotes"
     return f"invalid YAML: {problem}"

@@ -110,6 +110,18 @@ class ArgoCDGate(Gate):
     def _applications(self, token: str) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
         """The applications found, and (name, why) for the named ones not found (yet)."""
         params = {"appNamespace": self.app_namespace} if self.app_namespace else {}
+        apps, missing = self._named(token, params)
+        if self.selector:
+            found, items = self._selected(token, params, self.selector)
+            if not found and not items:
+                missing.append((f"selector {self.selector}", "no application matches"))
+            apps += found
+        return apps, missing
+
+    def _named(
+        self, token: str, params: dict[str, str]
+    ) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
+        """The applications named, and (name, why) for those not found (yet)."""
         apps: list[dict[str, Any]] = []
         missing: list[tuple[str, str]] = []
         for name in self.names:
@@ -120,14 +132,15 @@ class ArgoCDGate(Gate):
                     raise
                 # Argo CD answers 403 for an app that does not exist, so as not to reveal it.
                 missing.append((name, "not found (or no permission to read it)"))
-        if self.selector:
-            listing = self.endpoint.get("/api/v1/applications", {**params, "selector": self.selector}, token)
-            items = listing.get("items") if isinstance(listing, dict) else None
-            found = [a for a in items or [] if _name(a) not in self.names]
-            if not found and not items:
-                missing.append((f"selector {self.selector}", "no application matches"))
-            apps += found
         return apps, missing
+
+    def _selected(
+        self, token: str, params: dict[str, str], selector: str
+    ) -> tuple[list[dict[str, Any]], list[Any]]:
+        """The applications ``selector`` matches that are not also named, and every one it matches."""
+        listing = self.endpoint.get("/api/v1/applications", {**params, "selector": selector}, token)
+        items = (listing.get("items") if isinstance(listing, dict) else None) or []
+        return [a for a in items if _name(a) not in self.names], items
 
 
 def judge(app: dict[str, Any], revisions: list[str]) -> AppState:
@@ -185,9 +198,15 @@ def summarize(states: list[AppState], merge: str) -> Observation:
         return Observation(
             "success", f"{_count(len(states), 'application')} Synced at {merge[:12]} and Healthy"
         )
+    return Observation(
+        "pending", mask(f"{len(states) - len(waiting)} of {len(states)} ready; {_first_two(waiting)}")
+    )
+
+
+def _first_two(waiting: list[AppState]) -> str:
+    """What the first two applications wait for (and how many more do)."""
     shown = "; ".join(f"{s.name}: {s.message}" for s in waiting[:2])
-    more = f"; +{len(waiting) - 2} more" if len(waiting) > 2 else ""
-    return Observation("pending", mask(f"{len(states) - len(waiting)} of {len(states)} ready; {shown}{more}"))
+    return shown + (f"; +{len(waiting) - 2} more" if len(waiting) > 2 else "")
 
 
 def _name(app: Any) -> str:

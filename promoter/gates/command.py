@@ -71,22 +71,9 @@ class CommandGate(Gate):
         unknown = set(spec) - {"run", "shell", "retry", "interval", "timeout"}
         if unknown:
             raise spec_error(source, "command", f"unknown field '{sorted(unknown)[0]}'")
-        run = spec.get("run")
-        shell = spec.get("shell", False)
-        if not isinstance(shell, bool):
-            raise spec_error(source, "command", "'shell' must be true or false")
-        if isinstance(run, str) and run.strip():
-            try:
-                argv = [run] if shell else shlex.split(run)
-            except ValueError as err:
-                raise spec_error(source, "command", f"cannot split 'run': {err}") from err
-        elif isinstance(run, list) and run and all(isinstance(a, str) for a in run):
-            argv = [shlex.join(run)] if shell else list(run)
-        else:
-            raise spec_error(source, "command", "'run' must be a non-empty string or list of strings")
-        retry = spec.get("retry", False)
-        if not isinstance(retry, bool):
-            raise spec_error(source, "command", "'retry' must be true or false")
+        shell = _flag(spec, "shell", source)
+        argv = _argv(spec.get("run"), shell, source)
+        retry = _flag(spec, "retry", source)
         try:
             interval = parse_duration(spec.get("interval", "10s"))
             attempt_timeout = parse_duration(spec.get("timeout", "10m"))
@@ -180,3 +167,24 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 def _last_line(data: bytes) -> str:
     lines = [ln for ln in data.decode("utf-8", "replace").splitlines() if ln.strip()]
     return mask(lines[-1].strip()[:200]) if lines else ""
+
+
+def _flag(spec: dict[str, Any], name: str, source: Source) -> bool:
+    """A true/false field of the spec (false when not given)."""
+    value = spec.get(name, False)
+    if not isinstance(value, bool):
+        raise spec_error(source, "command", f"'{name}' must be true or false")
+    return value
+
+
+def _argv(run: Any, shell: bool, source: Source) -> list[str]:
+    """``run`` as the process's arguments: a string split as a shell would (or, with ``shell``,
+    whole), or a list taken as it is (or, with ``shell``, joined into one command line)."""
+    if isinstance(run, str) and run.strip():
+        try:
+            return [run] if shell else shlex.split(run)
+        except ValueError as err:
+            raise spec_error(source, "command", f"cannot split 'run': {err}") from err
+    if isinstance(run, list) and run and all(isinstance(a, str) for a in run):
+        return [shlex.join(run)] if shell else list(run)
+    raise spec_error(source, "command", "'run' must be a non-empty string or list of strings")

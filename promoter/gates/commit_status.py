@@ -20,6 +20,7 @@ on GitHub.
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,10 +85,7 @@ class CommitStatusGate(Gate):
         required = f.strings("required") or []
         if not patterns and not required:
             f.fail("needs 'contexts' (patterns such as kustomization/*) or 'required' (exact contexts)")
-        min_count = f.integer("minCount", 0 if required else 1, minimum=0)
-        assert min_count is not None
-        if min_count == 0 and not required:
-            f.fail("'minCount' 0 with no 'required' would pass with no status at all: give at least 1")
+        min_count = _min_count(f, required)
         revision = f.choice("revision", ("descendants", "merge"), "descendants")
         interval = f.duration("interval", "15s")
         f.done()
@@ -125,25 +123,16 @@ class CommitStatusGate(Gate):
         """Failure if any is failed; success if required and minCount are met; else pending."""
         failed = [s for s in seen if s.status.state in FAILED]
         if failed:
-            first = failed[0]
-            detail = f": {first.status.description}" if first.status.description else ""
-            more = f" (+{len(failed) - 1} more failed)" if len(failed) > 1 else ""
-            return Observation(
-                "failure", mask(f"{first.context} {first.status.state} on {first.commit[:12]}{detail}{more}")
-            )
-        passed = sorted({s.context for s in seen if s.succeeded})
-        missing = [r for r in self.required if r not in passed]
+            return _failure(failed)
+        passed = _passed(seen)
+        missing = self._absent(passed)
         if not missing and len(passed) >= self.min_count:
             return Observation("success", _listing(f"{len(passed)} success", passed))
         if not seen:
             where = _where(ctx, commits)
             return Observation("pending", f"no status matching {self._wanted()} on {where} yet")
-        waiting = [str(s) for s in seen if not s.succeeded and s.context not in passed]
         parts = [f"{len(passed)} of {self._needed()} success"]
-        if missing:
-            parts.append(_listing("waiting for", missing))
-        if waiting:
-            parts.append(_listing("", waiting))
+        parts += _listings(("waiting for", missing), ("", _unfinished(seen, passed)))
         return Observation("pending", mask("; ".join(parts)))
 
     def at_timeout(self, ctx: GateContext, last: Observation) -> Observation:
@@ -154,8 +143,8 @@ class CommitStatusGate(Gate):
         if last.state != "pending" or not self._commits:
             return last
         reported = {s.context for s in self._seen}
-        passed = sorted({s.context for s in self._seen if s.succeeded})
-        short = self.min_count - len(passed) if self.patterns else 0
+        passed = _passed(self._seen)
+        short = self._short(passed)
         quiet = self._silent_since(ctx, reported) if short > 0 else None
         for limit in (3, 1):  # shorter lists rather than a cut-off cause, which comes last
             text = mask("; ".join(self._missed(ctx, passed, reported, quiet, limit)))
@@ -172,44 +161,43 @@ class CommitStatusGate(Gate):
         limit: int,
     ) -> list[str]:
         """The parts of the timeout's message, each list shown up to ``limit`` items."""
-        parts = [
-            _listing(f"{len(passed)} of {self._needed()} success", passed, limit)
-            if self._seen
-            else f"no status matching {self._wanted()} on {_where(ctx, self._commits)}"
-        ]
-        never = [r for r in self.required if r not in reported]
-        if never:
-            parts.append(_listing("never reported", never, limit))
-        unfinished = [str(s) for s in self._seen if not s.succeeded and s.context not in passed]
-        if unfinished:
-            parts.append(_listing("not success", unfinished, limit))
-        short = self.min_count - len(passed) if self.patterns else 0
+        parts = [self._progress(ctx, passed, limit)]
+        never = self._absent(reported)
+        parts += _listings(
+            ("never reported", never), ("not success", _unfinished(self._seen, passed)), limit=limit
+        )
+        short = self._short(passed)
         if short > 0:
             parts.append(f"{short} of minCount {self.min_count} missing")
         if quiet:
             before, names = quiet
-            parts.append(
-                _listing(
-                    f"reported on {before[:12]}, the commit before, and not since:",
-                    names,
-                    limit,
-                    parens=False,
-                )
-            )
+            what = f"reported on {before[:12]}, the commit before, and not since:"
+            parts.append(_listing(what, names, limit, parens=False))
         if never or short > 0:
             parts.append(flux.silence_cause(ctx.flux))
         return parts
 
+    def _absent(self, contexts: Collection[str]) -> list[str]:
+        """The required contexts not among ``contexts``."""
+        return [r for r in self.required if r not in contexts]
+
+    def _short(self, passed: list[str]) -> int:
+        """How many successes ``minCount`` still misses (patterns only: required ones are named)."""
+        return self.min_count - len(passed) if self.patterns else 0
+
+    def _progress(self, ctx: GateContext, passed: list[str], limit: int) -> str:
+        """How many succeeded of how many needed, or that no status matched at all."""
+        if self._seen:
+            return _listing(f"{len(passed)} of {self._needed()} success", passed, limit)
+        return f"no status matching {self._wanted()} on {_where(ctx, self._commits)}"
+
     def _silent_since(self, ctx: GateContext, reported: set[str]) -> tuple[str, list[str]] | None:
         """The commit before M and the matching contexts that reported there and not on this
         rollout: most likely the silent clusters (read to name them, never to judge)."""
-        if ctx.platform is None:
+        found = _before(ctx)
+        if found is None:
             return None
-        try:
-            before = ctx.platform.git.rev_parse(f"{ctx.platform_sha}^")
-            earlier = {s.context for s in ctx.forge.platform_statuses(before)} if before else set()
-        except PromoterError:  # naming them is a courtesy: the timeout stands without it
-            return None
+        before, earlier = found
         quiet = sorted(c for c in earlier - reported if self.matches(c) and c not in self.required)
         return (before, quiet) if before and quiet else None
 
@@ -240,6 +228,52 @@ def _where(ctx: GateContext, commits: list[str]) -> str:
     """``8f14e45fceea or the 2 commits after it on qa``: the commits a check read."""
     after = f" or the {_count(len(commits) - 1, 'commit')} after it on {ctx.platform_branch}"
     return f"{ctx.platform_sha[:12]}{after if len(commits) > 1 else ''}"
+
+
+def _min_count(f: GateFields, required: list[str]) -> int:
+    """``minCount``: 0 by default with required contexts, else 1; 0 only with some required."""
+    min_count = f.integer("minCount", 0 if required else 1, minimum=0)
+    assert min_count is not None
+    if min_count == 0 and not required:
+        f.fail("'minCount' 0 with no 'required' would pass with no status at all: give at least 1")
+    return min_count
+
+
+def _before(ctx: GateContext) -> tuple[str | None, set[str]] | None:
+    """The commit before M and the contexts that reported on it; None when it cannot be read
+    (naming the silent clusters is a courtesy: the timeout stands without it)."""
+    if ctx.platform is None:
+        return None
+    try:
+        before = ctx.platform.git.rev_parse(f"{ctx.platform_sha}^")
+        return before, {s.context for s in ctx.forge.platform_statuses(before)} if before else set()
+    except PromoterError:
+        return None
+
+
+def _passed(seen: list[Seen]) -> list[str]:
+    """The contexts that succeeded, sorted."""
+    return sorted({s.context for s in seen if s.succeeded})
+
+
+def _unfinished(seen: list[Seen], passed: list[str]) -> list[str]:
+    """The statuses seen that did not succeed, of contexts that did not succeed elsewhere."""
+    return [str(s) for s in seen if not s.succeeded and s.context not in passed]
+
+
+def _failure(failed: list[Seen]) -> Observation:
+    """The failure of the first failed status (and how many more failed)."""
+    first = failed[0]
+    detail = f": {first.status.description}" if first.status.description else ""
+    more = f" (+{len(failed) - 1} more failed)" if len(failed) > 1 else ""
+    return Observation(
+        "failure", mask(f"{first.context} {first.status.state} on {first.commit[:12]}{detail}{more}")
+    )
+
+
+def _listings(*lists: tuple[str, list[str]], limit: int = 3) -> list[str]:
+    """A ``_listing`` of each (head, items) whose items are not empty."""
+    return [_listing(head, items, limit) for head, items in lists if items]
 
 
 def _listing(head: str, items: list[str], limit: int = 3, *, parens: bool = True) -> str:

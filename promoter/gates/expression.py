@@ -261,16 +261,24 @@ def _binary(node: Node, result: Any, elem: Any) -> Any:
         return _boolean(left, op) or _boolean(_eval(node.args[1], result, elem), op)
     right = _eval(node.args[1], result, elem)
     if op in ("==", "!="):
-        # true == 1 is false here: Python's bool is an int, the language's is not
-        same = isinstance(left, bool) == isinstance(right, bool) and bool(left == right)
-        return same if op == "==" else not same
-    if op in ("<", "<=", ">", ">="):
-        if not (isinstance(left, str) and isinstance(right, str)):
-            left, right = _number(left, op), _number(right, op)
-        return bool(_ORDER[op](left, right))
+        return _equal(left, right) == (op == "==")
+    if op in _ORDER:
+        return _compare(op, left, right)
     if op == "+" and isinstance(left, str) and isinstance(right, str):
         return left + right
     return _arith(op, _number(left, op), _number(right, op))
+
+
+def _equal(left: Any, right: Any) -> bool:
+    """``==``: true == 1 is false here (Python's bool is an int, the language's is not)."""
+    return isinstance(left, bool) == isinstance(right, bool) and bool(left == right)
+
+
+def _compare(op: str, left: Any, right: Any) -> bool:
+    """An order: of two strings, as strings; else of two numbers."""
+    if not (isinstance(left, str) and isinstance(right, str)):
+        left, right = _number(left, op), _number(right, op)
+    return bool(_ORDER[op](left, right))
 
 
 _ORDER: dict[str, Callable[[Any, Any], bool]] = {
@@ -295,25 +303,32 @@ def _arith(op: str, a: float, b: float) -> float:
     return a / b if op == "/" else math.fmod(a, b)
 
 
+def _quantified(name: str, items: list[Any], body: Node, result: Any) -> bool:
+    """``all`` or ``any`` of ``body`` over ``items`` (each the ``elem`` of its turn), lazily."""
+    checks = (_boolean(_eval(body, result, item), name) for item in items)
+    return all(checks) if name == "all" else any(checks)
+
+
+def _aggregate(name: str, numbers: list[float]) -> float:
+    """``min``, ``max`` or ``sum`` of ``numbers`` (the sum of none is 0, the others need one)."""
+    if name == "sum":
+        return math.fsum(numbers)
+    if not numbers:
+        raise EvaluationError(f"{name}() of an empty list")
+    return min(numbers) if name == "min" else max(numbers)
+
+
 def _call(node: Node, result: Any, elem: Any) -> Any:
     name = node.value
     arg = _eval(node.args[0], result, elem)
     if name in ("all", "any"):
-        items = _list(arg, name)
-        body = node.args[1].args[0]
-        checks = (_boolean(_eval(body, result, item), name) for item in items)
-        return all(checks) if name == "all" else any(checks)
+        return _quantified(name, _list(arg, name), node.args[1].args[0], result)
     if name == "len":
         if isinstance(arg, list | str):
             return float(len(arg))
         raise EvaluationError(f"len() needs a list or a string, got {show(arg)}")
     if name in ("min", "max", "sum"):
-        numbers = [_number(v, name) for v in _list(arg, name)]
-        if name == "sum":
-            return math.fsum(numbers)
-        if not numbers:
-            raise EvaluationError(f"{name}() of an empty list")
-        return min(numbers) if name == "min" else max(numbers)
+        return _aggregate(name, [_number(v, name) for v in _list(arg, name)])
     number = _number(arg, name)
     if name == "abs":
         return abs(number)

@@ -154,22 +154,20 @@ class HubGate(Gate):
             return Observation(
                 "pending", f"no cluster of environment {ctx.environment} is registered at the hub"
             )
-        lines, failed, waiting = [], [], []
-        for name, counts in sorted(types.items()):
-            verdict = self._type_verdict(name, counts)
-            lines.append(f"{name} {_counts(counts, self._allowed(name, counts))}")
-            if verdict == "failure":
-                failed.append(name)
-            elif verdict == "pending":
-                waiting.append(name)
-        summary = mask("; ".join(lines))
+        verdicts = {name: self._type_verdict(name, counts) for name, counts in sorted(types.items())}
+        summary = mask("; ".join(f"{n} {_counts(c, self._allowed(n, c))}" for n, c in sorted(types.items())))
         self.seen = _totals(types)
+        failed = [name for name, verdict in verdicts.items() if verdict == "failure"]
         if failed:
             self.held_since = None
             return Observation("failure", f"too many failed clusters in {', '.join(failed)}: {summary}")
-        if waiting:
+        if "pending" in verdicts.values():
             self.held_since = None
             return Observation("pending", summary)
+        return self._baked(ctx, summary)
+
+    def _baked(self, ctx: GateContext, summary: str) -> Observation:
+        """Every type passes: success once they have passed for the bake time."""
         now = ctx.clock.now()
         self.held_since = self.held_since if self.held_since is not None else now
         baked = now - self.held_since

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from promoter.gates.http import HttpProblem, _detail, _reason
-from promoter.masking import mask, register_secret
+from promoter.gates.http import HttpProblem, json_body, send
+from promoter.masking import register_secret
 
 TOKEN_ENV = "PROMOTER_HUB_TOKEN"
 URL_ENV = "PROMOTER_HUB_URL"
@@ -54,27 +54,12 @@ class HubClient:
         return cls(url, secret_from_env(token_env), timeout)
 
     def _request(self, method: str, path: str, **kwargs: Any) -> Any:
-        import requests  # heavy (a twentieth of a second): loads only when the hub is asked
-
         headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
-        try:
-            response = requests.request(
-                method, self.url + path, headers=headers, timeout=self.timeout, **kwargs
-            )
-        except requests.RequestException as err:
-            raise HttpProblem(mask(f"cannot reach the hub at {self.url}: {_reason(err)}")) from err
-        try:
-            body = response.json()
-        except ValueError:
-            body = None
-        if response.status_code >= 400 or body is None:
-            detail = _detail(body) or response.reason or "not JSON"
-            raise HttpProblem(
-                mask(f"HTTP {response.status_code} from the hub: {detail}"), response.status_code, body
-            )
-        return body
+        where = f"the hub at {self.url}"
+        response = send(method, self.url + path, where, headers=headers, timeout=self.timeout, **kwargs)
+        return json_body(response, "the hub")
 
     def get(self, path: str, params: dict[str, Any] | None = None) -> Any:
         return self._request("GET", path, params=params or {})
@@ -116,11 +101,7 @@ def commit_record(
     the Pipeline's environments, ``follows`` the environments each follows (its graph)."""
     parents = platform.git.out("rev-list", "--parents", "-n", "1", operands=[sha]).split()[1:]
     provenance = platform.provenance(sha, root)
-    assignments = set()
-    for path in platform.listing(sha, root):
-        parts = path.split("/")
-        if len(parts) >= 3 and not parts[0].startswith("."):
-            assignments.add((parts[0], parts[1]))
+    assignments = _assignments(platform.listing(sha, root))
     committed = platform.git.out("show", "-s", "--format=%ct", operands=[sha]).strip()
     return {
         "environment": environment,
@@ -129,12 +110,23 @@ def commit_record(
         "parent": parents[0] if parents else None,
         "mainCommit": main_commit or (provenance.main_commit if provenance else None),
         "committedAt": float(committed) if committed.isdigit() else None,
-        "assignments": [{"clusterType": t, "deploymentTarget": d} for t, d in sorted(assignments)],
+        "assignments": [{"clusterType": t, "deploymentTarget": d} for t, d in assignments],
         "environments": list(order),
         "platformRepo": repo_web_url(str(getattr(platform, "url", "") or "")),
         **_waves(provenance),
         **({"follows": {name: list(ups) for name, ups in follows.items()}} if follows else {}),
     }
+
+
+def _assignments(paths: Iterable[str]) -> list[tuple[str, str]]:
+    """(cluster type, deployment target) of each ``<type>/<target>/<file>`` of the platform
+    folder's ``paths`` (hidden top-level folders left out), sorted."""
+    found = set()
+    for path in paths:
+        parts = path.split("/")
+        if len(parts) >= 3 and not parts[0].startswith("."):
+            found.add((parts[0], parts[1]))
+    return sorted(found)
 
 
 def _waves(provenance: Any) -> dict[str, Any]:

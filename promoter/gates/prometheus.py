@@ -102,22 +102,8 @@ class PrometheusGate(Gate):
         problem = check_base_url(address)
         if problem:
             f.problem("address", problem)
-        query = f.text("query", required=True)
-        assert query is not None
-        unknown = [v for v in VARIABLE.findall(query) if v not in VARIABLES]
-        if unknown:
-            f.fail(f"'query' uses {{{{ {unknown[0]} }}}}; known: {', '.join(VARIABLES)}")
-        conditions = {key: _condition(f, key) for key in ("successCondition", "failureCondition")}
-        if not any(conditions.values()):
-            f.fail("needs 'successCondition', 'failureCondition', or both")
-        analysis = Analysis(
-            conditions["successCondition"],
-            conditions["failureCondition"],
-            count=f.integer("count", 1, minimum=1) or 1,
-            failure_limit=f.integer("failureLimit", 0) or 0,
-            inconclusive_limit=f.integer("inconclusiveLimit", 0) or 0,
-            consecutive_error_limit=f.integer("consecutiveErrorLimit", 4) or 0,
-        )
+        query = _query(f)
+        analysis = _analysis(f)
         endpoint = Endpoint(
             address.strip(),
             token_env=f.text("tokenEnv", DEFAULT_TOKEN_ENV),
@@ -228,6 +214,31 @@ class PrometheusGate(Gate):
 
     def _obs(self, state: Literal["success", "failure", "pending"], text: str) -> Observation:
         return Observation(state, mask(f"{text}; last {self.tally.last}"))
+
+
+def _query(f: GateFields) -> str:
+    """The PromQL query, whose ``{{ variables }}`` must each be one the gate fills in."""
+    query = f.text("query", required=True)
+    assert query is not None
+    unknown = [v for v in VARIABLE.findall(query) if v not in VARIABLES]
+    if unknown:
+        f.fail(f"'query' uses {{{{ {unknown[0]} }}}}; known: {', '.join(VARIABLES)}")
+    return query
+
+
+def _analysis(f: GateFields) -> Analysis:
+    """How the query's results are judged: its conditions (one at least) and limits."""
+    conditions = {key: _condition(f, key) for key in ("successCondition", "failureCondition")}
+    if not any(conditions.values()):
+        f.fail("needs 'successCondition', 'failureCondition', or both")
+    return Analysis(
+        conditions["successCondition"],
+        conditions["failureCondition"],
+        count=f.integer("count", 1, minimum=1) or 1,
+        failure_limit=f.integer("failureLimit", 0) or 0,
+        inconclusive_limit=f.integer("inconclusiveLimit", 0) or 0,
+        consecutive_error_limit=f.integer("consecutiveErrorLimit", 4) or 0,
+    )
 
 
 def _condition(f: Fields, key: str) -> Expression | None:

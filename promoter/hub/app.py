@@ -25,7 +25,7 @@ from starlette.types import Receive, Scope, Send
 
 from promoter.clock import parse_duration
 from promoter.errors import one_line
-from promoter.hub import keys, pages
+from promoter.hub import ingest, keys, pages
 from promoter.hub.db import Database, database_errors
 from promoter.hub.ingest import KeyCache, KeyMiss, Limits, late_retry, prepare, record, record_holds_of, stale
 from promoter.hub.keys import Cluster
@@ -63,12 +63,7 @@ class Hub:
     async def body(self, headers: Mapping[str, str], receive: Receive) -> bytes:
         """The body, read from its ASGI messages; refused before it is read when its headers say
         it is too long or not JSON, and as soon as it grows past the limit."""
-        kind = headers.get("content-type", "").split(";")[0].strip().lower()
-        if kind != "application/json":
-            raise IngestError(415, f"Content-Type must be application/json, got {kind or 'none'!r}")
-        declared = headers.get("content-length")
-        if declared and declared.isdigit() and int(declared) > self.limits.max_body:
-            raise IngestError(413, f"the body is {declared} bytes, over the limit of {self.limits.max_body}")
+        ingest.check_headers(headers, self.limits)
         chunks: list[bytes] = []
         size = 0
         while True:

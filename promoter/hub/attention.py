@@ -32,11 +32,7 @@ def judge(tx: Tx, entry: dict[str, Any], now: float, stuck_after: float, repo: s
     if not top or not progress:
         return entry
     top.update(promotions.of_commit(tx, entry["environment"], top["commit"]))
-    expected = float(top.get("timeout") or stuck_after)
-    top["expectedBy"] = float(top["recordedAt"]) + expected
-    top["expectation"] = "the gates' timeout" if top.get("timeout") else "stuckAfter"
-    late = now > top["expectedBy"] and top.get("runningSince") is None
-    top["stuck"] = late and any(c["pending"] for c in progress["clusterTypes"].values())
+    _expect(top, progress, now, stuck_after)
     _mark(entry, top["stuck"])
     _budgets(entry)
     if entry["state"] in ("failed", "stuck") or progress["state"] == "failed":
@@ -66,9 +62,14 @@ def _budgets(entry: dict[str, Any]) -> None:
     for name, counts in types.items():
         counts["failuresAllowed"] = promotions.allowed(budget, name, counts["total"] - counts["stale"])
     for wave in entry.get("waves") or []:
-        mine = [types[t] for t in wave["clusterTypes"] if t in types]
-        wave["failed"] = sum(c["failed"] for c in mine)
-        wave["failuresAllowed"] = sum(c["failuresAllowed"] for c in mine)
+        _wave_budget(wave, types)
+
+
+def _wave_budget(wave: dict[str, Any], types: dict[str, Any]) -> None:
+    """A wave's failures and failures allowed: its cluster types', summed."""
+    mine = [types[t] for t in wave["clusterTypes"] if t in types]
+    wave["failed"] = sum(c["failed"] for c in mine)
+    wave["failuresAllowed"] = sum(c["failuresAllowed"] for c in mine)
 
 
 def cluster_badge(cluster: dict[str, Any], stuck: bool) -> str:
@@ -84,17 +85,7 @@ def cluster_badge(cluster: dict[str, Any], stuck: bool) -> str:
 def _attention(tx: Tx, entry: dict[str, Any], now: float, repo: str) -> dict[str, Any]:
     env, top = entry["environment"], entry["head"]
     back = rolled_back(tx, env, top)
-    links = [
-        ("promotion PR", top.get("pullRequest")),
-        ("run", top.get("run")),
-        (f"platform commit {top['commit'][:12]}", f"{repo}/commit/{top['commit']}" if repo else None),
-        (
-            f"main commit {str(top.get('mainCommit') or '')[:12]}",
-            f"{top['controlPlaneRepo']}/commit/{top['mainCommit']}"
-            if top.get("controlPlaneRepo") and top.get("mainCommit")
-            else None,
-        ),
-    ]
+    links = _links(top, repo)
     commands = [
         (f"promoter rollback --env {env}", "restores its last healthy commit"),
         (f'promoter hold {env} --reason "..."', "keeps every run out of it while you look"),
@@ -111,19 +102,35 @@ def _attention(tx: Tx, entry: dict[str, Any], now: float, repo: str) -> dict[str
     }
 
 
+def _expect(top: dict[str, Any], progress: dict[str, Any], now: float, stuck_after: float) -> None:
+    """When the head was expected to run everywhere (its gates' timeout, else ``stuck_after``
+    after it was recorded), and whether it is stuck: past then, with a cluster pending."""
+    top["expectedBy"] = float(top["recordedAt"]) + float(top.get("timeout") or stuck_after)
+    top["expectation"] = "the gates' timeout" if top.get("timeout") else "stuckAfter"
+    late = now > top["expectedBy"] and top.get("runningSince") is None
+    top["stuck"] = late and any(c["pending"] for c in progress["clusterTypes"].values())
+
+
+def _links(top: dict[str, Any], repo: str) -> list[tuple[str, str | None]]:
+    """(text, address or None) of the head's promotion PR, run, platform commit and main commit."""
+    main = top.get("mainCommit")
+    return [
+        ("promotion PR", top.get("pullRequest")),
+        ("run", top.get("run")),
+        (f"platform commit {top['commit'][:12]}", f"{repo}/commit/{top['commit']}" if repo else None),
+        (
+            f"main commit {str(main or '')[:12]}",
+            f"{top['controlPlaneRepo']}/commit/{main}" if top.get("controlPlaneRepo") and main else None,
+        ),
+    ]
+
+
 def did(entry: dict[str, Any], back: dict[str, Any] | None, now: float) -> str:
     """What the promotion did about the head, in a sentence."""
     env, top = entry["environment"], entry["head"]
     if any(not h.get("wave") for h in entry.get("holds") or []):
         return f"The promotion holds {env}: no run pushes or merges there until the hold ends."
-    why = (
-        "its gates fail on a failed cluster"
-        if entry["state"] == "failed"
-        else f"its gates gave up {duration(now - top['expectedBy'])} ago, at their timeout"
-        if top.get("timeout")
-        else f"it has not finished {duration(now - float(top['recordedAt']))} after it was recorded"
-        f" (stuckAfter {duration(top['expectedBy'] - float(top['recordedAt']))})"
-    )
+    why = _why_stopped(entry["state"], top, now)
     then = {
         "rollback": f"the promotion stopped here and rolls {env} back to its last healthy commit (onFailure: rollback)",
         "stop": f"the promotion stopped here (onFailure: stop); what follows {env} waits",
@@ -132,9 +139,26 @@ def did(entry: dict[str, Any], back: dict[str, Any] | None, now: float) -> str:
         f"the promotion stops here when its gates do; what follows {env} waits",
     )
     first = f"This head is a rollback to main {back['to'][:12]} (from {back['from'][:12]}). " if back else ""
+    return f"{first}{why[0].upper()}{why[1:]}: {then}.{_held_waves(entry)}"
+
+
+def _why_stopped(state: str, top: dict[str, Any], now: float) -> str:
+    """Why the head needs attention: a failed cluster, its gates' timeout, or it being stuck."""
+    if state == "failed":
+        return "its gates fail on a failed cluster"
+    if top.get("timeout"):
+        return f"its gates gave up {duration(now - top['expectedBy'])} ago, at their timeout"
+    recorded = float(top["recordedAt"])
+    return (
+        f"it has not finished {duration(now - recorded)} after it was recorded"
+        f" (stuckAfter {duration(top['expectedBy'] - recorded)})"
+    )
+
+
+def _held_waves(entry: dict[str, Any]) -> str:
+    """`` Held: waves a, b.``: the environment's waves on hold, if any."""
     waves = sorted(str(h["wave"]) for h in entry.get("holds") or [] if h.get("wave"))
-    held = f" Held: wave{'s' if len(waves) > 1 else ''} {', '.join(waves)}." if waves else ""
-    return f"{first}{why[0].upper()}{why[1:]}: {then}.{held}"
+    return f" Held: wave{'s' if len(waves) > 1 else ''} {', '.join(waves)}." if waves else ""
 
 
 def rolled_back(tx: Tx, environment: str, top: dict[str, Any]) -> dict[str, Any] | None:

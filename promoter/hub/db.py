@@ -135,7 +135,7 @@ class Database:
 
     def _connect(self) -> Any:
         if self.dialect == "postgresql":
-            import psycopg  # optional: the hub extra; SQLite needs nothing more
+            import psycopg  # optional: the hub extra (155 ms, not loaded for SQLite); SQLite needs nothing more
 
             try:
                 return psycopg.connect(self.url, autocommit=False, connect_timeout=10)
@@ -307,7 +307,7 @@ def database_errors() -> tuple[type[Exception], ...]:
     """The exceptions that mean the database failed (not the request): answer 503, retry."""
     errors: list[type[Exception]] = [sqlite3.Error]
     try:
-        import psycopg  # optional: present with the hub extra
+        import psycopg  # optional: present with the hub extra (loaded already when the database is PostgreSQL)
 
         errors.append(psycopg.Error)
     except ImportError:

@@ -48,121 +48,14 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 from promoter.hub import fleet
 from promoter.hub.db import Tx
-from promoter.hub.fleet import Registration
+from promoter.hub.history import History, PlatformCommit, Report, load
 
 DAY = 86400.0
 Scope = frozenset[str] | None  # cluster types; None: the whole environment
-
-
-@dataclass(frozen=True)
-class PlatformCommit:
-    sha: str
-    parent: str | None
-    main: str | None
-    recorded_at: float
-
-
-@dataclass(frozen=True)
-class Report:
-    cluster: str
-    reconciler: str
-    state: str
-    revision: str
-    when: float  # the cluster's clock (or the receipt, for a sender that stamps nothing)
-    received: float  # the hub's
-
-
-@dataclass
-class History:
-    """What the measures of one environment are computed from (read once, by ``load``)."""
-
-    commits: list[PlatformCommit]
-    first_recorded: dict[str, float]  # main commit -> the hub's first record of it
-    types: dict[str, str]  # every cluster ever registered in the environment -> its cluster type
-    reached: dict[tuple[str, str], float]  # (cluster, platform sha) -> the hub's receipt
-    first_seen: dict[str, list[tuple[float, str]]]  # cluster -> (its own time, platform sha), in order
-    reports: list[Report] = field(default_factory=list)
-    fleet: list[Registration] = field(default_factory=list)
-    folders: dict[str, dict[str, str | None]] = field(default_factory=dict)  # sha -> type -> main it holds
-
-
-def load(tx: Tx, environment: str, since: float) -> History:
-    """The environment's commits, clusters, reach times and the reports received since ``since``."""
-    commits = [
-        PlatformCommit(str(s), p, m, float(r))
-        for s, p, m, r in tx.rows(
-            "SELECT sha, parent, main_commit, recorded_at FROM platform_commits WHERE environment = ?"
-            " ORDER BY position",
-            (environment,),
-        )
-    ]
-    mains = {c.main for c in commits if c.main}
-    first = {
-        str(m): float(t)
-        for m, t in tx.rows(
-            "SELECT main_commit, MIN(recorded_at) FROM platform_commits WHERE main_commit IS NOT NULL"
-            " GROUP BY main_commit"
-        )
-        if m in mains
-    }
-    types = {
-        str(n): str(t)
-        for n, t in tx.rows("SELECT name, cluster_type FROM clusters WHERE environment = ?", (environment,))
-    }
-    folders: dict[str, dict[str, str | None]] = {}
-    for sha, cluster_type, main in tx.rows(
-        "SELECT sha, cluster_type, main_commit FROM commit_folders WHERE environment = ?", (environment,)
-    ):
-        folders.setdefault(str(sha), {})[str(cluster_type)] = main
-    return History(
-        commits,
-        first,
-        types,
-        _reached(tx, environment),
-        _first_seen(tx, environment),
-        _reports(tx, environment, since),
-        fleet.registrations(tx, environment),
-        folders,
-    )
-
-
-def _reached(tx: Tx, environment: str) -> dict[tuple[str, str], float]:
-    rows = tx.rows(
-        "SELECT d.cluster, d.revision, MAX(COALESCE(d.first_success_received, d.first_success)),"
-        " COUNT(*), COUNT(COALESCE(d.first_success_received, d.first_success))"
-        " FROM deployments d JOIN platform_commits pc ON pc.environment = d.environment AND pc.sha = d.revision"
-        " JOIN reconcilers r ON r.cluster = d.cluster AND r.name = d.reconciler AND r.role = 'apply'"
-        " WHERE d.environment = ? GROUP BY d.cluster, d.revision",
-        (environment,),
-    )
-    return {(str(c), str(s)): float(t) for c, s, t, n, ok in rows if n == ok and t is not None}
-
-
-def _first_seen(tx: Tx, environment: str) -> dict[str, list[tuple[float, str]]]:
-    rows = tx.rows(
-        "SELECT d.cluster, d.revision, MIN(d.first_seen) FROM deployments d JOIN platform_commits pc"
-        " ON pc.environment = d.environment AND pc.sha = d.revision WHERE d.environment = ?"
-        " GROUP BY d.cluster, d.revision ORDER BY 1, 3",
-        (environment,),
-    )
-    out: dict[str, list[tuple[float, str]]] = {}
-    for cluster, sha, at in rows:
-        out.setdefault(str(cluster), []).append((float(at), str(sha)))
-    return out
-
-
-def _reports(tx: Tx, environment: str, since: float) -> list[Report]:
-    rows = tx.rows(
-        "SELECT cluster, reconciler, state, revision, COALESCE(event_time, received_at), received_at"
-        " FROM reports WHERE environment = ? AND received_at >= ? ORDER BY cluster, 5, id",
-        (environment, since),
-    )
-    return [Report(str(c), str(r), str(s), str(v), float(w), float(t)) for c, r, s, v, w, t in rows]
 
 
 def descendants(commits: list[PlatformCommit], index: int) -> list[str]:
@@ -230,13 +123,7 @@ def deployments(
 ) -> dict[Scope, list[tuple[PlatformCommit, float]]]:
     """Per scope: (the commit that completed it, when) of each change deployed to it, of the
     changes whose completing commit was recorded since ``since``, newest first."""
-    wanted: dict[int, list[Scope]] = {}
-    every = changes(history.commits)
-    for scope in scopes:
-        for change in every:
-            index = next((i for i in change if complete(history, i, scope)), None)
-            if index is not None and history.commits[index].recorded_at >= since:
-                wanted.setdefault(index, []).append(scope)
+    wanted = _completing_commits(history, scopes, since)
     fleets = {s: [r for r in history.fleet if s is None or r.cluster_type in s] for s in scopes}
     out: dict[Scope, list[tuple[PlatformCommit, float]]] = {s: [] for s in scopes}
     for index, first in _first_reaches(history, sorted(wanted)):
@@ -247,22 +134,49 @@ def deployments(
     return out
 
 
+def _completing_commits(history: History, scopes: list[Scope], since: float) -> dict[int, list[Scope]]:
+    """Index of each commit recorded since ``since`` that completed a change in a scope -> those scopes."""
+    wanted: dict[int, list[Scope]] = {}
+    every = changes(history.commits)
+    for scope in scopes:
+        for change in every:
+            index = next((i for i in change if complete(history, i, scope)), None)
+            if index is not None and history.commits[index].recorded_at >= since:
+                wanted.setdefault(index, []).append(scope)
+    return wanted
+
+
 def failed_commits(history: History, clusters: set[str], before: float = math.inf) -> set[str]:
     """The platform commits that failed on one of ``clusters``, or were rolled back, before ``before``."""
+    return _failed_on(history, clusters, before) | _rolled_back(history, before)
+
+
+def _failed_on(history: History, clusters: set[str], before: float) -> set[str]:
+    """The platform commits a failure report of one of ``clusters`` received before ``before`` names."""
     shas = {c.sha for c in history.commits}
     failed = set()
     for report in history.reports:
         if report.state != "failure" or report.cluster not in clusters or report.received >= before:
             continue
-        if report.revision in shas:
-            failed.add(report.revision)
-        else:  # a HelmRelease: the commit its cluster ran then, by the cluster's own clock
-            running = [sha for at, sha in history.first_seen.get(report.cluster, []) if at <= report.when]
-            if running:
-                failed.add(running[-1])
+        sha = report.revision if report.revision in shas else _running_then(history, report)
+        if sha:
+            failed.add(sha)
+    return failed
+
+
+def _running_then(history: History, report: Report) -> str | None:
+    """A HelmRelease's failure: the commit its cluster ran then, by the cluster's own clock."""
+    running = [sha for at, sha in history.first_seen.get(report.cluster, []) if at <= report.when]
+    return running[-1] if running else None
+
+
+def _rolled_back(history: History, before: float) -> set[str]:
+    """The commits a rollback recorded before ``before`` undid: each one before a commit that
+    returns to an earlier main commit (a rollback recorded later fails nothing yet)."""
+    failed = set()
     seen_mains: list[str | None] = []
     for i, commit in enumerate(history.commits):
-        if commit.recorded_at >= before:  # a rollback recorded later fails nothing yet
+        if commit.recorded_at >= before:
             continue
         if commit.main and commit.main in seen_mains[:-1] and commit.main != seen_mains[-1] and i:
             failed.add(history.commits[i - 1].sha)
@@ -280,15 +194,21 @@ def restore_spells(history: History, clusters: set[str]) -> list[tuple[float, fl
             continue
         now_failing = failing.setdefault(report.cluster, set())
         was = bool(now_failing)
-        if report.state == "failure":
-            now_failing.add(report.reconciler)
-        elif report.state == "success":
-            now_failing.discard(report.reconciler)
+        _follow(now_failing, report)
         if not was and now_failing:
             began[report.cluster] = report.received
         elif was and not now_failing:
             spells.append((began[report.cluster], max(report.received, began[report.cluster])))
     return spells
+
+
+def _follow(failing: set[str], report: Report) -> None:
+    """A cluster's failing reconcilers after ``report``: a failure adds its reconciler, a
+    success takes it away, progress changes nothing."""
+    if report.state == "failure":
+        failing.add(report.reconciler)
+    elif report.state == "success":
+        failing.discard(report.reconciler)
 
 
 def _reported(history: History, clusters: set[str], before: float) -> set[str]:

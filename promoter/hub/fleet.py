@@ -64,19 +64,24 @@ def completed_at(fleet: Iterable[Registration], reached: Mapping[str, float]) ->
     counted then had its cluster reach the commit (``reached``: cluster -> the hub's receipt);
     None while there is no such moment. A registration holds the commit up from when it counts
     until its cluster reaches it or it is revoked, whichever is first."""
-    events: list[tuple[float, int, int]] = []  # (when, change in counted, change in holding up)
-    for registration in fleet:
-        start = registration.counts_from
-        end = math.inf if registration.revoked is None else registration.revoked
-        if start is None or end <= start:
-            continue
-        events.append((start, 1, 0))
-        events.append((end, -1, 0))
-        held_until = min(end, reached.get(registration.cluster, math.inf))
-        if held_until > start:
-            events.append((start, 0, 1))
-            events.append((held_until, 0, -1))
-    events.sort()
+    events = sorted(e for registration in fleet for e in _events(registration, reached))
+    return _first_complete(events)
+
+
+def _events(registration: Registration, reached: Mapping[str, float]) -> list[tuple[float, int, int]]:
+    """(when, change in counted, change in holding up) of one registration: it counts from
+    ``counts_from`` until revoked, and holds the commit up until its cluster reaches it."""
+    start = registration.counts_from
+    end = math.inf if registration.revoked is None else registration.revoked
+    if start is None or end <= start:
+        return []
+    held_until = min(end, reached.get(registration.cluster, math.inf))
+    holds = [(start, 0, 1), (held_until, 0, -1)] if held_until > start else []
+    return [(start, 1, 0), (end, -1, 0), *holds]
+
+
+def _first_complete(events: list[tuple[float, int, int]]) -> float | None:
+    """The first moment of the sorted ``events`` at which one counts and none holds up."""
     counted = holding = 0
     for i, (when, more, held) in enumerate(events):
         counted, holding = counted + more, holding + held

@@ -27,14 +27,7 @@ _ORIGINS = ("hold", "label")
 def holds_from_json(body: Any) -> tuple[str, list[dict[str, Any]]]:
     """A ``POST /v1/holds`` body: the environment and its holds in force; IngestError(422)
     naming a bad field."""
-    if not isinstance(body, dict):
-        raise IngestError(422, "the body must be an object with 'environment' and 'holds'")
-    unknown = sorted(set(body) - {"environment", "holds"})
-    if unknown:
-        raise IngestError(422, f"unknown field '{unknown[0]}'")
-    environment = body.get("environment")
-    if not isinstance(environment, str) or not environment.strip():
-        raise IngestError(422, "missing 'environment' (a non-empty string)")
+    environment = _environment_of(body)
     items = body.get("holds")
     if not isinstance(items, list) or len(items) > MAX_HOLDS:
         raise IngestError(422, f"'holds' must be a list of at most {MAX_HOLDS} holds (empty: none)")
@@ -49,21 +42,22 @@ def holds_from_json(body: Any) -> tuple[str, list[dict[str, Any]]]:
     return environment, [holds[w] for w in sorted(holds)]
 
 
-def _hold(item: Any, where: str) -> dict[str, Any]:
-    if not isinstance(item, dict):
-        raise IngestError(422, f"{where} must be an object")
-    unknown = sorted(set(item) - _FIELDS)
+def _environment_of(body: Any) -> str:
+    """The environment a holds body is about (an object of no other field than its holds)."""
+    if not isinstance(body, dict):
+        raise IngestError(422, "the body must be an object with 'environment' and 'holds'")
+    unknown = sorted(set(body) - {"environment", "holds"})
     if unknown:
-        raise IngestError(422, f"{where}: unknown field '{unknown[0]}'")
-    text = {k: item.get(k) for k in ("wave", "reason", "by", "url")}
-    for key, value in text.items():
-        if value is not None and not isinstance(value, str):
-            raise IngestError(422, f"{where}.{key} must be a string")
-    origin = item.get("origin") or "hold"
-    if origin not in _ORIGINS:
-        raise IngestError(
-            422, f"{where}.origin must be one of {', '.join(_ORIGINS)}, got {str(origin)[:20]!r}"
-        )
+        raise IngestError(422, f"unknown field '{unknown[0]}'")
+    environment = body.get("environment")
+    if not isinstance(environment, str) or not environment.strip():
+        raise IngestError(422, "missing 'environment' (a non-empty string)")
+    return environment
+
+
+def _hold(item: Any, where: str) -> dict[str, Any]:
+    text = _texts(_known_fields(item, where), where)
+    origin = _origin(item, where)
     at = timestamp(item.get("at"), f"{where}.at", required=True)
     return {
         "wave": (text["wave"] or "")[:200],
@@ -74,6 +68,35 @@ def _hold(item: Any, where: str) -> dict[str, Any]:
         "origin": origin,
         "url": _url(text["url"]),
     }
+
+
+def _known_fields(item: Any, where: str) -> dict[str, Any]:
+    """``item``, an object of no field but a hold's."""
+    if not isinstance(item, dict):
+        raise IngestError(422, f"{where} must be an object")
+    unknown = sorted(set(item) - _FIELDS)
+    if unknown:
+        raise IngestError(422, f"{where}: unknown field '{unknown[0]}'")
+    return item
+
+
+def _texts(item: dict[str, Any], where: str) -> dict[str, str | None]:
+    """The hold's text fields, each a string when given."""
+    text = {k: item.get(k) for k in ("wave", "reason", "by", "url")}
+    for key, value in text.items():
+        if value is not None and not isinstance(value, str):
+            raise IngestError(422, f"{where}.{key} must be a string")
+    return text
+
+
+def _origin(item: dict[str, Any], where: str) -> str:
+    """Who set the hold: one of ``_ORIGINS`` (``hold`` when not said)."""
+    origin = item.get("origin") or "hold"
+    if origin not in _ORIGINS:
+        raise IngestError(
+            422, f"{where}.origin must be one of {', '.join(_ORIGINS)}, got {str(origin)[:20]!r}"
+        )
+    return str(origin)
 
 
 def _url(value: str | None) -> str:

@@ -14,8 +14,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from promoter.hub import keys, promotions
-from promoter.hub.commits import CommitRecord, record_commit
+from promoter.hub import keys
+from promoter.hub.commitbody import commit_from_json as commit_from_json
+from promoter.hub.commits import record_commit
 from promoter.hub.db import Database, database_errors
 from promoter.hub.holds import holds_from_json, record_holds
 from promoter.hub.payloads import IngestError, Report, argocd_notification, decode, flux_event, native_report
@@ -31,6 +32,16 @@ DEFAULT_MAX_AGE = 3600.0
 class Limits:
     max_body: int = 1024 * 1024
     max_age: float = DEFAULT_MAX_AGE
+
+
+def check_headers(headers: Mapping[str, str], limits: Limits) -> None:
+    """Refuse a body before it is read when its headers say it is not JSON or too long."""
+    kind = headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != "application/json":
+        raise IngestError(415, f"Content-Type must be application/json, got {kind or 'none'!r}")
+    declared = headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > limits.max_body:
+        raise IngestError(413, f"the body is {declared} bytes, over the limit of {limits.max_body}")
 
 
 def bearer(headers: Mapping[str, str]) -> str:
@@ -160,24 +171,31 @@ def authenticate(
     if source == "flux":
         assert path_cluster is not None
         return _signed(db, path_cluster, headers.get("x-signature", ""), body, cache, offline)
-    token_digest = keys.digest(bearer(headers))
-    known = cache.get("bearer", token_digest) if cache else None
-    if known is None:
-        if offline:
-            raise KeyMiss(token_digest)
-        generation = cache.generation if cache else 0
-        with db.transaction(write=False) as tx:
-            found = keys.cluster_of_key_digest(tx, token_digest)
-        if found is not None and cache:
-            cache.put("bearer", token_digest, found, [], generation)
-    else:
-        found = known[0]
+    found = _bearer_cluster(db, keys.digest(bearer(headers)), cache, offline)
     if found is None:
         raise IngestError(401, "the Bearer key is unknown or revoked")
     if path_cluster is not None and not hmac.compare_digest(path_cluster, found.name):
         raise IngestError(
             403, f"the path names cluster {path_cluster!r} but the key is cluster {found.name!r}"
         )
+    return found
+
+
+def _bearer_cluster(
+    db: Database, token_digest: str, cache: KeyCache | None, offline: bool
+) -> keys.Cluster | None:
+    """The cluster whose key has ``token_digest``: from the cache, else from the database (and
+    then cached); None when no active key has it."""
+    known = cache.get("bearer", token_digest) if cache else None
+    if known is not None:
+        return known[0]
+    if offline:
+        raise KeyMiss(token_digest)
+    generation = cache.generation if cache else 0
+    with db.transaction(write=False) as tx:
+        found = keys.cluster_of_key_digest(tx, token_digest)
+    if found is not None and cache:
+        cache.put("bearer", token_digest, found, [], generation)
     return found
 
 
@@ -191,13 +209,24 @@ def _signed(
     # cache read this cluster's: the database decides (off the event loop).
     if offline:
         raise KeyMiss(name)
+    found, secrets = _cluster_with_secrets(db, name, cache)
+    return _check_signature(found, secrets, signature, body)
+
+
+def _cluster_with_secrets(db: Database, name: str, cache: KeyCache | None) -> tuple[keys.Cluster, list[str]]:
+    """Cluster ``name`` and its keys, read from the database (and then cached)."""
     generation = cache.generation if cache else 0
     with db.transaction(write=False) as tx:
         found, secrets = keys.cluster_with_secrets(tx, name, cache.sealer if cache else None)
-    if found is not None and cache:
-        cache.put("flux", name, found, secrets, generation)
     if found is None:
         raise IngestError(404, f"unknown cluster {name!r}: register it with promoter hub keys add")
+    if cache:
+        cache.put("flux", name, found, secrets, generation)
+    return found, secrets
+
+
+def _check_signature(found: keys.Cluster, secrets: list[str], signature: str, body: bytes) -> keys.Cluster:
+    """``found``, when ``signature`` is the HMAC of ``body`` with one of its ``secrets``."""
     if not signature:
         raise IngestError(401, "missing X-Signature (use Flux's generic-hmac provider)")
     if not keys.signature_matches(secrets, body, signature):
@@ -267,101 +296,6 @@ def late_retry(db: Database, report: Report, digest: str, now: float, limits: Li
             raise
         return earlier
     return None
-
-
-def commit_from_json(body: dict[str, Any]) -> CommitRecord:
-    """A ``POST /v1/commits`` body (docs/hub.md) as a record; IngestError naming a bad field."""
-    known = {"environment", "sha", "branch", "parent", "mainCommit", "committedAt", "assignments"}
-    known |= {"environments", "platformRepo", "wave", "folders", "follows", *promotions.FIELDS}
-    unknown = sorted(set(body) - known)
-    if unknown:
-        raise IngestError(422, f"unknown field '{unknown[0]}'")
-    for field in ("environment", "sha", "branch"):
-        if not isinstance(body.get(field), str) or not body[field].strip():
-            raise IngestError(422, f"missing '{field}' (a non-empty string)")
-    sha = body["sha"].lower()
-    if len(sha) != 40 or any(c not in "0123456789abcdef" for c in sha):
-        raise IngestError(422, f"'sha' must be a full 40-hex commit id, got {body['sha'][:50]!r}")
-    pairs = _assignments(body.get("assignments") or [])
-    order = body.get("environments") or []
-    if not isinstance(order, list) or not all(isinstance(e, str) and e for e in order):
-        raise IngestError(422, "'environments' must be a list of environment names, in the Pipeline's order")
-    committed = body.get("committedAt")
-    return CommitRecord(
-        environment=body["environment"],
-        sha=sha,
-        branch=body["branch"],
-        parent=str(body["parent"]).lower() if body.get("parent") else None,
-        main_commit=str(body["mainCommit"]) if body.get("mainCommit") else None,
-        committed_at=float(committed) if isinstance(committed, int | float) else None,
-        assignments=tuple(pairs),
-        order=tuple(order),
-        repo_url=_web_url(body.get("platformRepo")),
-        wave=_text(body.get("wave"), "wave"),
-        folders=_folders(body.get("folders") or {}),
-        follows=_follows(body.get("follows") or {}, order),
-        promotion=promotions.from_json(body),
-    )
-
-
-def _follows(value: Any, order: list[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """``{"prod-eu": ["staging"], "staging": []}``: the environments each follows (a graph of
-    environments), each name one of ``environments`` when that is given."""
-    if not isinstance(value, dict) or not all(
-        isinstance(v, list) and all(isinstance(u, str) and u for u in v) for v in value.values()
-    ):
-        raise IngestError(422, "'follows' must map each environment to the list of environments it follows")
-    known = set(order)
-    for name, upstreams in sorted(value.items()):
-        unknown = [n for n in [name, *upstreams] if known and n not in known]
-        if unknown:
-            raise IngestError(
-                422, f"'follows.{name}' names {unknown[0]!r}, which 'environments' does not list"
-            )
-    return tuple((str(name), tuple(dict.fromkeys(upstreams))) for name, upstreams in sorted(value.items()))
-
-
-def _text(value: Any, name: str) -> str:
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise IngestError(422, f"'{name}' must be a string")
-    return value
-
-
-def _folders(value: Any) -> tuple[tuple[str, str, str | None], ...]:
-    """``{"<cluster type>": {"wave": "canary", "mainCommit": "<sha>"}}``: each folder's wave."""
-    if not isinstance(value, dict):
-        raise IngestError(422, "'folders' must map each cluster type to its wave and main commit")
-    out = []
-    for cluster_type, entry in sorted(value.items()):
-        if not isinstance(entry, dict) or not isinstance(entry.get("wave", ""), str):
-            raise IngestError(422, f'\'folders.{cluster_type}\' must be {{"wave": ..., "mainCommit": ...}}')
-        main = entry.get("mainCommit")
-        out.append((str(cluster_type), str(entry.get("wave") or ""), str(main) if main else None))
-    return tuple(out)
-
-
-def _web_url(value: Any) -> str:
-    """A platform repo's web page, kept only when it is a plain http(s) URL (it becomes a link)."""
-    if not isinstance(value, str) or not value:
-        return ""
-    if not value.startswith(("https://", "http://")) or any(c in value for c in "\"'<> @"):
-        raise IngestError(422, "'platformRepo' must be the repo's http(s) web address, without credentials")
-    return value.rstrip("/")[:500]
-
-
-def _assignments(items: Any) -> list[tuple[str, str]]:
-    if not isinstance(items, list):
-        raise IngestError(422, "'assignments' must be a list")
-    pairs = []
-    for i, item in enumerate(items):
-        if not isinstance(item, dict) or not all(
-            isinstance(item.get(k), str) and item[k] for k in ("clusterType", "deploymentTarget")
-        ):
-            raise IngestError(422, f"assignments[{i}] must have clusterType and deploymentTarget strings")
-        pairs.append((item["clusterType"], item["deploymentTarget"]))
-    return pairs
 
 
 def record(db: Database, headers: Mapping[str, str], body: bytes, now: float) -> bool:

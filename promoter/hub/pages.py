@@ -244,31 +244,48 @@ def render(
 ) -> str:
     """The page of read ``name``; ``repos`` maps an environment to its platform repo's web page,
     ``filters`` are the page's query parameters (said on the page)."""
+    filters = filters or {}
+    graph, states = _environments_graph(data) if name == "environments" else ([], {})
+    html = (
+        _templates()
+        .get_template(name)
+        .render(
+            graph=graph,
+            states=states,
+            data=data,
+            title=_TITLES[name].format(_subject(name, data)),
+            now=now,
+            style=Markup(STYLE),
+            script=Markup(SCRIPT),
+            repos=repos or {},
+            crumbs=_crumbs(name, data),
+            shown=_shown(filters),
+            stale_after=stale_after,
+            measures=_MEASURES,
+        )
+    )
+    return keep_query(html, filters)
+
+
+def _templates() -> Environment:
+    """The pages' templates, compiled at the first page."""
     global _ENV
     if _ENV is None:
         _ENV = _environment()
-    subject = (
-        data.get("environment" if name in ("environment", "rollout") else "name", "")
-        if isinstance(data, dict)
-        else ""
-    )
-    page = _ENV.get_template(name)
-    graph = tiers({e["environment"]: e["follows"] for e in data}) if name == "environments" else []
-    html = page.render(
-        graph=graph if len(graph) > 1 else [],
-        states={e["environment"]: e["state"] for e in data} if name == "environments" else {},
-        data=data,
-        title=_TITLES[name].format(subject),
-        now=now,
-        style=Markup(STYLE),
-        script=Markup(SCRIPT),
-        repos=repos or {},
-        crumbs=_crumbs(name, data),
-        shown=_shown(filters or {}),
-        stale_after=stale_after,
-        measures=_MEASURES,
-    )
-    return keep_query(html, filters or {})
+    return _ENV
+
+
+def _subject(name: str, data: Any) -> str:
+    """What a page is about, for its title: its environment, or its own name."""
+    if not isinstance(data, dict):
+        return ""
+    return str(data.get("environment" if name in ("environment", "rollout") else "name", ""))
+
+
+def _environments_graph(data: list[dict[str, Any]]) -> tuple[list[list[str]], dict[str, str]]:
+    """The environments page's graph (its tiers, drawn when there are two or more) and states."""
+    graph = tiers({e["environment"]: e["follows"] for e in data})
+    return graph if len(graph) > 1 else [], {e["environment"]: e["state"] for e in data}
 
 
 def not_found(message: str, title: str = "Not found") -> str:

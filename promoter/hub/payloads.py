@@ -97,27 +97,15 @@ def flux_event(body: dict[str, Any]) -> Report:
     obj = _mapping(body, "involvedObject")
     kind, name = _text(obj, "kind", "involvedObject.kind"), _text(obj, "name", "involvedObject.name")
     namespace = str(obj.get("namespace") or "")
-    severity = _text(body, "severity")
-    if severity not in ("info", "error", "trace"):
-        raise IngestError(422, f"'severity' must be info or error, got {severity!r}")
+    severity = _severity(body)
     reason = _text(body, "reason")
-    metadata = body.get("metadata") or {}
-    if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
-        raise IngestError(422, "'metadata' must be an object of strings")
+    metadata = _flux_metadata(body)
     _, sha, branch = _flux_revision(metadata)
-    if severity == "error":
-        state: State = "failure"
-    elif reason in FLUX_SUCCESS or kind in FLUX_SOURCES:
-        # A source that fetched (NewArtifact, ArtifactUpToDate, ...) did its job; a source's
-        # success never puts a cluster at a commit (its role is "source").
-        state = "success"
-    else:
-        state = "progressing"
     return Report(
         source="flux",
         reconciler=f"{kind}/{namespace}/{name}",
         role="source" if kind in FLUX_SOURCES else "apply",
-        state=state,
+        state=_flux_state(severity, reason, kind),
         revision=sha,
         branch=branch,
         reason=reason,
@@ -126,6 +114,31 @@ def flux_event(body: dict[str, Any]) -> Report:
         claimed={k: metadata[k] for k in IDENTITY_KEYS if k in metadata},
         heartbeat=kind in FLUX_HEARTBEATS,
     )
+
+
+def _severity(body: dict[str, Any]) -> str:
+    severity = _text(body, "severity")
+    if severity not in ("info", "error", "trace"):
+        raise IngestError(422, f"'severity' must be info or error, got {severity!r}")
+    return severity
+
+
+def _flux_metadata(body: dict[str, Any]) -> dict[str, str]:
+    metadata = body.get("metadata") or {}
+    if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
+        raise IngestError(422, "'metadata' must be an object of strings")
+    return metadata
+
+
+def _flux_state(severity: str, reason: str, kind: str) -> State:
+    """An error fails; a success reason, or any event of a source that fetched (NewArtifact,
+    ArtifactUpToDate, ...), succeeds (a source's success never puts a cluster at a commit: its
+    role is "source"); anything else is progress."""
+    if severity == "error":
+        return "failure"
+    if reason in FLUX_SUCCESS or kind in FLUX_SOURCES:
+        return "success"
+    return "progressing"
 
 
 def flux_revision(metadata: dict[str, str]) -> str:
@@ -167,20 +180,12 @@ def _prefixed(metadata: dict[str, str]) -> dict[str, str]:
 
 def argocd_notification(body: dict[str, Any]) -> Report:
     """An Argo CD notification: ``{"app": <Application>, ...}`` or the Application itself."""
-    app = body.get("app") if "app" in body else body
-    if not isinstance(app, dict):
-        raise IngestError(422, "'app' must be the Application object (use toJson .app in the template)")
+    app = _application(body)
     meta = _mapping(app, "metadata", "app.metadata")
     name = _text(meta, "name", "app.metadata.name")
     status = _obj(app, "status")
-    sync, health_block, operation = (
-        _obj(status, "sync"),
-        _obj(status, "health"),
-        _obj(status, "operationState"),
-    )
-    health = str(health_block.get("status") or "Unknown")
-    sync_status = str(sync.get("status") or "Unknown")
-    phase = str(operation.get("phase") or "")
+    sync, operation = _obj(status, "sync"), _obj(status, "operationState")
+    sync_status, health, phase = _argocd_statuses(status)
     state = _argocd_state(sync_status, health, phase)
     return Report(
         source="argocd",
@@ -189,7 +194,7 @@ def argocd_notification(body: dict[str, Any]) -> Report:
         state=state,
         revision=(_first(sync) or _first(_obj(operation, "syncResult")))[:200],
         branch=str(_obj(_obj(app, "spec"), "source").get("targetRevision") or ""),
-        reason=f"{sync_status}/{health}" + (f"/{phase}" if phase else ""),
+        reason="/".join(filter(None, (sync_status, health, phase))),
         message=_argocd_message(status, state)[:MAX_TEXT],
         # Not finishedAt: a health notification may come long after the sync finished.
         event_time=timestamp(body.get("timestamp"), "timestamp"),
@@ -199,6 +204,31 @@ def argocd_notification(body: dict[str, Any]) -> Report:
         # notifies only on transitions, and silence says nothing.
         heartbeat=status.get("reconciledAt") is not None,
     )
+
+
+def _application(body: dict[str, Any]) -> dict[str, Any]:
+    """The Application: the body's ``app``, or the body itself."""
+    app = body.get("app") if "app" in body else body
+    if not isinstance(app, dict):
+        raise IngestError(422, "'app' must be the Application object (use toJson .app in the template)")
+    return app
+
+
+def _argocd_statuses(status: dict[str, Any]) -> tuple[str, str, str]:
+    """(sync status, health status, operation phase) of an app, Unknown when not said (the
+    phase: empty)."""
+    sync_status = str(_obj(status, "sync").get("status") or "Unknown")
+    health = str(_obj(status, "health").get("status") or "Unknown")
+    return sync_status, health, str(_obj(status, "operationState").get("phase") or "")
+
+
+def _zoned_time(text: str) -> float | None:
+    """An RFC 3339 time with a zone, in seconds since the epoch; None for anything else."""
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when.timestamp() if when.tzinfo is not None else None
 
 
 def _argocd_message(status: dict[str, Any], state: State) -> str:
@@ -211,9 +241,13 @@ def _argocd_message(status: dict[str, Any], state: State) -> str:
         return str(operation["message"])
     if state != "failure":
         return str(operation.get("message") or "")
+    return "; ".join(_degraded_reasons(status)) or str(operation.get("message") or "")
+
+
+def _degraded_reasons(status: dict[str, Any]) -> list[str]:
+    """Why an app is Degraded: its health's message, its unhealthy resources', its error conditions'."""
     reasons = [str(m) for m in (_obj(status, "health").get("message"),) if m]
-    reasons += _unhealthy_resources(status) + _error_conditions(status)
-    return "; ".join(reasons) or str(operation.get("message") or "")
+    return reasons + _unhealthy_resources(status) + _error_conditions(status)
 
 
 def _unhealthy_resources(status: dict[str, Any]) -> list[str]:
@@ -256,12 +290,7 @@ def native_report(body: dict[str, Any]) -> Report:
     unknown = sorted(set(body) - known)
     if unknown:
         raise IngestError(422, f"unknown field '{unknown[0]}'")
-    state = _text(body, "state")
-    if state not in STATES:
-        raise IngestError(422, f"'state' must be one of {', '.join(STATES)}, got {state!r}")
-    role = str(body.get("role") or "apply")
-    if role not in ("apply", "source"):
-        raise IngestError(422, f"'role' must be apply or source, got {role!r}")
+    state, role = _native_state(body), _native_role(body)
     sha, branch = split_revision(str(body.get("revision") or ""))
     return Report(
         source="native",
@@ -277,6 +306,20 @@ def native_report(body: dict[str, Any]) -> Report:
     )
 
 
+def _native_state(body: dict[str, Any]) -> State:
+    state = _text(body, "state")
+    if state not in STATES:
+        raise IngestError(422, f"'state' must be one of {', '.join(STATES)}, got {state!r}")
+    return state
+
+
+def _native_role(body: dict[str, Any]) -> str:
+    role = str(body.get("role") or "apply")
+    if role not in ("apply", "source"):
+        raise IngestError(422, f"'role' must be apply or source, got {role!r}")
+    return role
+
+
 def timestamp(value: Any, name: str, *, required: bool = False) -> float | None:
     """Seconds since the epoch from an RFC 3339 time (or a number of seconds)."""
     if value is None or value == "":
@@ -285,14 +328,9 @@ def timestamp(value: Any, name: str, *, required: bool = False) -> float | None:
         return None
     if isinstance(value, int | float) and not isinstance(value, bool):
         return float(value)
-    if isinstance(value, str):
-        try:
-            when = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            pass
-        else:
-            if when.tzinfo is not None:
-                return when.timestamp()
+    when = _zoned_time(value) if isinstance(value, str) else None
+    if when is not None:
+        return when
     raise IngestError(422, f"'{name}' must be an RFC 3339 time with a zone, got {str(value)[:40]!r}")
 
 

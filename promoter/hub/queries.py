@@ -15,6 +15,7 @@ from promoter.hub.db import Tx
 from promoter.hub.graph import graph
 from promoter.hub.rollout import NotFound, cluster_states, find_commit, is_stale, rollout, scheduled_targets
 from promoter.hub.shown import Page, count_clusters, first_clusters, first_failing
+from promoter.hub.waves import waves
 
 HISTORY_LIMIT = 1000
 
@@ -63,33 +64,51 @@ def clusters(
     names = [str(r[0]) for r in rows] if few else None
     failing, senders = clusterfacts.beside(tx, environment, names)
     out = []
-    for name, env, cluster_type, last_seen, position, sha, count, since, beats, created in rows:
+    for row in rows:
+        name, env = row[0], row[1]
         if env not in heads:
             heads[env], mains[env] = head(tx, env), clusterfacts.mains(tx, env)
             states.update(_head_states(tx, env, heads[env], now, stale_after, names or ()))
-        top = heads[env]
-        first = failing.get(name)
-        out.append(
-            {
-                "name": name,
-                "environment": env,
-                "clusterType": cluster_type,
-                "lastSeen": last_seen,
-                "registeredAt": created,
-                "stale": is_stale(last_seen, beats, now, stale_after),
-                "commit": sha,
-                "mainCommit": mains[env].get(sha) if sha else None,
-                "behind": top["position"] - int(position) if top and position is not None else None,
-                "state": states.get(name),
-                "badge": badges.of_cluster(states.get(name)),
-                "failingReconcilers": int(count or 0),
-                "failingSince": since if count else None,
-                "failingReconciler": first[0] if first else None,
-                "failingMessage": first[1] if first else None,
-                "senders": senders.get(name, []),
-            }
-        )
+        entry = _cluster_entry(row, heads[env], mains[env], states.get(name), now, stale_after)
+        out.append({**entry, **_failing_fields(row, failing.get(name)), "senders": senders.get(name, [])})
     return out
+
+
+def _cluster_entry(
+    row: tuple[Any, ...],
+    top: dict[str, Any] | None,
+    mains: dict[str, str | None],
+    state: str | None,
+    now: float,
+    stale_after: float,
+) -> dict[str, Any]:
+    """Where a cluster is (one of ``_cluster_rows``): its commit, how far behind ``top`` (its
+    environment's head), and its ``state`` in the head's rollout."""
+    name, env, cluster_type, last_seen, position, sha, _, _, beats, created = row
+    return {
+        "name": name,
+        "environment": env,
+        "clusterType": cluster_type,
+        "lastSeen": last_seen,
+        "registeredAt": created,
+        "stale": is_stale(last_seen, beats, now, stale_after),
+        "commit": sha,
+        "mainCommit": mains.get(sha) if sha else None,
+        "behind": top["position"] - int(position) if top and position is not None else None,
+        "state": state,
+        "badge": badges.of_cluster(state),
+    }
+
+
+def _failing_fields(row: tuple[Any, ...], first: tuple[str, str] | None) -> dict[str, Any]:
+    """How many of a cluster's reconcilers fail, since when, and the ``first`` failing one's name and message."""
+    count, since = row[6], row[7]
+    return {
+        "failingReconcilers": int(count or 0),
+        "failingSince": since if count else None,
+        "failingReconciler": first[0] if first else None,
+        "failingMessage": first[1] if first else None,
+    }
 
 
 def _cluster_rows(
@@ -195,16 +214,9 @@ def environment_state(
     held = holds.in_force(tx, now, environment)
     if top is None and not members and not held:
         raise NotFound(f"environment {environment} is not known to the hub")
-    progress = (
-        rollout(tx, environment, top["commit"], now, stale_after, with_times=not page, times_if_done=True)
-        if top
-        else None
-    )
-    if top:
-        top["runningSince"] = running_since(progress)
-    if page:  # every cluster is counted in its type's rollout
-        totals = [t["total"] for t in progress["clusterTypes"].values()] if progress else None
-        lists["clustersTotal"] = sum(totals) if totals is not None else count_clusters(tx, environment)
+    progress = _head_rollout(tx, environment, top, now, stale_after, page)
+    if page:
+        lists["clustersTotal"] = _clusters_total(tx, environment, progress)
     return {
         "environment": environment,
         "state": holds.judged(progress["state"] if progress else "stale", held),
@@ -217,6 +229,27 @@ def environment_state(
         "clusters": members,
         **lists,
     }
+
+
+def _head_rollout(
+    tx: Tx, environment: str, top: dict[str, Any] | None, now: float, stale_after: float, page: Page | None
+) -> dict[str, Any] | None:
+    """The rollout of ``top`` (the environment's head; a page's without the times, which it
+    does not show), whose ``runningSince`` it sets; None without a head."""
+    if top is None:
+        return None
+    progress = rollout(
+        tx, environment, top["commit"], now, stale_after, with_times=not page, times_if_done=True
+    )
+    top["runningSince"] = running_since(progress)
+    return progress
+
+
+def _clusters_total(tx: Tx, environment: str, progress: dict[str, Any] | None) -> int:
+    """How many clusters the environment has: each is counted in its type's rollout."""
+    if progress is None:
+        return count_clusters(tx, environment)
+    return sum(t["total"] for t in progress["clusterTypes"].values())
 
 
 def _members(
@@ -234,46 +267,6 @@ def _members(
         "failing": [c for c in listed if c["name"] in failing],
         "failingTotal": totals.get(environment, 0),
     }
-
-
-def waves(
-    tx: Tx, environment: str, sha: str, progress: dict[str, Any], held: list[dict[str, Any]] | None = None
-) -> list[dict[str, Any]]:
-    """A waved environment's waves at its head, in the order they first landed: each wave's cluster
-    types, the main commit their folders hold, and its state (its types' most urgent; ``held``
-    when one of ``held`` covers it and none failed)."""
-    rows = tx.rows(
-        "SELECT cluster_type, wave, main_commit FROM commit_folders WHERE environment = ? AND sha = ?"
-        " ORDER BY cluster_type",
-        (environment, sha),
-    )
-    first = {
-        str(w): int(p)
-        for w, p in tx.rows(
-            "SELECT wave, MIN(position) FROM platform_commits WHERE environment = ? AND wave <> '' GROUP BY wave",
-            (environment,),
-        )
-    }
-    grouped: dict[str, list[tuple[str, str | None]]] = {}
-    for cluster_type, wave, main in rows:
-        grouped.setdefault(str(wave), []).append((str(cluster_type), main))
-    out = []
-    for name in sorted(grouped, key=lambda w: (first.get(w, 1 << 62), w)):
-        types = [t for t, _ in grouped[name]]
-        mains = sorted({str(m) for _, m in grouped[name] if m})
-        per_type = progress["clusterTypes"]
-        out.append(
-            {
-                "name": name or "(the whole environment)",
-                "clusterTypes": types,
-                "mainCommit": mains[0] if len(mains) == 1 else None,
-                "mainCommits": mains,
-                "state": holds.judged(
-                    badges.worst(per_type[t]["state"] for t in types if t in per_type), held or [], name
-                ),
-            }
-        )
-    return out
 
 
 def running_since(progress: dict[str, Any] | None) -> float | None:
@@ -307,13 +300,7 @@ def overview(tx: Tx, now: float, stale_after: float, page: Page | None = None) -
     follows = graph(tx, names)
     for name in names:
         top = head(tx, name)
-        progress = (
-            rollout(tx, name, top["commit"], now, stale_after, with_times=not page, times_if_done=True)
-            if top
-            else None
-        )
-        if top:
-            top["runningSince"] = running_since(progress)
+        progress = _head_rollout(tx, name, top, now, stale_after, page)
         out.append(
             {
                 "environment": name,
@@ -326,15 +313,19 @@ def overview(tx: Tx, now: float, stale_after: float, page: Page | None = None) -
                 **({"failingTotal": totals.get(name, 0)} if page else {}),
             }
         )
-    mains = {e["environment"]: (e["head"] or {}).get("mainCommit") for e in out}
-    for e in out:
-        # What it waits on: each environment it follows that runs a main commit it does not yet.
+    _set_waits_on(out)
+    return out
+
+
+def _set_waits_on(entries: list[dict[str, Any]]) -> None:
+    """What each environment waits on: each it follows that runs a main commit it does not yet."""
+    mains = {e["environment"]: (e["head"] or {}).get("mainCommit") for e in entries}
+    for e in entries:
         e["waitsOn"] = [
             {"environment": u, "mainCommit": mains[u]}
             for u in e["follows"]
             if mains.get(u) and mains[u] != mains[e["environment"]]
         ]
-    return out
 
 
 def failing(
@@ -356,6 +347,16 @@ def discrepancies(tx: Tx, now: float, stale_after: float) -> list[dict[str, Any]
     """Between each environment and each it follows (the one before it, in a list Pipeline): a
     main commit the one runs and the other does not yet; and in every environment, clusters not
     at its head."""
+    items = _promotions_due(tx)
+    for item in drift(tx, now, stale_after):
+        items.append({"kind": "drift", **item})
+    for item in failing(tx, now, stale_after):
+        items.append({"kind": "failing", **item})
+    return items
+
+
+def _promotions_due(tx: Tx) -> list[dict[str, Any]]:
+    """Each (upstream, downstream) pair of environments whose heads run different main commits."""
     items: list[dict[str, Any]] = []
     names = environment_names(tx)
     heads = {n: head(tx, n) for n in names}
@@ -372,10 +373,6 @@ def discrepancies(tx: Tx, now: float, stale_after: float) -> list[dict[str, Any]
                     "downstreamMainCommit": down["mainCommit"],
                 }
             )
-    for item in drift(tx, now, stale_after):
-        items.append({"kind": "drift", **item})
-    for item in failing(tx, now, stale_after):
-        items.append({"kind": "failing", **item})
     return items
 
 

@@ -101,41 +101,42 @@ def cluster_states(
     ``cluster_types``, or named ``names``), from the clusters' summary columns (one row per
     cluster, whatever the number of reconcilers)."""
     later = set(descendants(tx, commit))
-    types = ""
-    if cluster_types:
-        types = f" AND cluster_type IN ({', '.join('?' for _ in cluster_types)})"
-    if names:
-        types += f" AND name IN ({', '.join('?' for _ in names)})"
     rows = tx.rows(
         "SELECT name, cluster_type, last_seen, platform_position, platform_sha, platform_reconcilers,"
         " platform_ok, failing_position, failing_since, heartbeats, busy FROM clusters"
-        f" WHERE environment = ? AND revoked_at IS NULL{types}",
+        f" WHERE environment = ? AND revoked_at IS NULL{_among(cluster_types, names)}",
         (commit.environment, *cluster_types, *names),
     )
-    out = []
-    for row in rows:
-        name, cluster_type, last_seen, low, low_sha, platform, ok, failing_at, failing_since, beats, busy = (
-            row
-        )
-        if is_stale(last_seen, beats, now, stale_after):
-            state = "stale"
-        elif (failing_at is not None and failing_at >= commit.position) or (
-            failing_since is not None and _began_at(tx, str(name), commit, later, float(failing_since))
-        ):
-            state = "failed"
-        elif (
-            platform
-            and ok == platform
-            and not busy
-            and low is not None
-            and low >= commit.position
-            and low_sha in later
-        ):
-            state = "success"
-        else:
-            state = "pending"
-        out.append((str(name), str(cluster_type), state))
-    return out
+    return [(str(row[0]), str(row[1]), _state(tx, commit, later, row, now, stale_after)) for row in rows]
+
+
+def _among(cluster_types: Sequence[str], names: Sequence[str]) -> str:
+    """The SQL that keeps the clusters of ``cluster_types`` and named ``names`` (when given)."""
+    types = f" AND cluster_type IN ({', '.join('?' for _ in cluster_types)})" if cluster_types else ""
+    return types + (f" AND name IN ({', '.join('?' for _ in names)})" if names else "")
+
+
+def _state(
+    tx: Tx, commit: Commit, later: set[str], row: tuple[Any, ...], now: float, stale_after: float
+) -> str:
+    """One cluster's state at ``commit`` (``later``: it and its descendants) from its summary ``row``."""
+    name, _, last_seen, _, _, _, _, failing_at, failing_since, beats, _ = row
+    if is_stale(last_seen, beats, now, stale_after):
+        return "stale"
+    if (failing_at is not None and failing_at >= commit.position) or (
+        failing_since is not None and _began_at(tx, str(name), commit, later, float(failing_since))
+    ):
+        return "failed"
+    if _applied(commit, later, row):
+        return "success"
+    return "pending"
+
+
+def _applied(commit: Commit, later: set[str], row: tuple[Any, ...]) -> bool:
+    """Whether every reconciler applying the platform is healthy at ``commit`` or later and none is busy."""
+    _, _, _, low, low_sha, platform, ok, _, _, _, busy = row
+    at_least = low is not None and low >= commit.position and low_sha in later
+    return bool(platform) and ok == platform and not busy and at_least
 
 
 def first_at(tx: Tx, cluster: str, environment: str, shas: Sequence[str]) -> float | None:
@@ -206,20 +207,12 @@ def rollout(
     commit = find_commit(tx, environment, ref)
     states = cluster_states(tx, commit, now, stale_after, cluster_types)
     types = set(cluster_types) or {t for _, t, _ in states} | _scheduled_types(tx, commit)
-    by_type: dict[str, list[tuple[str, str]]] = {t: [] for t in types}
-    tallies: dict[str, Counter[str]] = {t: Counter() for t in types}
-    for name, cluster_type, state in states:  # one pass, not one per type
-        if cluster_type in by_type:
-            by_type[cluster_type].append((name, state))
-            tallies[cluster_type][state] += 1
+    by_type, tallies = _by_type(states, types)
     done = not any(tally["failed"] or tally["pending"] for tally in tallies.values())
-    times, since = None, {}
+    times: dict[str, float] | None = None
+    since: dict[str, float | None] = {}
     if with_times or (times_if_done and done):
-        shas = descendants(tx, commit)
-        if not with_times and _receipts_tell(tx, commit, shas):
-            since["runningSince"] = _running_since(tx, commit, by_type, tallies)
-        else:
-            times = success_times(tx, commit, shas, cluster_types)
+        times, since = _times(tx, commit, cluster_types, by_type, tallies, with_times)
     per_type = {t: _of_type(by_type[t], tallies[t], times, commit) for t in sorted(types)}
     return {
         "environment": environment,
@@ -231,6 +224,35 @@ def rollout(
         "state": badges.worst(c["state"] for c in per_type.values()),
         **since,
     }
+
+
+def _by_type(
+    states: list[tuple[str, str, str]], types: set[str]
+) -> tuple[dict[str, list[tuple[str, str]]], dict[str, Counter[str]]]:
+    """Per cluster type of ``types``: its clusters' (name, state), and how many are in each state."""
+    by_type: dict[str, list[tuple[str, str]]] = {t: [] for t in types}
+    tallies: dict[str, Counter[str]] = {t: Counter() for t in types}
+    for name, cluster_type, state in states:  # one pass, not one per type
+        if cluster_type in by_type:
+            by_type[cluster_type].append((name, state))
+            tallies[cluster_type][state] += 1
+    return by_type, tallies
+
+
+def _times(
+    tx: Tx,
+    commit: Commit,
+    cluster_types: Sequence[str],
+    by_type: dict[str, list[tuple[str, str]]],
+    tallies: dict[str, Counter[str]],
+    with_times: bool,
+) -> tuple[dict[str, float] | None, dict[str, float | None]]:
+    """(each cluster's success time, ``{"runningSince": ...}``): the times, unless asked only when
+    the head runs everywhere (not ``with_times``) and the receipts tell it without them."""
+    shas = descendants(tx, commit)
+    if not with_times and _receipts_tell(tx, commit, shas):
+        return None, {"runningSince": _running_since(tx, commit, by_type, tallies)}
+    return success_times(tx, commit, shas, cluster_types), {}
 
 
 _LEGACY = (
@@ -261,14 +283,20 @@ def _running_since(
     if not by_type or not all(tally["success"] for tally in tallies.values()):
         return None  # a type without a fresh cluster: it does not run everywhere
     success = {name for mine in by_type.values() for name, state in mine if state == "success"}
-    limit, latest = 64, None
-    while latest is None:
+    latest = _latest_receipt(tx, commit, success)
+    return None if latest is None else commit.recorded_at + round(max(latest - commit.recorded_at, 0.0), 1)
+
+
+def _latest_receipt(tx: Tx, commit: Commit, success: set[str]) -> float | None:
+    """The latest first success received of one of the clusters ``success``, read newest first
+    in growing batches."""
+    limit = 64
+    while True:
         rows = tx.rows(_LATEST, (commit.environment, commit.sha, limit))
         latest = next((float(at) for cluster, at in rows if cluster in success), None)
-        if len(rows) < limit:
-            break
+        if latest is not None or len(rows) < limit:
+            return latest
         limit *= 8
-    return None if latest is None else commit.recorded_at + round(max(latest - commit.recorded_at, 0.0), 1)
 
 
 def _of_type(
@@ -277,22 +305,24 @@ def _of_type(
     """One cluster type's rollout from its clusters' states (and success times, when read)."""
     counts = {s: tally[s] for s in ("success", "failed", "pending", "stale")}
     fresh = len(mine) - counts["stale"]
-    done = (
-        sorted(times[n] - commit.recorded_at for n, s in mine if s == "success" and n in times)
-        if times
-        else []
-    )
     out: dict[str, Any] = {
         "total": len(mine),
         **counts,
         "percent": round(100.0 * counts["success"] / fresh, 1) if fresh else 0.0,
-        **({"timeToPercent": _time_to_percent(done, fresh)} if times is not None else {}),
-        "failedClusters": sorted(n for n, s in mine if s == "failed")[:SHOWN_FAILURES]
-        if counts["failed"]
-        else [],
+        **(
+            {"timeToPercent": _time_to_percent(_delays(mine, times, commit), fresh)}
+            if times is not None
+            else {}
+        ),
+        "failedClusters": sorted(n for n, s in mine if s == "failed")[:SHOWN_FAILURES],
     }
     out["state"] = badges.of_counts(out)
     return out
+
+
+def _delays(mine: list[tuple[str, str]], times: dict[str, float], commit: Commit) -> list[float]:
+    """Seconds from M's recording to each succeeding cluster's success, in order."""
+    return sorted(times[n] - commit.recorded_at for n, s in mine if s == "success" and n in times)
 
 
 def scheduled_targets(tx: Tx, progress: dict[str, Any] | None) -> list[dict[str, Any]]:

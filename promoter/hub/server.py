@@ -16,6 +16,8 @@ import threading
 import time
 from typing import Any
 
+import uvicorn
+
 from promoter.clock import parse_duration
 from promoter.errors import PromoterError, UsageError, one_line
 from promoter.hub.app import build_app
@@ -154,6 +156,28 @@ def create_app() -> Any:
     )
 
 
+def _warn_clear_keys(db: Database, clear: int, sealer: Sealer | None) -> None:
+    """Say how many cluster keys the database keeps unsealed, and how to seal them."""
+    if clear:
+        log.warning(
+            "%d cluster key(s) kept in the clear in %s: set %s and run promoter hub keys reseal (docs/hub.md)",
+            clear,
+            db.describe(),
+            SECRET_ENV if sealer is None else NEW_SECRET_ENV,
+        )
+
+
+def _warn_open_reads(host: str, port: int, require_read_key: bool) -> None:
+    """Say that reads are open to anyone who can reach a non-loopback address without read keys."""
+    if not require_read_key and not is_loopback(host):
+        log.warning(
+            "reads are open: anyone who can reach %s:%d sees every cluster, commit and failure message;"
+            " serve with --require-read-key (keys: promoter hub keys add-reader) or restrict them at a proxy",
+            host,
+            port,
+        )
+
+
 def serve(
     db: Database,
     listen: str,
@@ -162,30 +186,16 @@ def serve(
     retain: float | None = None,
     require_read_key: bool = False,
 ) -> None:
-    import uvicorn  # optional: the hub extra; the rest of the CLI runs without it
-
     host, port = parse_listen(listen)
     check_port(host, port)
     applied = db.migrate()
     sealer = Sealer.from_env()
     clear = check_sealer(db, sealer)  # refuses a secret that does not open the sealed keys
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    if clear:
-        log.warning(
-            "%d cluster key(s) kept in the clear in %s: set %s and run promoter hub keys reseal (docs/hub.md)",
-            clear,
-            db.describe(),
-            SECRET_ENV if sealer is None else NEW_SECRET_ENV,
-        )
+    _warn_clear_keys(db, clear, sealer)
     if retain:
         Pruner(db, retain).start()
-    if not require_read_key and not is_loopback(host):
-        log.warning(
-            "reads are open: anyone who can reach %s:%d sees every cluster, commit and failure message;"
-            " serve with --require-read-key (keys: promoter hub keys add-reader) or restrict them at a proxy",
-            host,
-            port,
-        )
+    _warn_open_reads(host, port, require_read_key)
     if applied:
         log.info("migrated %s to schema version %d", db.describe(), applied[-1])
     log.info("serving %s on http://%s:%d with %d worker(s)", db.describe(), host, port, workers)

@@ -9,7 +9,7 @@ stored once (the digest is unique, so two concurrent deliveries cannot both land
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -121,6 +121,19 @@ def store_many(tx: Tx, items: Sequence[Pending]) -> list[Stored]:
     outcome is the one of refreshing it after each. The reports of one reconciler are taken in
     turns (its second report is read against what its first one wrote)."""
     results: list[Stored | None] = [None] * len(items)
+    refresh: dict[str, float] = {}  # cluster -> latest receipt: summary and last-seen
+    seen: dict[str, float] = {}  # cluster -> latest receipt: last-seen alone
+    for turn in _turns(items):
+        _store_turn(tx, items, turn, results, refresh, seen)
+    _update_clusters(tx, refresh, seen)
+    stored = [r for r in results if r is not None]
+    assert len(stored) == len(items)
+    return stored
+
+
+def _turns(items: Sequence[Pending]) -> list[list[int]]:
+    """The indexes of ``items`` in turns: each reconciler's first report in the first turn, its
+    second in the second, and so on."""
     turns: list[list[int]] = []
     seen_in_turn: dict[tuple[str, str], int] = {}
     for i, (cluster, report, _, _) in enumerate(items):
@@ -130,10 +143,11 @@ def store_many(tx: Tx, items: Sequence[Pending]) -> list[Stored]:
         if nth == len(turns):
             turns.append([])
         turns[nth].append(i)
-    refresh: dict[str, float] = {}  # cluster -> latest receipt: summary and last-seen
-    seen: dict[str, float] = {}  # cluster -> latest receipt: last-seen alone
-    for turn in turns:
-        _store_turn(tx, items, turn, results, refresh, seen)
+    return turns
+
+
+def _update_clusters(tx: Tx, refresh: dict[str, float], seen: dict[str, float]) -> None:
+    """Refresh the summary of the clusters ``refresh`` names and the last-seen of those ``seen`` does."""
     if tx.dialect == "postgresql" and (refresh or seen):
         # Several writers (and hub processes) lock clusters' rows in one order: no deadlock.
         tx.run(
@@ -142,9 +156,6 @@ def store_many(tx: Tx, items: Sequence[Pending]) -> list[Stored]:
         )
     refresh_many(tx, [(name, max(refresh[name], seen.get(name, 0.0))) for name in sorted(refresh)])
     seen_many(tx, [(name, seen[name]) for name in sorted(seen) if name not in refresh])
-    stored = [r for r in results if r is not None]
-    assert len(stored) == len(items)
-    return stored
 
 
 def _store_turn(
@@ -157,9 +168,28 @@ def _store_turn(
 ) -> None:
     """Store the reports ``turn`` indexes in ``items``, of as many different reconcilers."""
     held_rows = _read_held(tx, [(items[i][0].name, items[i][1].reconciler) for i in turn])
+    appended = _touch_unchanged(tx, items, zip(turn, held_rows, strict=True), results, seen)
+    ids = _append_many(tx, [report_row(*items[i]) for i, _, _ in appended])
+    latest, deployments, duplicates = _rows_of_appended(items, appended, ids, results, refresh)
+    found = tx.many("SELECT id FROM reports WHERE digest = ?", [(items[i][2],) for i in duplicates])
+    for i, row in zip(duplicates, found, strict=True):
+        results[i] = Stored(int(row[0]) if row else 0, True)
+    insert_many(tx, LATEST, LATEST_TYPES, latest)
+    insert_many(tx, DEPLOYMENT, DEPLOYMENT_TYPES, deployments)
+
+
+def _touch_unchanged(
+    tx: Tx,
+    items: Sequence[Pending],
+    turn: Iterable[tuple[int, Row | None]],
+    results: list[Stored | None],
+    seen: dict[str, float],
+) -> list[tuple[int, _Held | None, float]]:
+    """Of the reports of ``turn`` (index, its reconciler's latest held), store those that change
+    nothing a reader needs by moving last-seen times; the others, (index, held, when), to append."""
     touched: list[tuple[Any, ...]] = []
     appended: list[tuple[int, _Held | None, float]] = []
-    for i, row in zip(turn, held_rows, strict=True):
+    for i, row in turn:
         cluster, report, digest, now = items[i]
         held = _held(row)
         # The cluster's own clock (its event's time), compared only with its own earlier times;
@@ -174,7 +204,18 @@ def _store_turn(
         else:
             appended.append((i, held, when))
     _touch_many(tx, touched)
-    ids = _append_many(tx, [report_row(*items[i]) for i, _, _ in appended])
+    return appended
+
+
+def _rows_of_appended(
+    items: Sequence[Pending],
+    appended: list[tuple[int, _Held | None, float]],
+    ids: dict[str, int],
+    results: list[Stored | None],
+    refresh: dict[str, float],
+) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[int]]:
+    """The latest-state and deployment rows of the reports appended (``ids``: by digest), and
+    the indexes of those left out as retries of one stored already."""
     latest: list[tuple[Any, ...]] = []
     deployments: list[tuple[Any, ...]] = []
     duplicates: list[int] = []
@@ -190,11 +231,7 @@ def _store_turn(
         if report.revision:
             deployments.append(deployment_row(cluster, report, when, now))
         refresh[cluster.name] = max(now, refresh.get(cluster.name, now))
-    found = tx.many("SELECT id FROM reports WHERE digest = ?", [(items[i][2],) for i in duplicates])
-    for i, row in zip(duplicates, found, strict=True):
-        results[i] = Stored(int(row[0]) if row else 0, True)
-    insert_many(tx, LATEST, LATEST_TYPES, latest)
-    insert_many(tx, DEPLOYMENT, DEPLOYMENT_TYPES, deployments)
+    return latest, deployments, duplicates
 
 
 def _append_many(tx: Tx, rows: Sequence[tuple[Any, ...]]) -> dict[str, int]:

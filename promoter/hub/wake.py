@@ -67,12 +67,22 @@ def verdict_of(answer: dict[str, Any]) -> Verdict:
     types = list(answer.get("clusterTypes", {}).values())
     if any(t["failed"] for t in types):
         return "failure"
-    if types and all(t["total"] and t["stale"] == t["total"] for t in types):
+    if types and all(_all_stale(t) for t in types):
         return "stale"
     # as the gate judges: a type with no fresh cluster waits (zero clusters never passes)
-    if types and all(t["total"] > t["stale"] and t["pending"] == 0 and t["success"] > 0 for t in types):
+    if types and all(_succeeded(t) for t in types):
         return "success"
     return "pending"
+
+
+def _all_stale(tally: dict[str, int]) -> bool:
+    """Whether a cluster type has clusters, all of them stale."""
+    return bool(tally["total"]) and tally["stale"] == tally["total"]
+
+
+def _succeeded(tally: dict[str, int]) -> bool:
+    """Whether a cluster type has a fresh cluster, none pending and one succeeded."""
+    return tally["total"] > tally["stale"] and tally["pending"] == 0 and tally["success"] > 0
 
 
 @dataclass
@@ -236,7 +246,7 @@ def github_sender(
     installed on the control plane with Contents write). Each send is one request (an App's
     token aside), of at most ``SEND_TIMEOUT`` seconds: the layer retries none of them, so the
     waker's own backoff is the only one, and the attempts the docs state are the requests made."""
-    from promoter.forges.github.api import GitHubHttp  # heavy: PyGithub only when waking
+    from promoter.forges.github.api import GitHubHttp  # heavy (PyGithub, 400 ms): only when waking
     from promoter.forges.github.auth import credentials_from_env  # heavy, as above
     from promoter.forges.github.dispatches import dispatch  # heavy, as above
     from promoter.forges.github.policy import RetryPolicy  # heavy, as above

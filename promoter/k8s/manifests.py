@@ -101,10 +101,7 @@ def _fast(group: str, kind: str, version: str) -> Any:
 @cache
 def _validator(group: str, kind: str, version: str) -> Any:
     """The Python validator, for the words of a failure."""
-    import jsonschema  # heavy (a tenth of a second): loads only when a document fails its schema
-
-    schema = _schemas()[(group, kind)][version]
-    return jsonschema.validators.validator_for(schema)(schema)
+    return core.python_validator(_schemas()[(group, kind)][version])
 
 
 def check_tree(
@@ -182,14 +179,12 @@ def _crd_rules(doc: Doc, versions: dict[str, Any]) -> list[str]:
 
 def _crd_schema_failure(doc: Doc, version: str) -> list[str]:
     """The words of the schema's best-matching error (the fast validator gives none)."""
-    from jsonschema.exceptions import best_match  # heavy: loads only when a document fails its schema
-
     group, kind = doc.group_kind
-    error = best_match(_validator(group, kind, version).iter_errors(doc.body))
+    error = core.best_error(_validator(group, kind, version), doc.body)
     if error is None:
         return []
-    where = ".".join(str(p) for p in error.absolute_path) or "(document)"
-    return [f"{where}: {error.message} (the {kind} CRD schema)"]
+    where, what = error
+    return [f"{where}: {what} (the {kind} CRD schema)"]
 
 
 def _name_rules(doc: Doc) -> Iterator[str]:

@@ -162,15 +162,20 @@ def volumes(spec: dict[str, Any], path: str) -> Findings:
         if name in seen:
             yield Finding(f"{where}.name", name, "Duplicate value: volume names are unique in a pod")
         seen.add(name)
-        sources = [k for k, v in volume.items() if k != "name" and v is not None]
-        if len(sources) > 1:
-            yield Finding(where, sources, "may not specify more than 1 volume type")
-        size = mapping(volume, "emptyDir").get("sizeLimit")
-        if size is not None:
-            _, found = quantities({"sizeLimit": size}, f"{where}.emptyDir", integer=lambda _: False)
-            yield from (Finding(f"{where}.emptyDir.sizeLimit", f.value, f.rule) for f in found)
-        for key in ("configMap", "secret"):
-            yield from optional(mapping(volume, key), "defaultMode", f"{where}.{key}", _mode)
+        yield from _volume_source(volume, where)
+
+
+def _volume_source(volume: dict[str, Any], where: str) -> Findings:
+    """A volume's one source: its type, an emptyDir's size limit, a configMap's or secret's mode."""
+    sources = [k for k, v in volume.items() if k != "name" and v is not None]
+    if len(sources) > 1:
+        yield Finding(where, sources, "may not specify more than 1 volume type")
+    size = mapping(volume, "emptyDir").get("sizeLimit")
+    if size is not None:
+        _, found = quantities({"sizeLimit": size}, f"{where}.emptyDir", integer=lambda _: False)
+        yield from (Finding(f"{where}.emptyDir.sizeLimit", f.value, f.rule) for f in found)
+    for key in ("configMap", "secret"):
+        yield from optional(mapping(volume, key), "defaultMode", f"{where}.{key}", _mode)
 
 
 def _mode(value: Any) -> str | None:

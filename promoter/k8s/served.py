@@ -100,24 +100,39 @@ def flux_verdict(group: str, kind: str, version: str, packaged: bool, runs: Rele
     if rows is None or runs is None:
         return None
     for name, since, until in rows:
-        if name != version:
-            continue
-        if not since <= runs < until:
-            span = f"from Flux {show(since)}" if runs < since else f"until Flux {show(until)} (not included)"
-            return Verdict(
-                "refuse", rule=f"{group}/{version} {kind} is not served by Flux {show(runs)} (served {span})"
-            )
-        if packaged:
-            return CHECK
-        return Verdict(
-            "accept",
-            warning=f"{group}/{version} {kind} is served by Flux {show(runs)}, but Flux {show(until)} no longer "
-            f"serves it: move to {group}/{rows[0][0]} before upgrading (promoter has no schema for "
-            f"{version}, so only its apiVersion is checked)",
-        )
+        if name == version:
+            return _version_verdict(group, kind, version, packaged, runs, (since, until), rows[0][0])
     served = ", ".join(f"{group}/{n}" for n, since, until in rows if since <= runs < until)
     return Verdict(
         "refuse", rule=f"{group}/{version} {kind} is not served by Flux {show(runs)} (served: {served})"
+    )
+
+
+def _version_verdict(
+    group: str,
+    kind: str,
+    version: str,
+    packaged: bool,
+    runs: Release,
+    span: tuple[Release, Release],
+    newest: str,
+) -> Verdict:
+    """The verdict for a Flux kind's version that Flux serves over ``span`` (since, until):
+    refused outside it; checked when promoter has its schema; else accepted with a warning
+    when a later Flux stops serving it (``newest``: the version to move to)."""
+    since, until = span
+    if not since <= runs < until:
+        said = f"from Flux {show(since)}" if runs < since else f"until Flux {show(until)} (not included)"
+        return Verdict(
+            "refuse", rule=f"{group}/{version} {kind} is not served by Flux {show(runs)} (served {said})"
+        )
+    if packaged:
+        return CHECK
+    return Verdict(
+        "accept",
+        warning=f"{group}/{version} {kind} is served by Flux {show(runs)}, but Flux {show(until)} no longer "
+        f"serves it: move to {group}/{newest} before upgrading (promoter has no schema for "
+        f"{version}, so only its apiVersion is checked)",
     )
 
 

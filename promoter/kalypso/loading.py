@@ -118,15 +118,17 @@ def _object(file: str, doc: Any, where: str, wrong: tuple[str, ...]) -> ObjectDo
         raise problem
     kind = doc["kind"]
     if kind in wrong or kind == "Workload":
-        home = (
-            "a registered workload repo"
-            if kind == "Workload"
-            else ("main" if kind in MAIN_ONLY else "an environment branch")
-        )
         raise ConfigError(
-            f"kind {kind} belongs on {home}, not on {where}", file=file, line=line_of(doc, "kind")
+            f"kind {kind} belongs on {_home(kind)}, not on {where}", file=file, line=line_of(doc, "kind")
         )
     return ObjectDoc(file, doc)
+
+
+def _home(kind: str) -> str:
+    """Where a Kalypso kind is read: a workload repo, main, or an environment branch."""
+    if kind == "Workload":
+        return "a registered workload repo"
+    return "main" if kind in MAIN_ONLY else "an environment branch"
 
 
 def load_main(git: Git, commit: str) -> KalypsoMain:

@@ -10,6 +10,7 @@ gates, statuses, resume."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -120,25 +121,10 @@ class KalypsoPromotion(ControlPlane):
             envs = []
             url = None
             for wanted in self.order.environments:
-                kenv = kmain.environments.get(wanted.name)
-                if kenv is None:
-                    known = ", ".join(sorted(kmain.environments)) or "none"
-                    raise ConfigError(
-                        f"environment {wanted.name!r}: main {commit[:12]} has no such Environment in "
-                        f".environments/ (it has {known})",
-                        file=wanted.source.file,
-                        line=wanted.source.line,
-                    )
+                kenv = _environment_of(kmain.environments, wanted, commit)
                 self._kenvs[kenv.name] = kenv
-                branch = self._branch(kenv)
-                gitops = _gitops(branch)
-                if url is not None and _local(gitops.ref.repo) != _local(url):
-                    raise ConfigError(
-                        f"spec.repo: environment {kenv.name!r} renders to {gitops.ref.repo}, on another forge "
-                        f"than the environments before it ({url}); promote them in separate runs",
-                        file=gitops.source.file,
-                        line=gitops.source.line,
-                    )
+                gitops = _gitops(self._branch(kenv))
+                _check_same_forge(kenv, gitops, url)
                 url = url or gitops.ref.repo
                 envs.append(
                     replace(
@@ -201,6 +187,33 @@ class KalypsoPromotion(ControlPlane):
         if kenv.name not in self._branches:
             self._branches[kenv.name] = self.kcp.branch(kenv)
         return self._branches[kenv.name]
+
+
+def _environment_of(
+    environments: Mapping[str, KEnvironment], wanted: Environment, commit: str
+) -> KEnvironment:
+    """The Kalypso Environment of the order's ``wanted`` environment, on main ``commit``."""
+    kenv = environments.get(wanted.name)
+    if kenv is None:
+        known = ", ".join(sorted(environments)) or "none"
+        raise ConfigError(
+            f"environment {wanted.name!r}: main {commit[:12]} has no such Environment in "
+            f".environments/ (it has {known})",
+            file=wanted.source.file,
+            line=wanted.source.line,
+        )
+    return kenv
+
+
+def _check_same_forge(kenv: KEnvironment, gitops: GitOpsRepo, url: str | None) -> None:
+    """An environment renders on the forge of those before it (``url``, the first one's repo)."""
+    if url is not None and _local(gitops.ref.repo) != _local(url):
+        raise ConfigError(
+            f"spec.repo: environment {kenv.name!r} renders to {gitops.ref.repo}, on another forge "
+            f"than the environments before it ({url}); promote them in separate runs",
+            file=gitops.source.file,
+            line=gitops.source.line,
+        )
 
 
 def _local(url: str) -> bool:

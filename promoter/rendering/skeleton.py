@@ -184,18 +184,28 @@ def _plan(node: Any, placeholders: tuple[str, ...], counts: dict[str, int]) -> A
     of ``placeholders``: the order they are given their values); for a mapping
     or list, ``(key plans, child plans)``; None where there are none."""
     if isinstance(node, str):
-        found = tuple(ph for ph in placeholders if ph in node)
-        for ph in found:
-            counts[ph] += node.count(ph)
-        return found or None
+        return _plan_text(node, placeholders, counts)
     if isinstance(node, dict):
-        keys = {k: p for k in node if (p := _plan(k, placeholders, counts)) is not None}
-        children = {k: p for k, v in node.items() if (p := _plan(v, placeholders, counts)) is not None}
-        return (keys, children) if keys or children else None
+        return _plan_mapping(node, placeholders, counts)
     if isinstance(node, list):
         items = {i: p for i, v in enumerate(node) if (p := _plan(v, placeholders, counts)) is not None}
         return ({}, items) if items else None
     return None
+
+
+def _plan_text(node: str, placeholders: tuple[str, ...], counts: dict[str, int]) -> tuple[str, ...] | None:
+    """The placeholders in a string, each counted as often as it is there."""
+    found = tuple(ph for ph in placeholders if ph in node)
+    for ph in found:
+        counts[ph] += node.count(ph)
+    return found or None
+
+
+def _plan_mapping(node: dict[Any, Any], placeholders: tuple[str, ...], counts: dict[str, int]) -> Any:
+    """(key plans, value plans) of a mapping, of the keys and values that hold a placeholder."""
+    keys = {k: p for k in node if (p := _plan(k, placeholders, counts)) is not None}
+    children = {k: p for k, v in node.items() if (p := _plan(v, placeholders, counts)) is not None}
+    return (keys, children) if keys or children else None
 
 
 def _rebuild(node: Any, plan: Any, values: dict[str, str]) -> Any:
@@ -205,31 +215,42 @@ def _rebuild(node: Any, plan: Any, values: dict[str, str]) -> Any:
     if plan is None:
         return node
     if isinstance(plan, tuple) and isinstance(node, str):
-        for ph in plan:
-            value = values.get(ph)
-            if value is None:
-                return _MISSING
-            node = node.replace(ph, value)
-        return node
+        return _fill(node, plan, values)
     keys, children = plan
     if isinstance(node, list):
-        out = list(node)
-        for i, sub in children.items():
-            item = _rebuild(node[i], sub, values)
-            if item is _MISSING:
-                return _MISSING
-            out[i] = item
-        return out
+        return _rebuild_children(list(node), node, children, values)
     if not keys:
-        result = dict(node)
-        for k, sub in children.items():
-            value = _rebuild(node[k], sub, values)
-            if value is _MISSING:
-                return _MISSING
-            result[k] = value
-        return result
+        return _rebuild_children(dict(node), node, children, values)
+    return _rebuild_keyed(node, keys, children, values)
+
+
+def _fill(text: str, placeholders: tuple[str, ...], values: dict[str, str]) -> Any:
+    """``text`` with each of ``placeholders`` replaced by its value; ``_MISSING`` if one has none."""
+    for ph in placeholders:
+        value = values.get(ph)
+        if value is None:
+            return _MISSING
+        text = text.replace(ph, value)
+    return text
+
+
+def _rebuild_children(copy: Any, node: Any, children: dict[Any, Any], values: dict[str, str]) -> Any:
+    """``copy`` (of list or mapping ``node``) with the items or values ``children`` plans rebuilt."""
+    for k, sub in children.items():
+        value = _rebuild(node[k], sub, values)
+        if value is _MISSING:
+            return _MISSING
+        copy[k] = value
+    return copy
+
+
+def _rebuild_keyed(
+    node: dict[Any, Any], keys: dict[Any, Any], children: dict[Any, Any], values: dict[str, str]
+) -> Any:
+    """A mapping with a key that holds a placeholder: a new mapping, in the same order;
+    ``_MISSING`` when two keys became one."""
     result = {}
-    for k, v in node.items():  # a key with a placeholder: a new mapping, in the same order
+    for k, v in node.items():
         key = _rebuild(k, keys[k], values) if k in keys else k
         value = _rebuild(v, children[k], values) if k in children else v
         if key is _MISSING or value is _MISSING:

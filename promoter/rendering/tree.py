@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from promoter.controlplane.objects import check_references
-from promoter.model import EnvironmentObjects, MainObjects, Versions
+from promoter.model import EnvironmentObjects, MainObjects, Template, Versions
 from promoter.rendering.builtins import all_templates, builtin_templates
 from promoter.rendering.checks import ConfigKeyProblem, at_config_key
 from promoter.rendering.memo import FolderMemo, folder_digests
@@ -100,20 +100,33 @@ def _render_environment(
         known = {ct: tree for ct, digest in digests.items() if (tree := memo.get(digest))}
         todo = [ct for ct in schedule.pairs if ct not in known]
         assigned: dict[str, list[Assignment]] = {}
-        if sum(len(schedule.pairs[ct]) for ct in todo) >= PARALLEL_MIN_ASSIGNMENTS and can_fork():
-            files = render_in_two(renderer, templates, schedule, todo, assigned)
-        else:
-            assigned.update({ct: schedule.assign(ct) for ct in todo})
-            with renderer.watchdog():
-                files, problem = render_checked(renderer, templates, [a for ct in todo for a in assigned[ct]])
-            if problem is not None:  # a memo hit was checked when it rendered
-                raise problem
+        files = _render_todo(renderer, templates, schedule, todo, assigned)
 
     def later(ct: str) -> dict[str, bytes]:
         return render_all(renderer, templates, schedule.assign(ct))
 
     rendered = RenderedFiles(schedule, files, known, digests, later)
     return Rendered(rendered, tuple(sorted(env.cluster_types)), _Assignments(schedule, assigned))
+
+
+def _render_todo(
+    renderer: Renderer,
+    templates: dict[str, Template],
+    schedule: EnvironmentSchedule,
+    todo: list[str],
+    assigned: dict[str, list[Assignment]],
+) -> dict[str, bytes]:
+    """The files of the cluster types ``todo`` (the memo knows none of them), checked: in two
+    processes when there are enough assignments and the platform can fork, else here.
+    ``assigned`` gets each cluster type's assignments."""
+    if sum(len(schedule.pairs[ct]) for ct in todo) >= PARALLEL_MIN_ASSIGNMENTS and can_fork():
+        return render_in_two(renderer, templates, schedule, todo, assigned)
+    assigned.update({ct: schedule.assign(ct) for ct in todo})
+    with renderer.watchdog():
+        files, problem = render_checked(renderer, templates, [a for ct in todo for a in assigned[ct]])
+    if problem is not None:  # a memo hit was checked when it rendered
+        raise problem
+    return files
 
 
 def with_default_versions(env: EnvironmentObjects, default: Versions) -> EnvironmentObjects:

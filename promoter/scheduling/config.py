@@ -96,20 +96,30 @@ class ConfigIndex:
 def merge_values(base: Any, override: Any) -> Any:
     """Maps merge deeply; lists of maps with a ``name`` merge by name; anything else is replaced."""
     if isinstance(base, dict) and isinstance(override, dict):
-        out = dict(base)
-        for key, value in override.items():
-            if type(value) in IMMUTABLE:  # a scalar replaces whatever was there
-                out[key] = value
-            else:
-                out[key] = merge_values(base[key], value) if key in base else copy.deepcopy(value)
-        return out
+        return _merge_maps(base, override)
     if _named_list(base) and _named_list(override):
-        merged = {item["name"]: item for item in base}
-        for item in override:
-            name = item["name"]
-            merged[name] = merge_values(merged[name], item) if name in merged else _copy(item)
-        return list(merged.values())
+        return _merge_by_name(base, override)
     return _copy(override)
+
+
+def _merge_maps(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with each key of ``override`` merged in (a scalar replaces whatever was there)."""
+    out = dict(base)
+    for key, value in override.items():
+        if type(value) in IMMUTABLE:
+            out[key] = value
+        else:
+            out[key] = merge_values(base[key], value) if key in base else copy.deepcopy(value)
+    return out
+
+
+def _merge_by_name(base: list[dict[str, Any]], override: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The items of ``base`` with those of ``override`` merged in by name (new names last)."""
+    merged = {item["name"]: item for item in base}
+    for item in override:
+        name = item["name"]
+        merged[name] = merge_values(merged[name], item) if name in merged else _copy(item)
+    return list(merged.values())
 
 
 IMMUTABLE = frozenset({str, int, float, bool, type(None)})

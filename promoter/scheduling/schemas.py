@@ -48,7 +48,7 @@ class SchemaChecker:
         self.schemas = sorted(schemas.values(), key=lambda s: s.name)
         self._validators: dict[str, Any] = {}
         if self.schemas:
-            import jsonschema  # heavy (a tenth of a second): loads only when there are ConfigSchemas
+            import jsonschema  # heavy (78 ms, a quarter of `promoter render`'s start): only with ConfigSchemas
 
             self._validators = {
                 s.name: jsonschema.validators.validator_for(s.schema)(s.schema) for s in self.schemas
@@ -109,7 +109,7 @@ def _named_keys(schema: dict[str, Any]) -> tuple[str, ...] | None:
 def _raise_schema_error(
     schema: ConfigSchema, a: Assignment, errors: Iterable[Any], configmaps: dict[str, ConfigMap]
 ) -> None:
-    from jsonschema.exceptions import best_match  # heavy: loads only when a config fails its schema
+    from jsonschema.exceptions import best_match  # heavy, as above: loads only when a config fails its schema
 
     error = best_match(errors)
     if error is None:

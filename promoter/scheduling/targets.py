@@ -90,20 +90,26 @@ Pair = tuple[ClusterType, Workload, DeploymentTarget]
 def pairs(main: MainObjects, env: EnvironmentObjects, environment: str) -> list[Pair]:
     """Every (cluster type, workload, target) some policy assigns, each once, sorted by
     cluster type and output name."""
-    targets = [(w, t) for w in main.workloads.values() for t in w.targets if t.environment == environment]
+    targets = _targets_of(main, environment)
     pairs: dict[tuple[str, str], Pair] = {}
     for policy in env.policies.values():
-        chosen_targets = [
-            (w, t) for w, t in targets if policy.targets.matches(target_selection_labels(w, t), w.workspace)
-        ]
+        chosen_targets = [(w, t) for w, t in targets if _selects_target(policy, w, t)]
         if not chosen_targets:
             continue
         for ct in env.cluster_types.values():
-            if not policy.cluster_types.matches(cluster_type_selection_labels(ct)):
-                continue
-            for w, t in chosen_targets:
-                pairs.setdefault((ct.name, target_name(w, t)), (ct, w, t))
+            if policy.cluster_types.matches(cluster_type_selection_labels(ct)):
+                for w, t in chosen_targets:
+                    pairs.setdefault((ct.name, target_name(w, t)), (ct, w, t))
     return [pairs[k] for k in sorted(pairs)]
+
+
+def _targets_of(main: MainObjects, environment: str) -> list[tuple[Workload, DeploymentTarget]]:
+    """(workload, target) of each deployment target of ``environment``."""
+    return [(w, t) for w in main.workloads.values() for t in w.targets if t.environment == environment]
+
+
+def _selects_target(policy: SchedulingPolicy, w: Workload, t: DeploymentTarget) -> bool:
+    return policy.targets.matches(target_selection_labels(w, t), w.workspace)
 
 
 def idle_policies(
@@ -111,21 +117,31 @@ def idle_policies(
 ) -> list[tuple[SchedulingPolicy, str]]:
     """The policies that assign nothing, each with why (a selector that selects nothing: a silent
     no-op otherwise); none where the environment has no target or no cluster type at all."""
-    targets = [(w, t) for w in main.workloads.values() for t in w.targets if t.environment == environment]
+    targets = _targets_of(main, environment)
     if not targets or not env.cluster_types:
         return []
     idle = []
     for policy in env.policies.values():
-        if not any(policy.targets.matches(target_selection_labels(w, t), w.workspace) for w, t in targets):
-            idle.append(
-                (policy, f"its deploymentTargetSelector matches no deployment target of {environment}")
-            )
-        elif not any(
-            policy.cluster_types.matches(cluster_type_selection_labels(ct))
-            for ct in env.cluster_types.values()
-        ):
-            idle.append((policy, f"its clusterTypeSelector matches no cluster type of {environment}"))
+        why = _why_idle(policy, targets, env, environment)
+        if why:
+            idle.append((policy, why))
     return idle
+
+
+def _why_idle(
+    policy: SchedulingPolicy,
+    targets: list[tuple[Workload, DeploymentTarget]],
+    env: EnvironmentObjects,
+    environment: str,
+) -> str:
+    """Why ``policy`` assigns nothing (the first of its selectors that selects nothing); empty if it does."""
+    if not any(_selects_target(policy, w, t) for w, t in targets):
+        return f"its deploymentTargetSelector matches no deployment target of {environment}"
+    if not any(
+        policy.cluster_types.matches(cluster_type_selection_labels(ct)) for ct in env.cluster_types.values()
+    ):
+        return f"its clusterTypeSelector matches no cluster type of {environment}"
+    return ""
 
 
 def schedule(main: MainObjects, env: EnvironmentObjects, environment: str) -> list[Assignment]:
