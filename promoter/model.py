@@ -1,7 +1,6 @@
 """Control-plane objects (DESIGN section 3), validated and typed.
 
-They are built by ``promoter.loading`` from git objects; everything downstream (scheduling,
-rendering, the orchestrator) works on these and never on raw YAML.
+Built by ``promoter.controlplane.loading``; everything downstream works on them, never on raw YAML.
 """
 
 from __future__ import annotations
@@ -208,6 +207,7 @@ class Environment:
     removal_limit: RemovalLimit = DEFAULT_REMOVAL_LIMIT  # removalLimit: the removal guard's bound
     check_sources: bool = False  # checkSources: every manifests source answers before a push
     pr_checks: PRChecksRequire | None = None  # prChecks: the PR's own checks pass before its merge
+    messages: dict[str, tuple[Manifest, ...]] = field(default_factory=dict)  # controlplane/messages.py
 
 
 Release = tuple[int, int]  # (major, minor)
