@@ -81,7 +81,6 @@ def pipeline_from(obj: ObjectDoc) -> Pipeline:
     environments = with_messages(environments, spec)
     spec.done()
     obj.top.done()
-    assert url is not None
     pipeline = Pipeline(
         obj.name,
         url,

@@ -133,7 +133,8 @@ class Attempts(Unchanged, ABC):
                 self.opts.run_url,
             )
             self.out.say(f"{env.name}: supersedes the pending promotion of {superseded[:12]}")
-        merge_sha, pr_url = self._land(main, env, step, planned, promotion_sha, superseded)
+        wording = self._texts(main, env, step, planned, superseded)
+        merge_sha, pr_url = self._land(main, env, step, planned, promotion_sha, wording)
         landed = self._progress(
             replace(result, merge_sha=merge_sha, pr_url=pr_url, checks=self._partial.checks)
         )
@@ -235,12 +236,10 @@ class Attempts(Unchanged, ABC):
         step: Step,
         planned: Planned,
         sha: str,
-        superseded: str | None,
+        wording: Texts,
     ) -> tuple[str, str | None]:
-        """Merge by the environment's policy; the merge commit and the PR's URL."""
+        """Merge by the environment's policy, with ``wording``'s PR; the merge commit and the PR's URL."""
         context, prefix = self.statuses.context_of(env), step.prefix(env.name)
-        wording = self._texts(main, env, step, planned, superseded)
-        labelled = f", labels {', '.join(wording.labels)}" if wording.labels else ""
 
         def opened(pr: PullRequest) -> None:
             self._prs[env.name] = pr
@@ -248,7 +247,7 @@ class Attempts(Unchanged, ABC):
             self.statuses.post(
                 main.commit, context, "pending", pending_description(step, f"PR open: {pr.url}"), pr.url
             )
-            self.out.say(f"{prefix}: PR {pr.url} ({env.merge} merge{labelled})")
+            self.out.say(f"{prefix}: PR {pr.url} ({env.merge} merge{wording.labelled})")
             if env.merge == "manual":
                 self.out.say(f"{prefix}: waiting for someone to merge {pr.head_branch} into {pr.base_branch}")
 

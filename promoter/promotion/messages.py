@@ -42,6 +42,11 @@ class Texts:
     labels: tuple[str, ...]
     commit_message: str
 
+    @property
+    def labelled(self) -> str:
+        """What the run's PR line says of the templates' labels (nothing without them)."""
+        return f", labels {', '.join(self.labels)}" if self.labels else ""
+
 
 def default_texts(title: str, body: str) -> Texts:
     """The text with no templates: the commit message is the title and the body."""
