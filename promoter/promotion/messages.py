@@ -1,6 +1,7 @@
 """The promotion PR's title, body and labels and the promotion commit's message: the default text
 (``report.pr_title``, ``pr_body``), or what the Pipeline's ``messages`` templates render from
-the main commit, the environment, the diff and the gates (docs/configuration.md#promotion-pr-and-commit-templates).
+the main commit, the environment, the diff and the gates
+(docs/configuration.md#promotion-pr-and-commit-templates).
 
 Templates run in the rendering sandbox (jinja2's immutable sandbox with limits on time and size)
 with undefined names as errors. ``check_environment`` renders them against a sample context when
