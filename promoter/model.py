@@ -205,6 +205,7 @@ class Environment:
     removal_limit: RemovalLimit = DEFAULT_REMOVAL_LIMIT  # removalLimit: the removal guard's bound
     check_sources: bool = False  # checkSources: every manifests source answers before a push
     pr_checks: PRChecksRequire | None = None  # prChecks: the PR's own checks pass before its merge
+    messages: dict[str, tuple[Manifest, ...]] = field(default_factory=dict)  # controlplane/messages.py
 
 
 Release = tuple[int, int]  # (major, minor)

@@ -20,6 +20,7 @@ from promoter.controlplane.fields import (
     unit_needed,
     unitless,
 )
+from promoter.controlplane.messages import messages_from, with_messages
 from promoter.controlplane.objects import versions_from
 from promoter.controlplane.prchecks import pr_checks_from
 from promoter.controlplane.signatures import signatures_from
@@ -71,9 +72,9 @@ def pipeline_from(obj: ObjectDoc) -> Pipeline:
     fail_fast = spec.flag("failFast", False)
     receivers = notifications_from(spec, tuple(e.name for e in environments))
     sign_commits, verify_main = signatures_from(spec, kind)
+    environments = with_messages(environments, spec)
     spec.done()
     obj.top.done()
-    assert url is not None
     pipeline = Pipeline(
         obj.name,
         url,
@@ -165,6 +166,7 @@ def environment_from(f: Fields, kind: str = "local") -> Environment:
     removal_limit = _removal_limit(f)
     check_sources = bool(f.get("checkSources", bool))
     pr_checks = pr_checks_from(f, merge)
+    messages = messages_from(f)
     f.done()
     policy: MergePolicy = "manual" if merge == "manual" else "direct" if merge == "direct" else "auto"
     return Environment(
@@ -184,6 +186,7 @@ def environment_from(f: Fields, kind: str = "local") -> Environment:
         removal_limit=removal_limit,
         check_sources=check_sources,
         pr_checks=pr_checks,
+        messages=messages,
     )
 
 

@@ -24,6 +24,7 @@ from promoter.promotion.control import ChangeControl
 from promoter.promotion.gating import Gating
 from promoter.promotion.graph import upstream_states
 from promoter.promotion.landing import BaseMoved, Landing, MergePending
+from promoter.promotion.messages import Facts, Texts, commit_facts, default_texts, texts
 from promoter.promotion.mixed import Held
 from promoter.promotion.options import Options
 from promoter.promotion.prchecks import PRChecks, Verdict
@@ -132,7 +133,8 @@ class Attempts(Unchanged, ABC):
                 self.opts.run_url,
             )
             self.out.say(f"{env.name}: supersedes the pending promotion of {superseded[:12]}")
-        merge_sha, pr_url = self._land(main, env, step, planned, promotion_sha, superseded)
+        wording = self._texts(main, env, step, planned, superseded)
+        merge_sha, pr_url = self._land(main, env, step, planned, promotion_sha, wording)
         landed = self._progress(
             replace(result, merge_sha=merge_sha, pr_url=pr_url, checks=self._partial.checks)
         )
@@ -221,8 +223,7 @@ class Attempts(Unchanged, ABC):
                 and self.statuses.state_of(old, self.statuses.context_of(env)) == "pending"
             ):
                 superseded = old
-        title = pr_title(env.name, main.commit, self.cp.git.subject(main.commit), step.label)
-        message = f"{title}\n\n{self._body(main, env, step, planned, superseded)}"
+        message = self._texts(main, env, step, planned, superseded).commit_message  # before any push
         sha = self.platform.commit(planned.plan, env.gitops_path, [base] if base else [], message)
         self.landing.push_branch(promotion_branch(env.name), existing, sha)
         self.out.say(f"{step.prefix(env.name)}: pushed {promotion_branch(env.name)} at {sha[:12]}")
@@ -235,9 +236,9 @@ class Attempts(Unchanged, ABC):
         step: Step,
         planned: Planned,
         sha: str,
-        superseded: str | None,
+        wording: Texts,
     ) -> tuple[str, str | None]:
-        """Merge by the environment's policy; the merge commit and the PR's URL."""
+        """Merge by the environment's policy, with ``wording``'s PR; the merge commit and the PR's URL."""
         context, prefix = self.statuses.context_of(env), step.prefix(env.name)
 
         def opened(pr: PullRequest) -> None:
@@ -246,7 +247,7 @@ class Attempts(Unchanged, ABC):
             self.statuses.post(
                 main.commit, context, "pending", pending_description(step, f"PR open: {pr.url}"), pr.url
             )
-            self.out.say(f"{prefix}: PR {pr.url} ({env.merge} merge)")
+            self.out.say(f"{prefix}: PR {pr.url} ({env.merge} merge{wording.labelled})")
             if env.merge == "manual":
                 self.out.say(f"{prefix}: waiting for someone to merge {pr.head_branch} into {pr.base_branch}")
 
@@ -256,12 +257,12 @@ class Attempts(Unchanged, ABC):
                 branch=promotion_branch(env.name),
                 base=planned.base,
                 sha=sha,
-                title=pr_title(env.name, main.commit, self.cp.git.subject(main.commit), step.label),
-                body=self._body(main, env, step, planned, superseded),
+                title=wording.title,
+                body=wording.body,
                 deadline=self._merge_deadline(main, env, step),
                 on_open=opened,
                 who=prefix,
-                labels=planned.rendered.labels,
+                labels=tuple(dict.fromkeys((*wording.labels, *planned.rendered.labels))),
                 checks=self._pr_checks(env, prefix),
             )
         except MergePending as pending:  # since when: as the PR's status recorded it
@@ -288,6 +289,19 @@ class Attempts(Unchanged, ABC):
             self._progress(replace(self._partial, checks=list(verdict.checks)))
 
         return PRChecks(self.forge, env, self.out.say, prefix, seen)
+
+    def _texts(
+        self, main: MainObjects, env: Environment, step: Step, planned: Planned, superseded: str | None
+    ) -> Texts:
+        """The PR's title, body and labels and the commit's message: the default text, or what
+        the environment's ``messages`` templates render from it (promotion/messages.py)."""
+        title = pr_title(env.name, main.commit, self.cp.git.subject(main.commit), step.label)
+        default = default_texts(title, self._body(main, env, step, planned, superseded))
+        if not env.messages:
+            return default
+        main_facts = commit_facts(self.cp.git, main.commit)
+        facts = Facts(main_facts, step.label, step.name, planned.plan.changes, step.gates, self.opts.run_url)
+        return texts(env, facts, default)
 
     def _body(
         self, main: MainObjects, env: Environment, step: Step, planned: Planned, superseded: str | None
