@@ -7,17 +7,14 @@ Pipeline's labels); a field neither gives keeps the default text. Each environme
 templates that apply to it (``Environment.messages``: field -> its templates with their lines,
 one per label).
 
-Here the fields are read and their shape checked; then every template of every environment is
-rendered against a sample context of that environment, in the rendering sandbox with undefined
-names as errors, by the check named in ``CHECK``. That check sits above the control plane (the
-promotion builds the context templates see, the real one and the sample alike), so it is named,
-not imported, as ``promoter.gates.registry`` names the gates.
+Here the fields are read and their shape checked. The templates themselves are rendered against
+a sample context of each environment by ``promoter.promotion.messages.check_environment``, which
+``validate`` and the promotion flows call before anything is pushed: it needs the rendering
+sandbox and the promotion's own words, both above the control plane.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
 from dataclasses import replace
 
 from promoter.controlplane.fields import Fields, kind_of
@@ -30,8 +27,6 @@ TEXT_FIELDS = ("title", "body", "commitMessage")
 LABELS = "labels"
 #: GitHub's limit on a label's name.
 MAX_LABEL = 50
-#: ``module:function`` checking one environment's templates against a sample context.
-CHECK = "promoter.promotion.messages:check_environment"
 
 
 def messages_from(f: Fields) -> Messages:
@@ -64,19 +59,6 @@ def _label(m: Fields, line: int | None, item: object) -> Manifest:
 
 
 def with_messages(environments: list[Environment], spec: Fields) -> list[Environment]:
-    """The environments, each with the Pipeline's ``messages`` under its own, and every template
-    checked against a sample context of the environment (``CHECK``)."""
+    """The environments, each with the Pipeline's ``messages`` under its own."""
     pipeline = messages_from(spec)
-    merged = [replace(env, messages={**pipeline, **env.messages}) for env in environments]
-    if any(env.messages for env in merged):
-        check = _check()
-        for env in merged:
-            if env.messages:
-                check(env)
-    return merged
-
-
-def _check() -> Callable[[Environment], None]:
-    module, _, name = CHECK.partition(":")
-    found: Callable[[Environment], None] = getattr(importlib.import_module(module), name)
-    return found
+    return [replace(env, messages={**pipeline, **env.messages}) for env in environments]

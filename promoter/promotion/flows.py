@@ -13,6 +13,7 @@ from promoter.errors import PromotionFailed, UsageError
 from promoter.forges.base import Forge
 from promoter.model import Environment, MainObjects
 from promoter.platform.repo import PlatformRepo
+from promoter.promotion import messages
 from promoter.promotion.control import ChangeControl
 from promoter.promotion.environment import EnvironmentRun
 from promoter.promotion.graph import through
@@ -77,6 +78,8 @@ class Orchestrator:
             report.results = [EnvResult(e.name, "skipped", "already promoted") for e in envs]
             return report
         self._signatures(main)
+        for env in envs:  # a PR or commit template's mistake stops the run before anything is pushed
+            messages.check_environment(env)
         self.out.say(f'promoting main {commit[:12]} "{subject}" to {", ".join(e.name for e in envs)}')
         for env in envs:  # all input is checked before anything is pushed
             self.run_for(env).prepare(main, env)
@@ -158,6 +161,7 @@ class Orchestrator:
             f"scheduling {environment} with main {commit[:12]}" + ("" if chosen else " (last promoted there)")
         )
         self._signatures(main, verify=chosen)  # a commit promoted before was verified then
+        messages.check_environment(env)
         run = self.run_for(env)
         return Report(
             "scheduling", commit, [run.schedule(main, env, waves=self.opts.waves, per_folder=not chosen)]

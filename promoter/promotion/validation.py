@@ -17,7 +17,7 @@ from promoter.errors import Problems, PromoterError
 from promoter.gates.flux import runs_flux
 from promoter.gates.flux_checks import gate_warnings
 from promoter.model import ConfigMap, Environment, EnvironmentObjects, MainObjects, Source
-from promoter.promotion import removals, sources
+from promoter.promotion import messages, removals, sources
 from promoter.promotion.removals import Scene
 from promoter.promotion.sources import SourceChecker, wanted
 from promoter.promotion.waves import Step, resolve
@@ -57,9 +57,13 @@ class EnvironmentCheck:
 
 
 def branches(cp: ControlPlane, main: MainObjects) -> list[tuple[Environment, EnvironmentObjects]]:
-    """Every environment branch read, all their problems said at once (then each is rendered: a
+    """Every environment's PR and commit templates checked and its branch read, all their
+    problems said at once (then each is rendered: a
     template's problem is the same in every environment, said once)."""
     loaded, problems = [], Problems()
+    with problems.each():  # the first template mistake: a Pipeline's is the same in every environment
+        for env in main.pipeline.environments:
+            messages.check_environment(env)
     for env in main.pipeline.environments:
         with problems.each():
             loaded.append((env, cp.environment(env)))
