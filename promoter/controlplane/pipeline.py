@@ -4,7 +4,7 @@ merges and what gates it."""
 from __future__ import annotations
 
 import difflib
-from typing import Any, NoReturn
+from typing import Any, NoReturn, cast
 
 from promoter.clock import parse_duration
 from promoter.controlplane.changecontrol import notifications_from, windows_from, withhold_receivers
@@ -20,6 +20,7 @@ from promoter.controlplane.fields import (
     unit_needed,
     unitless,
 )
+from promoter.controlplane.hydrator import check_next, check_next_environment, hydrator_from
 from promoter.controlplane.objects import versions_from
 from promoter.controlplane.prchecks import pr_checks_from
 from promoter.controlplane.yamlfile import plain
@@ -74,6 +75,8 @@ def pipeline_from(obj: ObjectDoc) -> Pipeline:
             )
         seen[env.name] = env
     _check_platform_branches(environments, obj.file, url)
+    hydrator_metadata = hydrator_from(spec)
+    check_next(environments, hydrator_metadata, obj.file, url)
     versions = versions_from(spec)
     fail_fast = spec.flag("failFast", False)
     receivers = notifications_from(spec, tuple(e.name for e in environments))
@@ -89,6 +92,7 @@ def pipeline_from(obj: ObjectDoc) -> Pipeline:
         versions,
         fail_fast=fail_fast,
         notifications=receivers,
+        hydrator_metadata=hydrator_metadata,
     )
     check_graph(pipeline, obj.file, follows_lines)
     return pipeline
@@ -144,7 +148,8 @@ def environment_from(f: Fields, kind: str = "local") -> Environment:
     assert branch is not None
     check_branch(branch, lambda m: f.fail(m, "branch"))
     gitops_branch, gitops_path, platform_url = _gitops(f, name, kind)
-    merge = f.choice("merge", ("auto", "manual", "direct"), default="auto")
+    merge = f.choice("merge", ("auto", "manual", "direct", "next"), default="auto")
+    check_next_environment(f, merge)
     on_failure: FailurePolicy = (
         "rollback" if f.choice("onFailure", ("stop", "rollback"), default="stop") == "rollback" else "stop"
     )
@@ -157,7 +162,7 @@ def environment_from(f: Fields, kind: str = "local") -> Environment:
     check_sources = bool(f.get("checkSources", bool))
     pr_checks = pr_checks_from(f, merge)
     f.done()
-    policy: MergePolicy = "manual" if merge == "manual" else "direct" if merge == "direct" else "auto"
+    policy = cast(MergePolicy, merge)  # one of f.choice's
     return Environment(
         name,
         branch,
