@@ -39,45 +39,41 @@ def hydrator_from(spec: Fields) -> bool:
     return metadata
 
 
-def check_next_environment(f: Fields, merge: str) -> None:
-    """What ``merge: next`` cannot go with, said at its line (see the module doc)."""
-    if merge != "next":
+def check_next_environment(f: Fields, env: Environment, metadata: bool) -> None:
+    """What ``merge: next`` needs and cannot go with (see the module doc), said at its line."""
+    if env.merge != "next":
         return
-    if f.value.get("waves"):
+    if not metadata:
+        f.fail(
+            "next needs spec.hydrator: {metadata: true} (GitOps Promoter reads the main commit "
+            "from the hydrator.metadata of what is pushed to the -next branch)",
+            "merge",
+        )
+    if env.waves:
         f.fail(
             "next leaves the merge to GitOps Promoter or a person, one commit per main commit; "
             "waves land one commit each: use merge: auto or manual with waves",
             "merge",
         )
-    if f.value.get("onFailure") == "rollback":
+    if env.on_failure == "rollback":
         f.fail(
             "next leaves the environment branch to GitOps Promoter or a person, so the promoter "
             "does not revert it: use onFailure: stop (the default) with merge: next",
             "merge",
         )
-    if f.value.get("prChecks") is not None:
+    if env.pr_checks is not None:
         f.fail("next opens no PR of the promoter's, so there are no PR checks to require", "merge")
 
 
-def check_next(environments: list[Environment], metadata: bool, file: str, url: str) -> None:
-    """Each ``merge: next`` environment has ``hydrator.metadata`` to push (GitOps Promoter reads
-    its dry commit there) and a ``-next`` branch that git can hold beside every platform branch
-    of its repo."""
+def check_next(environments: list[Environment], file: str, url: str) -> None:
+    """Each ``merge: next`` environment's ``-next`` branch is one git can hold beside every
+    platform branch of its repo."""
     for i, env in enumerate(environments):
         if env.merge != "next":
             continue
-        where = f"spec.environments[{i}].merge"
-        if not metadata:
-            raise ConfigError(
-                f"{where}: next needs spec.hydrator: {{metadata: true}} (GitOps Promoter reads the "
-                "main commit from the hydrator.metadata of what is pushed)",
-                file=file,
-                line=env.source.line,
-            )
-        branch = next_branch(env)
-        problem = _next_problem(branch, env, environments, url)
+        problem = _next_problem(next_branch(env), env, environments, url)
         if problem:
-            raise ConfigError(f"{where}: {problem}", file=file, line=env.source.line)
+            raise ConfigError(f"spec.environments[{i}].merge: {problem}", file=file, line=env.source.line)
 
 
 def _next_problem(branch: str, env: Environment, environments: list[Environment], url: str) -> str | None:

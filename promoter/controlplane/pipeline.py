@@ -59,9 +59,11 @@ def pipeline_from(obj: ObjectDoc) -> Pipeline:
     repo.done()
     environments: list[Environment] = []
     follows_lines: dict[str, int | None] = {}
+    hydrator_metadata = hydrator_from(spec)
     for path, line, item in spec.items("environments", required=True):
         fields = Fields(item, obj.file, path, line)
         environments.append(environment_from(fields, kind))
+        check_next_environment(fields, environments[-1], hydrator_metadata)
         follows_lines[environments[-1].name] = fields.line_of("follows") or line
     if not environments:
         spec.fail("needs at least one environment", "environments")
@@ -75,8 +77,7 @@ def pipeline_from(obj: ObjectDoc) -> Pipeline:
             )
         seen[env.name] = env
     _check_platform_branches(environments, obj.file, url)
-    hydrator_metadata = hydrator_from(spec)
-    check_next(environments, hydrator_metadata, obj.file, url)
+    check_next(environments, obj.file, url)
     versions = versions_from(spec)
     fail_fast = spec.flag("failFast", False)
     receivers = notifications_from(spec, tuple(e.name for e in environments))
@@ -149,7 +150,6 @@ def environment_from(f: Fields, kind: str = "local") -> Environment:
     check_branch(branch, lambda m: f.fail(m, "branch"))
     gitops_branch, gitops_path, platform_url = _gitops(f, name, kind)
     merge = f.choice("merge", ("auto", "manual", "direct", "next"), default="auto")
-    check_next_environment(f, merge)
     on_failure: FailurePolicy = (
         "rollback" if f.choice("onFailure", ("stop", "rollback"), default="stop") == "rollback" else "stop"
     )
