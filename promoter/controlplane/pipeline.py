@@ -67,15 +67,7 @@ def pipeline_from(obj: ObjectDoc) -> Pipeline:
         follows_lines[environments[-1].name] = fields.line_of("follows") or line
     if not environments:
         spec.fail("needs at least one environment", "environments")
-    seen: dict[str, Environment] = {}
-    for env in environments:
-        if env.name in seen:
-            raise ConfigError(
-                f"environment {env.name!r} is listed twice (also at line {seen[env.name].source.line})",
-                file=obj.file,
-                line=env.source.line,
-            )
-        seen[env.name] = env
+    _check_unique(environments, obj.file)
     _check_platform_branches(environments, obj.file, url)
     check_next(environments, obj.file, url)
     versions = versions_from(spec)
@@ -97,6 +89,19 @@ def pipeline_from(obj: ObjectDoc) -> Pipeline:
     )
     check_graph(pipeline, obj.file, follows_lines)
     return pipeline
+
+
+def _check_unique(environments: list[Environment], file: str) -> None:
+    """No environment is listed twice."""
+    seen: dict[str, Environment] = {}
+    for env in environments:
+        if env.name in seen:
+            raise ConfigError(
+                f"environment {env.name!r} is listed twice (also at line {seen[env.name].source.line})",
+                file=file,
+                line=env.source.line,
+            )
+        seen[env.name] = env
 
 
 def _check_platform_branches(environments: list[Environment], file: str, url: str = "") -> None:

@@ -76,7 +76,9 @@ CASES = [
     ),
     (
         "next beside a branch of that name",
-        with_qa("merge: next").replace("    - name: prod\n", "    - name: prod\n      gitops: {branch: qa-next}\n"),
+        with_qa("merge: next").replace(
+            "    - name: prod\n", "    - name: prod\n      gitops: {branch: qa-next}\n"
+        ),
         9,
         f"{Q}: its -next branch 'qa-next' cannot live beside the platform branch 'qa-next' of environment 'prod'",
     ),
@@ -104,13 +106,18 @@ def test_a_bad_hydrator_field_is_one_line_with_file_and_line(
 
 def test_the_fields_are_read_and_off_by_default(factory: ControlPlaneFactory) -> None:
     text = with_qa("merge: next").replace(
-        "    - name: prod\n", "    - name: prod\n      merge: next\n      gitops: {branch: main, path: envs/prod}\n"
+        "    - name: prod\n",
+        "    - name: prod\n      merge: next\n      gitops: {branch: main, path: envs/prod}\n",
     )
     path = factory.create({"promoter.yaml": text, "workloads/app.yaml": WORKLOAD})
     cp = ControlPlane(path)
     pipeline = cp.main(cp.resolve(None)).pipeline
     assert pipeline.hydrator_metadata is True
-    assert [(e.name, e.merge) for e in pipeline.environments] == [("dev", "auto"), ("qa", "next"), ("prod", "next")]
+    assert [(e.name, e.merge) for e in pipeline.environments] == [
+        ("dev", "auto"),
+        ("qa", "next"),
+        ("prod", "next"),
+    ]
     # GitOps Promoter's proposed branch: <branch>-next, and /<activePath> for a folder
     assert [next_branch(e) for e in pipeline.environments[1:]] == ["qa-next", "main-next/envs/prod"]
     assert CliRunner().invoke(cli, ["validate", "--control-plane", str(path)]).exit_code == 0
