@@ -17,7 +17,7 @@ commit-server builds it, and the ``refs/notes/hydrator.metadata`` note.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -104,11 +104,11 @@ def hydrated(
     base: str | None,
     root: str,
     files: Mapping[str, bytes],
-    dry: DryCommit,
-    commands: tuple[str, ...],
+    written: Callable[[str], tuple[bytes, bytes]],
 ) -> dict[str, bytes]:
-    """``files`` with the contract's files in each of their folders: new where the folder's
-    rendered files differ from what ``base`` holds there, else the base's own (unchanged)."""
+    """``files`` with the contract's files in each of their folders: ``written(folder)`` (its
+    ``hydrator.metadata`` and ``README.md``) where the folder's rendered files differ from what
+    ``base`` holds there, else the base's own, unchanged."""
     out = dict(files)
     rendered: dict[str, dict[str, str]] = {}
     for path, data in out.items():
@@ -124,8 +124,7 @@ def hydrated(
             for path in own:
                 out[path] = reader.git.read_file(base, join(root, path)) or b""
         else:
-            out[own[0]] = folder_metadata(dry, commands)
-            out[own[1]] = readme(dry, commands)
+            out[own[0]], out[own[1]] = written(folder)
     return out
 
 

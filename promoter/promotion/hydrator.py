@@ -18,7 +18,17 @@ from promoter.controlplane.hydrator import next_branch
 from promoter.controlplane.repo import ControlPlane
 from promoter.errors import MergeRefused
 from promoter.model import Environment, MainObjects
-from promoter.platform.hydrator import METADATA, NOTES_REF, add_note, dry_commit, hydrated, metadata
+from promoter.platform.hydrator import (
+    METADATA,
+    NOTES_REF,
+    DryCommit,
+    add_note,
+    dry_commit,
+    folder_metadata,
+    hydrated,
+    metadata,
+    readme,
+)
 from promoter.platform.plan import TreePlan
 from promoter.platform.provenance import Provenance
 from promoter.platform.repo import PlatformRepo
@@ -50,13 +60,25 @@ class Hydrating(Unchanged, ABC):
         root = env.gitops_path
         if not main.pipeline.hydrator_metadata:
             return self.platform.plan(base, root, files, managed, provenance, only)
-        dry = dry_commit(self.cp.git, main.commit, self.cp.origin_url)
-        commands = (f"promoter render --env {env.name} --commit {main.commit} --out rendered",)
-        with_files = hydrated(self.platform.reader, base, root, files, dry, commands)
+        drys: dict[str, DryCommit] = {}
+
+        def written(folder: str) -> tuple[bytes, bytes]:
+            """A folder's files, naming the main commit it holds (a wave's, or in the
+            scheduling flow the one its provenance names), not always the newest."""
+            held = provenance.folder(folder)
+            sha = held.main_commit if held is not None and held.main_commit else main.commit
+            if sha not in drys:
+                drys[sha] = dry_commit(self.cp.git, sha, self.cp.origin_url)
+            commands = (f"promoter render --env {env.name} --commit {sha} --out rendered",)
+            return folder_metadata(drys[sha], commands), readme(drys[sha], commands)
+
+        with_files = hydrated(self.platform.reader, base, root, files, written)
         plan = self.platform.plan(base, root, with_files, managed, provenance, only)
         if not plan.changed:
             return plan
-        with_files[METADATA] = metadata(dry)
+        with_files[METADATA] = metadata(
+            drys.get(main.commit) or dry_commit(self.cp.git, main.commit, self.cp.origin_url)
+        )
         return self.platform.plan(base, root, with_files, managed, provenance, only)
 
     def _note(self, main: MainObjects, env: Environment, commit: str) -> None:

@@ -128,7 +128,9 @@ def test_folders_keep_their_files_where_their_manifests_did_not_change(tmp_path:
     (base,) = import_commits(repo, [Commit("dev", {f"envs/{p}": t for p, t in before.items()}, "old")])
     files = {"small/app/a.yaml": b"a: 1\n", "large/app/a.yaml": b"a: 2\n", "new/app/a.yaml": b"b\n"}
 
-    out = hydrated(TreeReader(Git(repo)), base, "envs", files, DRY, ())
+    out = hydrated(
+        TreeReader(Git(repo)), base, "envs", files, lambda f: (folder_metadata(DRY, ()), readme(DRY, ()))
+    )
 
     assert out[f"small/{METADATA}"] == folder_metadata(old, ())  # unchanged: the base's own
     assert out[f"large/{METADATA}"] == folder_metadata(DRY, ())  # changed: the new commit's

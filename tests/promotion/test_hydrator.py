@@ -11,6 +11,7 @@ from promoter.gitcmd import Git
 from promoter.platform.hydrator import NOTES_REF, read_note
 from tests.support.helpers import WORKLOAD, ControlPlaneFactory, stage
 from tests.support.hydrator import NOTES, head, hydrating, merge_with_git, run, show, statuses
+from tests.support.waves import BROKEN_CHECK, create, waved_pipeline
 
 
 def test_every_promotion_commit_carries_hydrator_metadata_as_argo_cd_writes_it(
@@ -143,3 +144,22 @@ def test_a_next_render_already_merged_is_noted_on_the_next_branch(factory: Contr
     assert report.state == "done" and [r.state for r in report.results] == ["noop", "noop", "noop"]
     assert (head(factory.platform, "qa-next"), head(factory.platform, "qa")) == (proposed, merged)
     assert proposed is not None and read_note(Git(factory.platform), proposed) == second
+
+
+def test_in_waves_each_folder_names_the_main_commit_it_holds(factory: ControlPlaneFactory) -> None:
+    text = waved_pipeline(canary_gates=f"[{BROKEN_CHECK}]", fleet_gates="[]")
+    path = create(factory, text.replace("spec:\n", "spec:\n  hydrator: {metadata: true}\n"))
+    first = Git(path).out("rev-parse", "main")
+    assert run(path, FakeClock(), wait="all").state == "done"
+    broken = WORKLOAD.replace("path: ./qa}", "path: ./qa-BROKEN}")
+    second = factory.commit("main", {"workloads/app.yaml": broken}, "break qa's canary", keep=True)
+
+    report = run(path, FakeClock(), wait="all")  # the canary wave lands, its gate fails: stop
+
+    assert report.state == "failed"
+    held = {
+        ct: json.loads(factory.platform_file("qa", f"{ct}/hydrator.metadata") or "")["drySha"]
+        for ct in ("edge", "large", "small")
+    }
+    assert held == {"edge": second, "large": first, "small": first}
+    assert json.loads(factory.platform_file("qa", "hydrator.metadata") or "")["drySha"] == second
