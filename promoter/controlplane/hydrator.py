@@ -81,13 +81,22 @@ def _next_problem(branch: str, env: Environment, environments: list[Environment]
         return f"its -next branch {branch!r} is no branch name git accepts (gitops.path is part of it)"
     if branch.startswith(BRANCH_PREFIX + "/"):
         return f"its -next branch {branch!r} is in {BRANCH_PREFIX}/, the promoter's own branches"
+    other = _beside(branch, env, environments, url)
+    if other is None:
+        return None
+    return (
+        f"its -next branch {branch!r} cannot live beside the platform branch {other.gitops_branch!r} "
+        f"of environment {other.name!r}"
+    )
+
+
+def _beside(branch: str, env: Environment, environments: list[Environment], url: str) -> Environment | None:
+    """An environment of ``env``'s platform repo whose branch is ``branch``, or holds it, or is
+    held by it (git cannot hold both ``a`` and ``a/b``)."""
     for other in environments:
         if (other.platform_url or url) != (env.platform_url or url):
             continue
         theirs = other.gitops_branch
         if theirs == branch or theirs.startswith(branch + "/") or branch.startswith(theirs + "/"):
-            return (
-                f"its -next branch {branch!r} cannot live beside the platform branch {theirs!r} "
-                f"of environment {other.name!r}"
-            )
+            return other
     return None

@@ -110,22 +110,27 @@ def hydrated(
     ``hydrator.metadata`` and ``README.md``) where the folder's rendered files differ from what
     ``base`` holds there, else the base's own, unchanged."""
     out = dict(files)
-    rendered: dict[str, dict[str, str]] = {}
-    for path, data in out.items():
-        folder, sep, _ = path.partition("/")
-        if sep:
-            rendered.setdefault(folder, {})[path] = blob_id(data)
+    rendered = _by_folder(out)
     top = reader.top(base, root)
     held = reader.files_under(top, root, [f for f in rendered if f in top and top[f][1] == "tree"])
     for folder, blobs in sorted(rendered.items()):
         own = (f"{folder}/{METADATA}", f"{folder}/{README}")
-        there = {p: e[1] for p, e in held.items() if p.startswith(f"{folder}/")}
-        if base is not None and all(p in there for p in own) and _without(there, own) == blobs:
+        if base is not None and _unchanged(held, folder, own, blobs):
             for path in own:
                 out[path] = reader.git.read_file(base, join(root, path)) or b""
         else:
             out[own[0]], out[own[1]] = written(folder)
     return out
+
+
+def _by_folder(files: Mapping[str, bytes]) -> dict[str, dict[str, str]]:
+    """The blob id of each rendered file inside a folder, by its top-level folder."""
+    rendered: dict[str, dict[str, str]] = {}
+    for path, data in files.items():
+        folder, sep, _ = path.partition("/")
+        if sep:
+            rendered.setdefault(folder, {})[path] = blob_id(data)
+    return rendered
 
 
 def add_note(git: Git, url: str, commit: str, dry_sha: str) -> bool:
@@ -160,8 +165,12 @@ def read_note(git: Git, commit: str) -> str | None:
     return sha if isinstance(sha, str) else None
 
 
-def _without(entries: Mapping[str, str], names: tuple[str, ...]) -> dict[str, str]:
-    return {p: s for p, s in entries.items() if p not in names}
+def _unchanged(
+    held: Mapping[str, tuple[str, str]], folder: str, own: tuple[str, str], blobs: Mapping[str, str]
+) -> bool:
+    """Whether the base's ``folder`` has the contract's files and, beside them, the rendered ones."""
+    there = {p: e[1] for p, e in held.items() if p.startswith(f"{folder}/")}
+    return all(p in there for p in own) and {p: s for p, s in there.items() if p not in own} == blobs
 
 
 def _json(fields: dict[str, Any]) -> bytes:
