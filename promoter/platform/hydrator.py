@@ -115,11 +115,8 @@ def hydrated(
     held = reader.files_under(top, root, [f for f in rendered if f in top and top[f][1] == "tree"])
     for folder, blobs in sorted(rendered.items()):
         own = (f"{folder}/{METADATA}", f"{folder}/{README}")
-        if base is not None and _unchanged(held, folder, own, blobs):
-            for path in own:
-                out[path] = reader.git.read_file(base, join(root, path)) or b""
-        else:
-            out[own[0]], out[own[1]] = written(folder)
+        kept = _kept(reader, base, root, held, own, blobs)
+        out[own[0]], out[own[1]] = kept if kept is not None else written(folder)
     return out
 
 
@@ -163,6 +160,24 @@ def read_note(git: Git, commit: str) -> str | None:
         return None
     sha = found.get("drySha") if isinstance(found, dict) else None
     return sha if isinstance(sha, str) else None
+
+
+def _kept(
+    reader: TreeReader,
+    base: str | None,
+    root: str,
+    held: Mapping[str, tuple[str, str]],
+    own: tuple[str, str],
+    blobs: Mapping[str, str],
+) -> tuple[bytes, bytes] | None:
+    """The base's contract files of a folder whose rendered files did not change; None when
+    they changed, are new here, or the base's copies cannot be read (then written again)."""
+    if base is None or not _unchanged(held, own[0].rpartition("/")[0], own, blobs):
+        return None
+    metadata_bytes, readme_bytes = (reader.git.read_file(base, join(root, p)) for p in own)
+    if metadata_bytes is None or readme_bytes is None:
+        return None
+    return metadata_bytes, readme_bytes
 
 
 def _unchanged(
