@@ -94,10 +94,11 @@ class Hydrating(Unchanged, ABC):
         the ``-next`` branch's head for ``merge: next``, which is made to hold it first)."""
         if not main.pipeline.hydrator_metadata or self.opts.dry_run:
             return
-        self._note(main, env, self._proposed_at(env, base) if env.merge == "next" else base)
+        self._note(main, env, self._proposed_at(main, env, base) if env.merge == "next" else base)
 
-    def _proposed_at(self, env: Environment, base: str) -> str:
-        """The ``-next`` head, moved to ``base`` unless it already holds the tree ``base`` holds."""
+    def _proposed_at(self, main: MainObjects, env: Environment, base: str) -> str:
+        """The ``-next`` head, moved to ``base`` unless it already holds the tree ``base`` holds
+        (an older main commit's proposal there is superseded, and its status says so)."""
         branch, root = next_branch(env), env.gitops_path
         proposed = self.platform.fetch([branch])[branch]
         if proposed is not None and tree_at(self.platform, proposed, root) == tree_at(
@@ -106,6 +107,11 @@ class Hydrating(Unchanged, ABC):
             return proposed
         self.landing.push_branch(branch, proposed, base)
         self.out.say(f"{env.name}: {branch} set to {base[:12]}, which already holds this render")
+        older = self.platform.provenance(proposed, root) if proposed else None
+        context = self.statuses.context_of(env)
+        if older and older.main_commit and self.statuses.state_of(older.main_commit, context) == "pending":
+            what = f"superseded by {main.commit[:12]}"
+            self.statuses.post(older.main_commit, context, "error", what, self.opts.run_url)
         return base
 
     def _check_proposal(self, main: MainObjects, env: Environment, step: Step, existing: str | None) -> None:

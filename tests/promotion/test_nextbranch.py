@@ -10,7 +10,7 @@ from promoter.clock import FakeClock
 from promoter.gitcmd import Git
 from promoter.platform.hydrator import read_note
 from tests.support.helpers import WORKLOAD, ControlPlaneFactory, stage
-from tests.support.hydrator import head, hydrating, merge_with_git, run, show
+from tests.support.hydrator import forge_statuses, head, hydrating, merge_with_git, run, show
 
 
 class ActingClock(FakeClock):
@@ -95,3 +95,28 @@ def test_an_environment_in_a_folder_proposes_on_gitops_promoters_active_path_bra
         check=True,
     ).stdout.split()
     assert "qa/small/README.md" in listed and all(p.startswith("qa/") for p in listed)
+
+
+def test_a_newer_commit_that_renders_what_is_active_supersedes_the_proposal(
+    factory: ControlPlaneFactory,
+) -> None:
+    text = hydrating("dev", stage("qa", merge="next"), "prod")
+    path = factory.create({"promoter.yaml": text, "workloads/app.yaml": WORKLOAD})
+    clock = FakeClock()
+    run(path, clock)
+    merge_with_git(factory.root, factory.platform, "qa-next", "qa")
+    assert run(path, clock).state == "done"
+    changed = factory.commit(
+        "main", {"workloads/app.yaml": WORKLOAD.replace("./qa}", "./qa-v2}")}, "qa v2", keep=True
+    )
+    assert run(path, clock).state == "waiting"  # qa-next proposes the change
+    back = factory.commit("main", {"workloads/app.yaml": WORKLOAD}, "back to qa", keep=True)
+
+    report = run(path, clock)
+
+    qa = next(r for r in report.results if r.environment == "qa")
+    active = head(factory.platform, "qa")
+    assert qa.state == "noop" and head(factory.platform, "qa-next") == active  # the proposal withdrawn
+    assert active is not None and read_note(Git(factory.platform), active) == back
+    superseded = {c: (s.state, s.description) for c, s in forge_statuses(path, changed).items()}
+    assert superseded["promoter/qa"] == ("error", f"superseded by {back[:12]}")

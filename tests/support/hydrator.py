@@ -10,6 +10,7 @@ from promoter.clock import FakeClock
 from promoter.console import Console
 from promoter.controlplane.repo import ControlPlane
 from promoter.gitcmd import Git
+from promoter.model import Status
 from promoter.promotion.flows import Orchestrator
 from promoter.promotion.options import Options
 from promoter.promotion.report import Report
@@ -31,6 +32,13 @@ def run(path: Path, clock: FakeClock, wait: str = "none") -> Report:
     opts = Options(poll_interval=60.0, wait=wait)  # type: ignore[arg-type]
     orchestrator = Orchestrator(cp, runtime.platform, runtime.forge, clock, console, opts, runtime.routes)
     return orchestrator.promote(Git(path).out("rev-parse", "main"))
+
+
+def forge_statuses(path: Path, commit: str) -> dict[str, Status]:
+    """The statuses of a main commit, as a fresh process reads them."""
+    cp = ControlPlane(path)
+    runtime = build_runtime(cp, cp.main(cp.resolve(None)).pipeline, Console(quiet=True))
+    return dict(runtime.forge.get_statuses(commit))
 
 
 def statuses(path: Path) -> dict[str, tuple[str, str]]:
