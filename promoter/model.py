@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Literal, get_args
 
-MergePolicy = Literal["auto", "manual", "direct"]
+MergePolicy = Literal["auto", "manual", "direct", "next"]  # next: docs/hydrator.md
 StatusState = Literal["pending", "success", "failure", "error"]
 STATUS_STATES: tuple[StatusState, ...] = ("pending", "success", "failure", "error")
 # The promoter's own branches on the platform repo; no environment may render into them.
@@ -143,8 +143,7 @@ class Receiver:
     source: Source
 
 
-#: The name of the wave that holds the cluster types no wave of an environment names.
-REST_WAVE = "rest"
+REST_WAVE = "rest"  # the wave that holds the cluster types no wave of an environment names
 
 
 @dataclass(frozen=True)
@@ -246,6 +245,7 @@ class Pipeline:
     notifications: tuple[Receiver, ...] = ()  # spec.notifications (DESIGN section 13)
     sign_commits: Literal["git", "github"] = "git"  # spec.signatures.commits (docs/security.md)
     verify_main: Literal["git", "github"] | None = None  # spec.signatures.verifyMain; None: not verified
+    hydrator_metadata: bool = False  # spec.hydrator.metadata: docs/hydrator.md
 
     def environment(self, name: str) -> Environment | None:
         return next((e for e in self.environments if e.name == name), None)

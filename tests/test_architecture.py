@@ -258,9 +258,9 @@ def test_only_the_known_modules_load_modules_by_name() -> None:
     for name, path in modules().items():
         for node in ast.walk(ast.parse(path.read_text())):
             called = node.func if isinstance(node, ast.Call) else None
-            if isinstance(called, ast.Attribute) and called.attr == "import_module":
-                found.add(name)
-            elif isinstance(called, ast.Name) and called.id in ("import_module", "__import__"):
+            by_attribute = isinstance(called, ast.Attribute) and called.attr == "import_module"
+            by_name = isinstance(called, ast.Name) and called.id in ("import_module", "__import__")
+            if by_attribute or by_name:
                 found.add(name)
     assert found == LOADS_BY_NAME, f"modules loading modules by name: {sorted(found)}"
 

@@ -4,7 +4,7 @@ merges and what gates it."""
 from __future__ import annotations
 
 import difflib
-from typing import Any, NoReturn
+from typing import Any, Literal, NoReturn, cast
 
 from promoter.clock import parse_duration
 from promoter.controlplane.changecontrol import notifications_from, windows_from, withhold_receivers
@@ -12,6 +12,7 @@ from promoter.controlplane.documents import (
     ObjectDoc,
     label_selector,
 )
+from promoter.controlplane.envchecks import check_platform_branches, check_unique
 from promoter.controlplane.fields import (
     Fields,
     check_name,
@@ -20,6 +21,7 @@ from promoter.controlplane.fields import (
     unit_needed,
     unitless,
 )
+from promoter.controlplane.hydrator import check_next, check_next_environment, hydrator_from
 from promoter.controlplane.messages import messages_from, with_messages
 from promoter.controlplane.objects import versions_from
 from promoter.controlplane.prchecks import pr_checks_from
@@ -28,7 +30,6 @@ from promoter.controlplane.yamlfile import plain
 from promoter.errors import ConfigError
 from promoter.gates.registry import GATES, validate_gate
 from promoter.gitcmd import valid_branch
-from promoter.model import BRANCH_PREFIX as RESERVED_PREFIX
 from promoter.model import (
     DEFAULT_REMOVAL_LIMIT,
     REST_WAVE,
@@ -46,28 +47,20 @@ from promoter.urls import scheme_of, url_problem
 
 def pipeline_from(obj: ObjectDoc) -> Pipeline:
     spec = obj.spec()
-    repo = spec.fields("platformRepo", required=True)
-    assert repo is not None
-    url = repo.str("url", required=True)
-    forge = repo.get("forge", str)
-    if forge is not None and forge not in ("local", "github"):
-        repo.fail(f"must be local or github, got {forge!r}", "forge")
-    assert url is not None
-    kind = forge or ("local" if scheme_of(url) in ("path", "file") else "github")
-    problem = url_problem(url, kind)
-    if problem:
-        repo.fail(problem, "url")
-    repo.done()
+    url, forge, kind = _platform_repo(spec)
     environments: list[Environment] = []
     follows_lines: dict[str, int | None] = {}
+    hydrator_metadata = hydrator_from(spec)
     for path, line, item in spec.items("environments", required=True):
         fields = Fields(item, obj.file, path, line)
         environments.append(environment_from(fields, kind))
+        check_next_environment(fields, environments[-1], hydrator_metadata)
         follows_lines[environments[-1].name] = fields.line_of("follows") or line
     if not environments:
         spec.fail("needs at least one environment", "environments")
-    _check_unique(environments, obj.file)
-    _check_platform_branches(environments, obj.file, url)
+    check_unique(environments, obj.file)
+    check_platform_branches(environments, obj.file, url)
+    check_next(environments, obj.file, url)
     versions = versions_from(spec)
     fail_fast = spec.flag("failFast", False)
     receivers = notifications_from(spec, tuple(e.name for e in environments))
@@ -86,64 +79,27 @@ def pipeline_from(obj: ObjectDoc) -> Pipeline:
         notifications=receivers,
         sign_commits=sign_commits,
         verify_main=verify_main,
+        hydrator_metadata=hydrator_metadata,
     )
     check_graph(pipeline, obj.file, follows_lines)
     return pipeline
 
 
-def _check_unique(environments: list[Environment], file: str) -> None:
-    """Each environment's name is listed once."""
-    seen: dict[str, Environment] = {}
-    for env in environments:
-        if env.name in seen:
-            raise ConfigError(
-                f"environment {env.name!r} is listed twice (also at line {seen[env.name].source.line})",
-                file=file,
-                line=env.source.line,
-            )
-        seen[env.name] = env
-
-
-def _check_platform_branches(environments: list[Environment], file: str, url: str = "") -> None:
-    """Each environment's rendered tree has a place of its own on the platform repo: no branch in
-    the promoter's own namespace (promotion and rollback branches), no two environments on
-    overlapping folders of one branch, no branch that is a folder of another (git cannot hold
-    both ``a`` and ``a/b``); between environments of one platform repo (``url`` unless their own
-    ``gitops.repo``)."""
-    for i, env in enumerate(environments):
-        branch = env.gitops_branch
-        if branch == RESERVED_PREFIX or branch.startswith(RESERVED_PREFIX + "/"):
-            raise ConfigError(
-                f"spec.environments[{i}].gitops.branch: {branch!r} is in {RESERVED_PREFIX}/, "
-                "the promoter's own promotion and rollback branches",
-                file=file,
-                line=env.source.line,
-            )
-        for other in environments[:i]:
-            same_repo = (other.platform_url or url) == (env.platform_url or url)
-            clash = _clash(other, env) if same_repo else None
-            if clash:
-                raise ConfigError(
-                    f"spec.environments[{i}].gitops: {clash} of environment {other.name!r} (line {other.source.line})",
-                    file=file,
-                    line=env.source.line,
-                )
-
-
-def _clash(a: Environment, b: Environment) -> str | None:
-    if a.gitops_branch == b.gitops_branch:
-        if _nested(a.gitops_path, b.gitops_path):
-            where = f"{b.gitops_path or '.'!r} overlaps {a.gitops_path or '.'!r}"
-            return f"branch {b.gitops_branch!r}, folder {where}"
-        return None
-    if _nested(a.gitops_branch, b.gitops_branch):
-        return f"branch {b.gitops_branch!r} cannot live beside branch {a.gitops_branch!r}"
-    return None
-
-
-def _nested(a: str, b: str) -> bool:
-    """Whether one of two slash-separated paths holds the other ('' holds everything)."""
-    return not a or not b or a == b or a.startswith(b + "/") or b.startswith(a + "/")
+def _platform_repo(spec: Fields) -> tuple[str, Literal["local", "github"] | None, str]:
+    """``spec.platformRepo``: its URL, the forge it names (None: not named) and the forge in use."""
+    repo = spec.fields("platformRepo", required=True)
+    assert repo is not None
+    url = repo.str("url", required=True)
+    forge = repo.get("forge", str)
+    if forge is not None and forge not in ("local", "github"):
+        repo.fail(f"must be local or github, got {forge!r}", "forge")
+    assert url is not None
+    kind = forge or ("local" if scheme_of(url) in ("path", "file") else "github")
+    problem = url_problem(url, kind)
+    if problem:
+        repo.fail(problem, "url")
+    repo.done()
+    return url, forge, kind
 
 
 def environment_from(f: Fields, kind: str = "local") -> Environment:
@@ -154,7 +110,7 @@ def environment_from(f: Fields, kind: str = "local") -> Environment:
     assert branch is not None
     check_branch(branch, lambda m: f.fail(m, "branch"))
     gitops_branch, gitops_path, platform_url = _gitops(f, name, kind)
-    merge = f.choice("merge", ("auto", "manual", "direct"), default="auto")
+    merge = f.choice("merge", ("auto", "manual", "direct", "next"), default="auto")
     on_failure: FailurePolicy = (
         "rollback" if f.choice("onFailure", ("stop", "rollback"), default="stop") == "rollback" else "stop"
     )
@@ -168,7 +124,7 @@ def environment_from(f: Fields, kind: str = "local") -> Environment:
     pr_checks = pr_checks_from(f, merge)
     messages = messages_from(f)
     f.done()
-    policy: MergePolicy = "manual" if merge == "manual" else "direct" if merge == "direct" else "auto"
+    policy = cast(MergePolicy, merge)  # one of f.choice's
     return Environment(
         name,
         branch,

@@ -23,9 +23,11 @@ from promoter.platform.repo import PlatformRepo
 from promoter.promotion.control import ChangeControl
 from promoter.promotion.gating import Gating
 from promoter.promotion.graph import upstream_states
+from promoter.promotion.hydrator import Hydrating
 from promoter.promotion.landing import BaseMoved, Landing, MergePending
 from promoter.promotion.messages import Facts, Texts, commit_facts, default_texts, texts
 from promoter.promotion.mixed import Held
+from promoter.promotion.nextbranch import head_branch
 from promoter.promotion.options import Options
 from promoter.promotion.prchecks import PRChecks, Verdict
 from promoter.promotion.removals import Scene, find, judge
@@ -33,14 +35,14 @@ from promoter.promotion.report import EnvResult, WaveResult, change_summary, pr_
 from promoter.promotion.rollback import Rollbacks
 from promoter.promotion.sources import SourceChecker
 from promoter.promotion.statuses import Statuses
-from promoter.promotion.unchanged import Planned, Unchanged
+from promoter.promotion.unchanged import Planned
 from promoter.promotion.waves import Step, pending_description
 from promoter.rendering.tree import FolderSubset, Rendered
 
 MAX_REPLANS = 5
 
 
-class Attempts(Unchanged, ABC):
+class Attempts(Hydrating, ABC):
     """The collaborators of a run, and one step of one environment at a time."""
 
     def __init__(
@@ -118,7 +120,7 @@ class Attempts(Unchanged, ABC):
         if self.change is not None:  # a hold or a closed window stops what would land (section 13)
             pr_open = self._phase(main, env, step) == "merge"  # a hold label can be on it
             self.change.stop(main, env, step, self.forge if pr_open else None)
-        where = f"{promotion_branch(env.name)} and merge into {env.gitops_branch} ({env.merge})"
+        where = f"{head_branch(env)} and merge into {env.gitops_branch} ({env.merge})"
         if self.opts.dry_run:
             self.out.say(f"{step.prefix(env.name)}: dry run: would push {where}")
             return replace(result, state="dry-run", message=f"would push {where}")
@@ -133,8 +135,12 @@ class Attempts(Unchanged, ABC):
                 self.opts.run_url,
             )
             self.out.say(f"{env.name}: supersedes the pending promotion of {superseded[:12]}")
-        wording = self._texts(main, env, step, planned, superseded)
-        merge_sha, pr_url = self._land(main, env, step, planned, promotion_sha, wording)
+        self._note(main, env, promotion_sha)
+        if env.merge == "next":
+            merge_sha, pr_url = self._land_next(main, env, step, promotion_sha), None
+        else:
+            wording = self._texts(main, env, step, planned, superseded)
+            merge_sha, pr_url = self._land(main, env, step, planned, promotion_sha, wording)
         landed = self._progress(
             replace(result, merge_sha=merge_sha, pr_url=pr_url, checks=self._partial.checks)
         )
@@ -147,9 +153,9 @@ class Attempts(Unchanged, ABC):
 
     def _plan(self, main: MainObjects, env: Environment, step: Step) -> Planned:
         objects, rendered = self.prepare(main, env)
-        heads = self.platform.fetch([env.gitops_branch, promotion_branch(env.name)])
-        base, existing = heads[env.gitops_branch], heads[promotion_branch(env.name)]
-        if base is None and env.merge == "manual" and not self.opts.dry_run:
+        heads = self.platform.fetch([env.gitops_branch, head_branch(env)])
+        base, existing = heads[env.gitops_branch], heads[head_branch(env)]
+        if base is None and env.merge in ("manual", "next") and not self.opts.dry_run:
             base = self.platform.start_branch(env.gitops_branch)  # a person needs a branch to merge into
             self.out.say(f"{step.prefix(env.name)}: made {env.gitops_branch}, empty, for its first promotion")
         previous = self.platform.provenance(base, env.gitops_path) if base else None
@@ -178,7 +184,7 @@ class Attempts(Unchanged, ABC):
             if len(held) > 1:  # a cluster type with no folder (no assignment, or new) holds nothing
                 held.discard(None)
             there = next(iter(held)) if len(held) == 1 else None
-        plan = self.platform.plan(base, env.gitops_path, files, managed, provenance, only)
+        plan = self._plan_tree(main, env, base, files, managed, provenance, only)
         scene = Scene(
             main, env, objects, files, base, previous, frozenset(managed if only is None else only), step.name
         )
@@ -199,6 +205,7 @@ class Attempts(Unchanged, ABC):
         and the main commit whose pending promotion it supersedes."""
         superseded = None
         existing, base = planned.existing, planned.base
+        self._check_proposal(main, env, step, existing)
         if existing:
             theirs = self.platform.provenance(existing, env.gitops_path)
             parents = self.platform.git.out("rev-list", "--parents", "-n", "1", operands=[existing]).split()[
@@ -213,7 +220,7 @@ class Attempts(Unchanged, ABC):
                 and parents[:1] == ([base] if base else [])
             ):
                 self.out.say(
-                    f"{step.prefix(env.name)}: {promotion_branch(env.name)} is already at this promotion ({existing[:12]})"
+                    f"{step.prefix(env.name)}: {head_branch(env)} is already at this promotion ({existing[:12]})"
                 )
                 return existing, None
             old = theirs.main_commit if theirs else None
@@ -225,8 +232,10 @@ class Attempts(Unchanged, ABC):
                 superseded = old
         message = self._texts(main, env, step, planned, superseded).commit_message  # before any push
         sha = self.platform.commit(planned.plan, env.gitops_path, [base] if base else [], message)
-        self.landing.push_branch(promotion_branch(env.name), existing, sha)
-        self.out.say(f"{step.prefix(env.name)}: pushed {promotion_branch(env.name)} at {sha[:12]}")
+        if self._already_proposed(env, existing, sha) and existing is not None:
+            return existing, superseded
+        self.landing.push_branch(head_branch(env), existing, sha)
+        self.out.say(f"{step.prefix(env.name)}: pushed {head_branch(env)} at {sha[:12]}")
         return sha, superseded
 
     def _land(

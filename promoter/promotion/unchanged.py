@@ -50,6 +50,10 @@ class Unchanged(Stops, ABC):
         """Remember how far the step got (``Attempts``)."""
 
     @abstractmethod
+    def _note_unchanged(self, main: MainObjects, env: Environment, base: str) -> None:
+        """The note a render the branch already holds gets (``Hydrating``)."""
+
+    @abstractmethod
     def _gates(
         self,
         main: MainObjects,
@@ -77,6 +81,7 @@ class Unchanged(Stops, ABC):
         else (a rerun after a merge, or an earlier commit's content not proven yet) gated."""
         base, there, prefix = planned.base, planned.there, step.prefix(env.name)
         assert base is not None
+        self._note_unchanged(main, env, base)
         earlier = there if there is not None and there != main.commit else None
         proven = earlier is not None and self.statuses.succeeded(earlier, env)
         trusted = (

@@ -25,6 +25,7 @@ Phase = Literal["approval", "merge", "gates", "soak", "bake"]
 APPROVAL = "waiting for approval"
 SOAKING = "soaking"
 GATES = "waiting for gates"
+PROPOSED = "proposed on "  # merge: next, pushed to its -next branch (promotion/nextbranch.py)
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,7 @@ def phase_of(status: Status | None, step: Step) -> Phase | None:
         if not text.startswith(f"{step.label}: "):
             return None
         text = text[len(step.label) + 2 :]
-    if text.startswith("PR open: "):
+    if text.startswith(("PR open: ", PROPOSED)):
         return "merge"
     if text.startswith(APPROVAL):
         return "approval"

@@ -774,7 +774,7 @@ CASES = [
         "merge-policy-unknown",
         P,
         8,
-        "spec.environments[0].merge: must be one of auto, manual, direct, got 'sometimes'",
+        "spec.environments[0].merge: must be one of auto, manual, direct, next, got 'sometimes'",
         main={P: dev_env("merge: sometimes")},
     ),
     Case(
