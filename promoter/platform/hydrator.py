@@ -84,7 +84,7 @@ def readme(dry: DryCommit, commands: tuple[str, ...]) -> bytes:
         "To hydrate the manifests in this repository, run the following commands:",
         "",
         "```shell",
-        f"git clone {dry.repo_url or ''}",
+        f"git clone {dry.repo_url or '<the control-plane repository>'}",  # no origin to name
         "# cd into the cloned directory",
         f"git checkout {dry.sha}",
         *commands,

@@ -15,6 +15,7 @@ from promoter.platform.objects import Change
 from promoter.platform.provenance import Provenance
 from promoter.promotion import removals
 from promoter.promotion.graph import through
+from promoter.promotion.hydrator import Tree, plan_tree
 from promoter.promotion.removals import Scene
 from promoter.promotion.waves import resolve
 from promoter.rendering.builtins import all_templates
@@ -174,7 +175,7 @@ def _env_diff(
     for line in removals.warnings(cp, platform, scene, resolve(env, objects), rendered.cluster_types):
         warn(line)
     provenance = Provenance.of(main, env, objects, rendered)
-    plan = platform.plan(base, env.gitops_path, rendered.files, rendered.cluster_types, provenance)
+    plan = plan_tree(cp, platform, main, env, Tree(base, rendered.files, rendered.cluster_types, provenance))
     patches = _patches(platform, env.gitops_path, platform.listing(base, env.gitops_path), plan)
     return EnvDiff(env.name, env.gitops_branch, base, main.commit, objects.commit, plan.changes, patches)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from abc import ABC
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from promoter.controlplane.hydrator import next_branch
 from promoter.controlplane.repo import ControlPlane
@@ -39,6 +40,53 @@ from promoter.promotion.waiting import GATES, Wait, Waiting
 from promoter.promotion.waves import Step, pending_description
 
 
+@dataclass(frozen=True)
+class Tree:
+    """What a plan is made of: the platform branch's commit, the rendered files, the cluster-type
+    folders they own, the provenance, and the folders a wave changes (None: all)."""
+
+    base: str | None
+    files: Mapping[str, bytes]
+    managed: tuple[str, ...]
+    provenance: Provenance
+    only: tuple[str, ...] | None = None
+
+
+def plan_tree(
+    cp: ControlPlane, platform: PlatformRepo, main: MainObjects, env: Environment, tree: Tree
+) -> TreePlan:
+    """The plan of ``tree`` on ``env``'s platform branch; with ``spec.hydrator.metadata``, with
+    the contract's files (a promotion's, and ``diff``'s, so it shows what a promotion would write)."""
+    root, base, provenance = env.gitops_path, tree.base, tree.provenance
+
+    def plan(files: Mapping[str, bytes]) -> TreePlan:
+        return platform.plan(base, root, files, tree.managed, provenance, tree.only)
+
+    if not main.pipeline.hydrator_metadata:
+        return plan(tree.files)
+    drys: dict[str, DryCommit] = {}
+
+    def dry(sha: str) -> DryCommit:
+        if sha not in drys:
+            drys[sha] = dry_commit(cp.git, sha, cp.origin_url)
+        return drys[sha]
+
+    def written(folder: str) -> tuple[bytes, bytes]:
+        """A folder's files, naming the main commit it holds (a wave's, or in the scheduling
+        flow the one its provenance names), not always the newest."""
+        held = provenance.folder(folder)
+        sha = held.main_commit if held is not None and held.main_commit else main.commit
+        commands = (f"promoter render --env {env.name} --commit {sha} --out rendered",)
+        return folder_metadata(dry(sha), commands), readme(dry(sha), commands)
+
+    with_files = hydrated(platform.reader, base, root, tree.files, written)
+    first = plan(with_files)
+    if not first.changed:
+        return first
+    with_files[METADATA] = metadata(dry(main.commit))
+    return plan(with_files)
+
+
 class Hydrating(Unchanged, ABC):
     """The contract's files, notes and ``-next`` branch of a step (see the module doc)."""
 
@@ -57,29 +105,7 @@ class Hydrating(Unchanged, ABC):
         only: tuple[str, ...] | None,
     ) -> TreePlan:
         """The step's tree plan; with ``spec.hydrator.metadata``, with the contract's files."""
-        root = env.gitops_path
-        if not main.pipeline.hydrator_metadata:
-            return self.platform.plan(base, root, files, managed, provenance, only)
-        drys: dict[str, DryCommit] = {}
-
-        def written(folder: str) -> tuple[bytes, bytes]:
-            """A folder's files, naming the main commit it holds (a wave's, or in the
-            scheduling flow the one its provenance names), not always the newest."""
-            held = provenance.folder(folder)
-            sha = held.main_commit if held is not None and held.main_commit else main.commit
-            if sha not in drys:
-                drys[sha] = dry_commit(self.cp.git, sha, self.cp.origin_url)
-            commands = (f"promoter render --env {env.name} --commit {sha} --out rendered",)
-            return folder_metadata(drys[sha], commands), readme(drys[sha], commands)
-
-        with_files = hydrated(self.platform.reader, base, root, files, written)
-        plan = self.platform.plan(base, root, with_files, managed, provenance, only)
-        if not plan.changed:
-            return plan
-        with_files[METADATA] = metadata(
-            drys.get(main.commit) or dry_commit(self.cp.git, main.commit, self.cp.origin_url)
-        )
-        return self.platform.plan(base, root, with_files, managed, provenance, only)
+        return plan_tree(self.cp, self.platform, main, env, Tree(base, files, managed, provenance, only))
 
     def _note(self, main: MainObjects, env: Environment, commit: str) -> None:
         """Note ``commit`` as holding the render of the main commit (as Argo CD notes each

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import json
 
+from click.testing import CliRunner
+
+from promoter.cli.main import cli
 from promoter.clock import FakeClock
 from promoter.gitcmd import Git
 from promoter.platform.hydrator import NOTES_REF, read_note
@@ -163,3 +166,24 @@ def test_in_waves_each_folder_names_the_main_commit_it_holds(factory: ControlPla
     }
     assert held == {"edge": second, "large": first, "small": first}
     assert json.loads(factory.platform_file("qa", "hydrator.metadata") or "")["drySha"] == second
+
+
+def test_diff_plans_the_contracts_files_as_a_promotion_would(factory: ControlPlaneFactory) -> None:
+    """``promoter diff`` after a promotion: the folders' README and ``hydrator.metadata`` stay (a
+    plan without them would show them removed); a new main commit that changes a manifest shows the
+    top ``hydrator.metadata`` naming it, as the promotion will write it."""
+    path = factory.create({"promoter.yaml": hydrating("dev", "qa", "prod"), "workloads/app.yaml": WORKLOAD})
+    assert run(path, FakeClock(), wait="all").state == "done"
+
+    same = CliRunner().invoke(cli, ["diff", "--control-plane", str(path), "--env", "dev"])
+    assert same.exit_code == 0, same.output
+    assert "README.md" not in same.output and "hydrator.metadata" not in same.output
+
+    changed = factory.commit(
+        "main", {"workloads/app.yaml": WORKLOAD.replace("main", "release")}, "a new ref", keep=True
+    )
+    moved = CliRunner().invoke(cli, ["diff", "--control-plane", str(path), "--env", "dev"])
+    assert moved.exit_code == 1, moved.output  # diff's exit 1: there are changes
+    assert "dev: +0 ~4 -0" in moved.output  # the manifest, the top metadata, the folder's two files
+    assert f'+  "drySha": "{changed}",' in moved.output
+    assert f"+promoter render --env dev --commit {changed} --out rendered" in moved.output
