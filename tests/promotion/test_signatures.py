@@ -50,6 +50,13 @@ def _signed_main(path: Path, key: SshKey, message: str = "a signed change") -> s
     return _head(path)
 
 
+def _gpg_signed_main(path: Path, key: str) -> str:
+    """An empty commit on main signed with GPG key ``key`` (git's default gpg.format)."""
+    git = ["git", "-C", str(path), "-c", f"user.signingkey={key}"]
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-S", "-m", "gpg"], check=True)
+    return _head(path)
+
+
 def _head(path: Path, ref: str = "main") -> str:
     return subprocess.run(
         ["git", "-C", str(path), "rev-parse", ref], capture_output=True, text=True, check=True
@@ -285,23 +292,7 @@ def test_a_gpg_signed_main_commit_is_verified_against_the_keyring(
     factory: ControlPlaneFactory, gnupg: str, fake_time: FakeClock
 ) -> None:
     path = _control_plane(factory, "{verifyMain: git}")
-    subprocess.run(
-        [
-            "git",
-            "-C",
-            str(path),
-            "-c",
-            f"user.signingkey={gnupg}",
-            "commit",
-            "-q",
-            "--allow-empty",
-            "-S",
-            "-m",
-            "gpg",
-        ],
-        check=True,
-    )
-    x = _head(path)
+    x = _gpg_signed_main(path, gnupg)
 
     result = _promote(path)
 
@@ -313,23 +304,7 @@ def test_a_gpg_signature_of_a_key_not_in_the_keyring_is_refused(
     factory: ControlPlaneFactory, gnupg: str, fake_time: FakeClock
 ) -> None:
     path = _control_plane(factory, "{verifyMain: git}")
-    subprocess.run(
-        [
-            "git",
-            "-C",
-            str(path),
-            "-c",
-            f"user.signingkey={gnupg}",
-            "commit",
-            "-q",
-            "--allow-empty",
-            "-S",
-            "-m",
-            "gpg",
-        ],
-        check=True,
-    )
-    x = _head(path)
+    x = _gpg_signed_main(path, gnupg)
     subprocess.run(
         ["gpg", "--batch", "--yes", "--delete-secret-and-public-key", gnupg], check=True, capture_output=True
     )
