@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 from promoter.errors import GitError, UsageError
 from promoter.gitcmd import Git
@@ -29,6 +29,8 @@ from promoter.platform.provenance import PROVENANCE, Provenance
 from promoter.platform.signing import Signer
 from promoter.platform.writer import write_commit
 from promoter.rendering.memo import FolderMemo, cache_root
+
+T = TypeVar("T")
 
 # glibc hands freed memory back to the kernel as soon as 128 KiB are free at the top of the
 # heap; git, allocating and freeing a buffer per object, then spends most of a 100,000-object
@@ -291,6 +293,11 @@ class PlatformRepo:
         """A commit the promoter wrote, made as it is pushed: signed when git config asks for it
         (``platform.signing``); its sha."""
         return self.signer.sign(sha)
+
+    def remote_call(self, name: str, fn: Callable[[], T]) -> T:
+        """``fn``, a talk with the remote beyond branches (a notes ref), as this repo's own
+        fetches and pushes are made: on GitHub with a fresh token and the retry policy."""
+        return fn()
 
 
 def _refusal(output: bytes) -> str:

@@ -112,7 +112,11 @@ class Hydrating(Unchanged, ABC):
         hydrated commit), when the Pipeline asks for the contract."""
         if not main.pipeline.hydrator_metadata or self.opts.dry_run:
             return
-        if add_note(self.platform.git, self.platform.url, commit, main.commit):
+        platform = self.platform
+        if platform.remote_call(
+            f"note on {NOTES_REF} of {platform.url}",
+            lambda: add_note(platform.git, platform.url, commit, main.commit),
+        ):
             self.out.say(f"{env.name}: noted {commit[:12]} as the render of {main.commit[:12]} ({NOTES_REF})")
 
     def _note_unchanged(self, main: MainObjects, env: Environment, base: str) -> None:

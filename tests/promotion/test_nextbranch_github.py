@@ -62,3 +62,19 @@ def test_next_over_https_with_the_token(world: World, factory: ControlPlaneFacto
     merge_with_git(factory.root, factory.platform, "qa-next", "qa")
     promote(world)  # qa landed and gated; prod's PR merged
     assert world.statuses(main)["promoter/qa"] == "success"
+
+
+def test_the_note_push_is_retried_as_the_branches_are(world: World, factory: ControlPlaneFactory) -> None:
+    """A GitHub answer of 500 to the push of ``refs/notes/hydrator.metadata``: the push goes
+    through the GitHub retry policy with the token, as a branch's does, and the note lands."""
+    fault = world.git.fail("500", ref="refs/notes/hydrator.metadata")
+    main = Git(world.control_plane).out("rev-parse", "main")
+
+    first = promote(world)
+
+    assert first["state"] == "waiting", first
+    assert fault.times == 0  # the fault was met, then the push was made again
+    failed = [e for e in world.git.log if e.get("status") == "500"]
+    assert len(failed) == 1
+    proposed = head(factory.platform, "qa-next")
+    assert proposed is not None and read_note(Git(factory.platform), proposed) == main

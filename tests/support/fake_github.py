@@ -69,6 +69,7 @@ class Fault:
     times: int = 1
     after: bool = False  # carry the request out, then fail (the answer is lost)
     reset_in: float = 120.0  # for "primary": when the exhausted limit resets
+    ref: str | None = None  # a push: only one that updates this ref
 
 
 @dataclass
@@ -1059,8 +1060,8 @@ class GitServer:
         self.httpd.shutdown()
         self.httpd.server_close()
 
-    def fail(self, kind: str, times: int = 1, *, after: bool = False) -> Fault:
-        fault = Fault("push", kind, times, after)
+    def fail(self, kind: str, times: int = 1, *, after: bool = False, ref: str | None = None) -> Fault:
+        fault = Fault("push", kind, times, after, ref=ref)
         self.faults.append(fault)
         return fault
 
@@ -1086,7 +1087,10 @@ class GitServer:
         if (push or "service=git-receive-pack" in url.query) and self._read_only(handler):
             entry["status"] = 403
             return _send(handler, 403, b"Permission to the repository denied to x-access-token.\n")
-        fault = next((f for f in self.faults if push and f.times > 0), None)
+        fault = next(
+            (f for f in self.faults if push and f.times > 0 and (f.ref is None or f.ref.encode() in body)),
+            None,
+        )
         if fault:
             fault.times -= 1
             entry["status"] = fault.kind

@@ -39,6 +39,9 @@ class GitHubPlatformRepo(PlatformRepo):
         )
         return signed_by_github(self.git, database, sha, self._push_ref, self._fetch_ref)
 
+    def remote_call(self, name: str, fn: Callable[[], T]) -> T:
+        return self._net(name, fn)
+
     def _push_ref(self, ref: str, sha: str) -> None:
         spec = f"+{sha}:{ref}"
         self._net(
