@@ -542,3 +542,16 @@ def test_the_old_env_input_warns_and_must_agree_with_schedule(
         == "::error title=promoter::the schedule and env inputs disagree; give schedule alone"
     )
     assert factory.refs() == before
+
+
+def test_promote_action_verify_main_refuses_an_unsigned_commit(
+    runner: Runner, factory: ControlPlaneFactory
+) -> None:
+    """``verify-main: git`` reaches the CLI (``PROMOTER_VERIFY_MAIN``): the Pipeline asks for no
+    check, the action's input does, and the unsigned head of main is refused, nothing pushed."""
+    factory.create(platform_branches=("dev", "qa", "prod"))
+    before = factory.refs()
+    run = runner.run("promote", {**FAST, "verify-main": "git"})
+    assert run.returncode == 2, run.stderr
+    assert "--verify-main: git: main commit" in run.stderr and "is not promoted: unsigned" in run.stderr
+    assert factory.refs() == before
