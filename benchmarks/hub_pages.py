@@ -16,7 +16,8 @@ states of the same fleet:
   in the past), every cluster having reached each (one reconciler's deployment at each, written
   in bulk): 30 commits in all; then the JSON reads a script or a dashboard asks in full,
   ``delivery_ms`` (``/v1/delivery``, the DORA figures over that history), ``discrepancies_ms``,
-  ``drift_ms`` (every cluster is behind the last of them) and ``stale_ms`` (p50 of ``TIMES``).
+  ``drift_ms`` (every cluster is behind the last of them) and ``stale_ms``, and the pages of the
+  two long ones, ``drift_page_ms`` and ``discrepancies_page_ms`` (each p50 of ``TIMES``).
 
 On PostgreSQL each state is timed after a ``VACUUM ANALYZE`` of the tables written (``vacuumed``).
 """
@@ -51,6 +52,8 @@ READS = {
     "discrepancies_ms": "/v1/discrepancies",
     "drift_ms": "/v1/drift",
     "stale_ms": "/v1/stale",
+    "drift_page_ms": "/drift",
+    "discrepancies_page_ms": "/discrepancies",
 }
 
 

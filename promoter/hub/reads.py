@@ -33,10 +33,19 @@ READS = (
 
 def read(db: Database, name: str, params: Mapping[str, Any], now: float, stale_after: float) -> Any:
     """The read ``name`` with ``params`` (query parameters; ``name`` for one environment or
-    cluster; ``clusterType`` a list); NotFound or IngestError(400) when it cannot answer."""
+    cluster; ``clusterType`` a list); NotFound or IngestError(400) when it cannot answer. With
+    ``limit``, drift, stale and discrepancies answer their first ``limit`` (of each kind), as a
+    ``shown.Listed`` that says how many there are in all."""
     q = query(params)
     with db.transaction(write=False) as tx:
+        if name in _LISTS and isinstance(q.get("limit"), int):
+            return _LISTS[name](tx, q.get("environment"), now, stale_after, q["limit"])
         return _readers(tx, q, now, stale_after)[name]()
+
+
+def total_header(data: Any) -> dict[str, str] | None:
+    """A bounded list's answer's header: how many there are in all (``X-Total-Count``)."""
+    return {"X-Total-Count": str(data.total)} if isinstance(data, shown.Listed) else None
 
 
 def read_page(db: Database, name: str, params: Mapping[str, Any], now: float, stale_after: float) -> Any:
@@ -100,6 +109,14 @@ def _discrepancies_page(tx: Tx, now: float, stale_after: float, rows: int | None
     counts = {"promotion": sum(i["kind"] == "promotion" for i in items), "drift": drifts}
     counts["failing"] = sum(totals.values())
     return shown.Listed(items, sum(counts.values()), None, counts)
+
+
+#: The lists ``?limit=`` bounds in the JSON too: (tx, environment, now, stale_after, rows).
+_LISTS: dict[str, Callable[[Tx, str | None, float, float, int], shown.Listed]] = {
+    "drift": _drift_page,
+    "stale": _stale_page,
+    "discrepancies": lambda tx, _, now, stale_after, rows: _discrepancies_page(tx, now, stale_after, rows),
+}
 
 
 def _flag(value: Any) -> bool:

@@ -152,3 +152,23 @@ def test_the_discrepancies_page_counts_each_kind_and_links_to_all(live: LiveHub,
     assert _rows(everyone, "drift") == ["c2", "c1", "c3", "q1"] and "show all" not in everyone
     kinds = [i["kind"] for i in requests.get(f"{live.url}/v1/discrepancies", timeout=10).json()]
     assert kinds == ["drift"] * 4 + ["failing"] * 3
+
+
+def test_the_json_lists_answer_in_full_or_their_first_limit_with_the_count_beside(live: LiveHub) -> None:
+    def get(path: str) -> requests.Response:
+        answer = requests.get(live.url + path, timeout=10)
+        assert answer.status_code == 200, (path, answer.text)
+        return answer
+
+    full = get("/v1/drift")
+    assert "X-Total-Count" not in full.headers and len(full.json()) == 4  # as before: every one
+    first = get("/v1/drift?limit=2")
+    assert first.json() == full.json()[:2] and first.headers["X-Total-Count"] == "4"
+    assert get("/v1/stale?env=dev&limit=1").json() == get("/v1/stale?env=dev").json()[:1]
+    assert get("/v1/stale?env=dev&limit=1").headers["X-Total-Count"] == "3"
+    assert get("/v1/stale?limit=1000").json() == get("/v1/stale").json()
+    kinds = [i["kind"] for i in get("/v1/discrepancies?limit=1").json()]
+    assert kinds == ["drift", "failing"] and get("/v1/discrepancies?limit=1").headers["X-Total-Count"] == "7"
+    refused = requests.get(live.url + "/v1/drift?limit=0", timeout=10)
+    assert refused.status_code == 400
+    assert refused.json() == {"error": "limit: must be a whole number from 1 to 1000, got '0'"}
