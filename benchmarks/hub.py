@@ -541,6 +541,7 @@ def main() -> None:
                     "gate_query_ms",
                     *hub_pages.PAGES,
                     *hub_pages.DONE,
+                    *hub_pages.READS,
                     "overview_kept_ms",
                     "overview_cpu_ms",
                     "environment_cpu_ms",

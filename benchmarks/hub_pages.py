@@ -11,7 +11,13 @@ states of the same fleet:
   when other work shares the machine;
 - **done**, every reconciler's latest report a success at the new commit, as the ingest would
   leave them (written in bulk, untimed, like the seed): the head runs everywhere, and the pages
-  say since when; ``overview_done_ms``, ``environment_done_ms``.
+  say since when; ``overview_done_ms``, ``environment_done_ms``;
+- **history**, ``HISTORY`` more platform commits recorded after it (a change each, an hour apart
+  in the past), every cluster having reached each (one reconciler's deployment at each, written
+  in bulk): 30 commits in all; then the JSON reads a script or a dashboard asks in full,
+  ``delivery_ms`` (``/v1/delivery``, the DORA figures over that history), ``discrepancies_ms``,
+  ``drift_ms`` (every cluster is behind the last of them) and ``stale_ms``, and the pages of the
+  two long ones, ``drift_page_ms`` and ``discrepancies_page_ms`` (each p50 of ``TIMES``).
 
 On PostgreSQL each state is timed after a ``VACUUM ANALYZE`` of the tables written (``vacuumed``).
 """
@@ -31,6 +37,7 @@ from typing import Any
 
 import requests
 
+from promoter.hub.commits import CommitRecord, record_commit
 from promoter.hub.db import Database
 
 NEW = "b" * 40
@@ -38,6 +45,16 @@ TIMES = 5
 _RUNS = itertools.count()
 PAGES = {"overview_ms": "/", "environment_ms": "/environments/prod", "failing_ms": "/failing"}
 DONE = {"overview_done_ms": "/", "environment_done_ms": "/environments/prod"}
+#: Platform commits recorded after the new one for the JSON reads (30 in all, with the seed's two).
+HISTORY = 28
+READS = {
+    "delivery_ms": "/v1/delivery",
+    "discrepancies_ms": "/v1/discrepancies",
+    "drift_ms": "/v1/drift",
+    "stale_ms": "/v1/stale",
+    "drift_page_ms": "/drift",
+    "discrepancies_page_ms": "/discrepancies",
+}
 
 
 def timed(url: str, times: int = TIMES, kept: bool = False) -> float:
@@ -115,6 +132,27 @@ def settle(url: str, reconcilers: int) -> None:
     db.close()
 
 
+def history(url: str, commits: int = HISTORY) -> None:
+    """``commits`` platform commits recorded after the new one (each a change of its own, with a
+    main commit of its own), every cluster having reached each a minute after it was recorded
+    (one reconciler's deployment at each: its cluster's only one at that commit), in bulk."""
+    db = Database(url)
+    start = time.time() - 3600 * (commits + 1)
+    parent = NEW
+    for k in range(commits):
+        sha, at = f"c{k:039x}", start + 3600 * k
+        record_commit(db, CommitRecord("prod", sha, "prod", parent, f"{k + 3:040d}"), at)
+        with db.transaction() as tx:
+            tx.run(
+                "INSERT INTO deployments (cluster, reconciler, revision, environment, first_seen, first_success,"
+                " last_success, first_success_received, last_success_received) SELECT name,"
+                " 'Kustomization/flux-system/r00', ?, environment, ?, ?, ?, ?, ? FROM clusters",
+                (sha, at + 60, at + 60, at + 60, at + 60, at + 60),
+            )
+        parent = sha
+    db.close()
+
+
 def vacuumed(url: str) -> None:
     """On PostgreSQL, the written tables vacuumed and analysed, as autovacuum leaves them after
     a burst of writes: timed while autovacuum ran after the ingest or the bulk write, on this
@@ -151,6 +189,9 @@ def measure(
     settle(url, reconcilers)
     vacuumed(url)
     figures.update(_pages(base, DONE, cpu))
+    history(url)
+    vacuumed(url)
+    figures.update(_pages(base, READS, cpu))
     return figures
 
 

@@ -32,7 +32,7 @@ from promoter.hub.keys import Cluster
 from promoter.hub.metrics import REFUSED, Counters, exposition
 from promoter.hub.pagecache import PageCache
 from promoter.hub.payloads import IngestError
-from promoter.hub.reads import DEFAULT_WINDOW, parse_window, read
+from promoter.hub.reads import DEFAULT_WINDOW, parse_window, read, total_header
 from promoter.hub.rollout import NotFound
 from promoter.hub.sealing import Sealer
 from promoter.hub.writer import GroupWriter
@@ -213,7 +213,7 @@ class Hub:
             return JSONResponse({"error": str(err)}, 404)
         except database_errors() as err:
             return self.unavailable(err)
-        return JSONResponse(data)
+        return JSONResponse(data, headers=total_header(data))
 
     def _read(self, name: str, request: Request, stale_after: float, page: bool = False) -> Any:
         """Read ``name`` for a JSON answer, or (``page``) its page, rendered or kept (``pagecache``)."""

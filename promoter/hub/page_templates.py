@@ -112,7 +112,7 @@ failed{% if h.runningSince %} after running it{% endif %}</span>; {{ r|successes
 <td class="via" data-label="via">{{ c.senders|senders }}</td><td class="t {{ 'stale' if c.stale }}" data-label="last seen">{% if c.lastSeen %}{{ c.lastSeen|ago }}{% else %}never (registered {{ c.registeredAt|ago }}){% endif %}</td></tr>
 {% else %}<tr><td colspan="9">no cluster registered</td></tr>{% endfor %}</table></div>{% endmacro %}
 {% macro drift_table(rows, repos) %}<div class="scroll"><table class="drift"><tr><th>cluster</th><th>environment</th><th>type</th>
-<th>platform commit</th><th class="n">commits behind</th><th>stale</th></tr>{% for d in rows %}<tr>
+<th>platform commit</th><th class="n">commits behind</th><th>stale</th></tr>{% for d in rows %}<tr data-cluster="{{ d.name }}">
 <td class="name title"><a href="/clusters/{{ d.name|q }}">{{ d.name }}</a></td>
 <td data-label="environment"><a href="/environments/{{ d.environment|q }}">{{ d.environment }}</a></td><td data-label="type">{{ d.clusterType }}</td>
 <td data-label="platform commit">{{ d.commit|commit(d.environment, repos) }}</td><td class="n" data-label="commits behind">{{ d.behind if d.behind is not none else 'no platform commit' }}</td>
@@ -127,6 +127,8 @@ failed{% if h.runningSince %} after running it{% endif %}</span>; {{ r|successes
 {% endfor %}</ul>{% endmacro %}
 {% macro follows_line(follows, waits) %}{% if follows %}<p class="follows">After {% for u in follows %}<a href="/environments/{{ u|q }}">{{ u }}</a>{{ ' and ' if loop.revindex == 2 else ', ' if not loop.last }}{% endfor %}
 {%- for w in waits or [] %}{{ '; waits on ' if loop.first else ', ' }}{{ w.environment }}'s main <code>{{ w.mainCommit[:12] }}</code>{% endfor %}.</p>{% endif %}{% endmacro %}
+{% macro more(count, total, words, environment='') %}{% if total > count %}<p class="more">{{ words }}:
+<a href="?all=1{% if environment %}&amp;environment={{ environment|q }}{% endif %}">{{ total - count }} more, show all</a>.</p>{% endif %}{% endmacro %}
 {% macro filters_line(shown) %}{% if shown %}<p class="filters">Only {{ shown|join(', ') }}. <a href="?">Show all</a></p>{% endif %}{% endmacro %}"""
 
 _FAILING_TABLE = """<div class="scroll"><table class="failing-clusters"><tr><th>cluster</th><th>environment</th><th>type</th>
@@ -215,10 +217,9 @@ to its receipt of each cluster's success (0s: the success came first).</small></
 <td class="rec" data-label="reconciler">{{ h.reconciler|breakable }}</td><td class="{{ h.state }}" data-label="state">{{ h.state }}</td><td data-label="revision">{{ h.revision|commit(h.environment, repos) }}</td>
 <td data-label="reason">{{ h.reason }}</td><td class="msg" data-label="message">{{ h.message[:200] }}</td></tr>
 {% else %}<tr><td colspan="9">No report yet.</td></tr>{% endfor %}</table></div>{% endblock %}""",
-    "discrepancies": """{% extends "base" %}{% from "_macros" import drift_table, badge with context %}{% block body %}
-{% set failing = data|selectattr('kind', 'equalto', 'failing')|list %}
-<p>{{ data|selectattr('kind', 'equalto', 'promotion')|list|length }} between environments,
-{{ data|selectattr('kind', 'equalto', 'drift')|list|length }} cluster(s) off their head, {{ failing|length }} failing.</p>
+    "discrepancies": """{% extends "base" %}{% from "_macros" import drift_table, badge, more with context %}{% block body %}
+{% set failing = data|selectattr('kind', 'equalto', 'failing')|list %}{% set drift = data|selectattr('kind', 'equalto', 'drift')|list %}
+<p>{{ data.counts.promotion }} between environments, {{ data.counts.drift }} cluster(s) off their head, {{ data.counts.failing }} failing.</p>
 <h2>Between environments</h2><div class="scroll"><table class="promotions"><tr><th>environment</th><th>main commit it runs</th><th>next environment</th>
 <th>main commit it runs</th></tr>{% for d in data if d.kind == 'promotion' %}<tr>
 <td class="title"><a href="/environments/{{ d.upstream|q }}">{{ d.upstream }}</a></td><td data-label="runs main"><code>{{ (d.upstreamMainCommit or '-')[:12] }}</code></td>
@@ -226,22 +227,25 @@ to its receipt of each cluster's success (0s: the success came first).</small></
 {% else %}<tr><td colspan="4">Each environment runs what the one before it runs.</td></tr>{% endfor %}</table></div>
 <h2>Failing clusters</h2>{% with rows=failing, empty="No cluster is failing." %}"""
     + _FAILING_TABLE
-    + """{% endwith %}
-<h2>Clusters not at their environment's head</h2>{{ drift_table(data | selectattr('kind', 'equalto', 'drift') | list, repos) }}
+    + """{% endwith %}{{ more(failing|length, data.counts.failing, "The " ~ failing|length ~ " failing longest of " ~ data.counts.failing) }}
+<h2>Clusters not at their environment's head</h2>{{ drift_table(drift, repos) }}
+{{ more(drift|length, data.counts.drift, "The first " ~ drift|length ~ " of " ~ data.counts.drift ~ " clusters off their head") }}
 {% endblock %}""",
-    "failing": """{% extends "base" %}{% from "_macros" import badge, filters_line with context %}{% block body %}{{ filters_line(shown) }}
+    "failing": """{% extends "base" %}{% from "_macros" import badge, filters_line, more with context %}{% block body %}{{ filters_line(shown) }}
 <p>{{ data.total }} cluster{{ 's' if data.total != 1 }} with a failing reconciler now, failing longest first
 (a failure older than its cluster's head is listed, and its state says whether the head's rollout counts it).</p>
 {% with rows=data, empty="No cluster is failing." %}"""
     + _FAILING_TABLE
-    + """{% endwith %}{% if data.total > data|length %}<p class="more">The {{ data|length }} failing longest of {{ data.total }}:
-<a href="?all=1{% if data.environment %}&amp;environment={{ data.environment|q }}{% endif %}">all of them</a>.</p>{% endif %}{% endblock %}""",
-    "drift": """{% extends "base" %}{% from "_macros" import drift_table, filters_line with context %}{% block body %}{{ filters_line(shown) }}{{ drift_table(data, repos) }}{% endblock %}""",
-    "stale": """{% extends "base" %}{% from "_macros" import filters_line with context %}{% block body %}{{ filters_line(shown) }}
+    + """{% endwith %}{{ more(data|length, data.total, "The " ~ data|length ~ " failing longest of " ~ data.total, data.environment) }}{% endblock %}""",
+    "drift": """{% extends "base" %}{% from "_macros" import drift_table, filters_line, more with context %}{% block body %}{{ filters_line(shown) }}
+<p>{{ data.total }} cluster{{ 's' if data.total != 1 }} not at {{ 'its' if data.environment else 'their' }} environment's head, by environment, type and name.</p>{{ drift_table(data, repos) }}
+{{ more(data|length, data.total, "The first " ~ data|length ~ " of " ~ data.total, data.environment) }}{% endblock %}""",
+    "stale": """{% extends "base" %}{% from "_macros" import filters_line, more with context %}{% block body %}{{ filters_line(shown) }}
+<p>{{ data.total }} stale cluster{{ 's' if data.total != 1 }}, by environment, type and name.</p>
 <div class="scroll"><table class="stale-clusters"><tr><th>cluster</th><th>environment</th><th>type</th>
-<th>last seen</th></tr>{% for s in data %}<tr><td class="name title"><a href="/clusters/{{ s.name|q }}">{{ s.name }}</a></td>
+<th>last seen</th></tr>{% for s in data %}<tr data-cluster="{{ s.name }}"><td class="name title"><a href="/clusters/{{ s.name|q }}">{{ s.name }}</a></td>
 <td data-label="environment"><a href="/environments/{{ s.environment|q }}">{{ s.environment }}</a></td><td data-label="type">{{ s.clusterType }}</td>
 <td class="t stale" data-label="last seen">{% if s.lastSeen %}{{ s.lastSeen|ago }}{% else %}never (registered {{ s.registeredAt|ago }}){% endif %}</td></tr>{% else %}<tr><td colspan="4">No stale cluster.</td></tr>{% endfor %}
-</table></div>{% endblock %}""",
+</table></div>{{ more(data|length, data.total, "The first " ~ data|length ~ " of " ~ data.total, data.environment) }}{% endblock %}""",
     "delivery": _DELIVERY,
 }

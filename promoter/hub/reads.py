@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from promoter.clock import parse_duration
-from promoter.hub import attention, dora, holds, queries, shown
+from promoter.hub import attention, dora, holds, offcourse, queries, shown
 from promoter.hub.db import Database, Tx
 from promoter.hub.payloads import IngestError
 from promoter.hub.rollout import rollout
@@ -33,16 +33,26 @@ READS = (
 
 def read(db: Database, name: str, params: Mapping[str, Any], now: float, stale_after: float) -> Any:
     """The read ``name`` with ``params`` (query parameters; ``name`` for one environment or
-    cluster; ``clusterType`` a list); NotFound or IngestError(400) when it cannot answer."""
+    cluster; ``clusterType`` a list); NotFound or IngestError(400) when it cannot answer. With
+    ``limit``, drift, stale and discrepancies answer their first ``limit`` (of each kind), as a
+    ``shown.Listed`` that says how many there are in all."""
     q = query(params)
     with db.transaction(write=False) as tx:
+        if name in _LISTS and isinstance(q.get("limit"), int):
+            return _LISTS[name](tx, q.get("environment"), now, stale_after, q["limit"])
         return _readers(tx, q, now, stale_after)[name]()
+
+
+def total_header(data: Any) -> dict[str, str] | None:
+    """A bounded list's answer's header: how many there are in all (``X-Total-Count``)."""
+    return {"X-Total-Count": str(data.total)} if isinstance(data, shown.Listed) else None
 
 
 def read_page(db: Database, name: str, params: Mapping[str, Any], now: float, stale_after: float) -> Any:
     """The read behind page ``name``: ``read``'s answer, as much of it as the page shows
-    (``promoter.hub.shown``): the overview, an environment's page and ``/failing`` list their
-    first clusters and say how many there are (``all=1``: an environment's or ``/failing``'s every one)."""
+    (``promoter.hub.shown``): the overview, an environment's page, ``/failing``, ``/drift``,
+    ``/stale`` and ``/discrepancies`` list their first clusters and say how many there are
+    (``all=1``: every one of an environment's page or of a list)."""
     return read_page_and_repos(db, name, params, now, stale_after)[0]
 
 
@@ -61,6 +71,9 @@ def read_page_and_repos(
                 tx, queries.environment_state(tx, q["name"], now, stale_after, page), q, now
             ),
             "failing": lambda: _failing_page(tx, q.get("environment"), now, stale_after, page),
+            "drift": lambda: _drift_page(tx, q.get("environment"), now, stale_after, page.rows),
+            "stale": lambda: _stale_page(tx, q.get("environment"), now, stale_after, page.rows),
+            "discrepancies": lambda: _discrepancies_page(tx, now, stale_after, page.rows),
         }
         return (bounded.get(name) or _readers(tx, q, now, stale_after)[name])(), repo_urls(tx)
 
@@ -71,6 +84,39 @@ def _failing_page(
     picked, totals = shown.first_failing(tx, now, environment, None, page.rows)
     rows = queries.failing(tx, now, stale_after, environment, picked)
     return shown.Listed(rows, sum(totals.values()), environment)
+
+
+def _drift_page(
+    tx: Tx, environment: str | None, now: float, stale_after: float, rows: int | None
+) -> shown.Listed:
+    picked, total = shown.first_drifting(tx, environment, rows)
+    return shown.Listed(offcourse.drift(tx, now, stale_after, environment, picked), total, environment)
+
+
+def _stale_page(
+    tx: Tx, environment: str | None, now: float, stale_after: float, rows: int | None
+) -> shown.Listed:
+    picked, total = shown.first_stale(tx, now, stale_after, environment, rows)
+    return shown.Listed(offcourse.stale(tx, now, stale_after, environment, picked), total, environment)
+
+
+def _discrepancies_page(tx: Tx, now: float, stale_after: float, rows: int | None) -> shown.Listed:
+    """The promotions due, the first ``rows`` clusters off their head and the ``rows`` failing
+    longest (None: every one), with how many there are of each kind (``counts``)."""
+    drifting, drifts = shown.first_drifting(tx, None, rows)
+    failed, totals = shown.first_failing(tx, now, None, None, rows)
+    items = offcourse.discrepancies(tx, now, stale_after, drifting, failed)
+    counts = {"promotion": sum(i["kind"] == "promotion" for i in items), "drift": drifts}
+    counts["failing"] = sum(totals.values())
+    return shown.Listed(items, sum(counts.values()), None, counts)
+
+
+#: The lists ``?limit=`` bounds in the JSON too: (tx, environment, now, stale_after, rows).
+_LISTS: dict[str, Callable[[Tx, str | None, float, float, int], shown.Listed]] = {
+    "drift": _drift_page,
+    "stale": _stale_page,
+    "discrepancies": lambda tx, _, now, stale_after, rows: _discrepancies_page(tx, now, stale_after, rows),
+}
 
 
 def _flag(value: Any) -> bool:
@@ -143,9 +189,9 @@ def _readers(tx: Tx, q: Mapping[str, Any], now: float, stale_after: float) -> di
         "history": lambda: queries.history(
             tx, q.get("cluster"), q.get("environment"), _limit(q.get("limit"), 100)
         ),
-        "discrepancies": lambda: queries.discrepancies(tx, now, stale_after),
-        "drift": lambda: queries.drift(tx, now, stale_after, q.get("environment")),
-        "stale": lambda: queries.stale(tx, now, stale_after, q.get("environment")),
+        "discrepancies": lambda: offcourse.discrepancies(tx, now, stale_after),
+        "drift": lambda: offcourse.drift(tx, now, stale_after, q.get("environment")),
+        "stale": lambda: offcourse.stale(tx, now, stale_after, q.get("environment")),
         "failing": lambda: queries.failing(tx, now, stale_after, q.get("environment")),
         "delivery": lambda: _delivery(tx, q, now),
         "holds": lambda: holds.in_force(tx, now, q.get("environment")),

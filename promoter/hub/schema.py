@@ -191,6 +191,16 @@ _V8 = (
     " ON deployments (environment, revision, first_success_received, cluster, first_success)",
 )
 
+_V12 = (
+    # The DORA figures (GET /v1/delivery, /delivery, /metrics) read an environment's deployments
+    # grouped by cluster and revision (history.py: when each cluster reached each commit, when it
+    # first saw it): through deployments_by_receipt that was every row looked up in the table
+    # and sorted in a temporary B-tree, most of the read's 1 s at 10,000 clusters x 30 commits.
+    # In this order, with the columns they read, they are one scan of the index, in order.
+    "CREATE INDEX deployments_by_cluster ON deployments"
+    " (environment, cluster, revision, reconciler, first_seen, first_success_received, first_success)",
+)
+
 #: (version, name, statements), oldest first.
 MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (1, "initial schema", _V1),
@@ -203,4 +213,5 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (8, "deployments indexed by the receipt of their first success", _V8),
     (9, "the promotion of each commit: PR, run, failure policy, gate timeout", _V9),
     (10, "the hub gate's failure budget of each commit", _V10),
+    (12, "deployments indexed by cluster and revision (the DORA figures)", _V12),
 )

@@ -101,10 +101,10 @@ def test_the_overview_and_failing_pages_name_the_longest_failing_and_count_the_r
     failing = _get(live_hub, "/failing")
     assert "3 clusters with a failing reconciler now" in failing
     assert _rows(failing, "failing-clusters") == ["c5", "c3"]
-    assert "The 2 failing longest of 3" in failing and 'href="?all=1">all of them</a>' in failing
+    assert "The 2 failing longest of 3" in failing and 'href="?all=1">1 more, show all</a>' in failing
     assert _rows(_get(live_hub, "/failing?all=1"), "failing-clusters") == ["c5", "c3", "c1"]
     scoped = _get(live_hub, "/failing?environment=dev")
-    assert 'href="?all=1&amp;environment=dev">all of them</a>' in scoped
+    assert 'href="?all=1&amp;environment=dev">1 more, show all</a>' in scoped
     assert len(requests.get(f"{live_hub.url}/v1/failing", timeout=10).json()) == 3
 
 
