@@ -16,6 +16,7 @@ registered, revoked, lost or back later changes the present, never past figures.
 from __future__ import annotations
 
 import itertools
+import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -176,29 +177,30 @@ _PG_HEARD = (
 )
 
 
+# SQLite: the clusters of a batch as one JSON object (name -> receipt), each read by its key;
+# only those heard after a silence come back.
+_SQLITE_GAPS = (
+    "SELECT c.name, u.value AS seen, c.last_seen, COALESCE(c.seen_since, c.first_report, c.created_at)"
+    " FROM json_each(?) AS u JOIN clusters c ON c.name = u.key WHERE " + _GAP.replace("u.seen", "u.value")
+)
+
+
 def heard(tx: Tx, clusters: Sequence[tuple[str, float]]) -> None:
     """Each (cluster, receipt) of a batch of reports, before its ``last_seen`` moves there: a
     receipt more than ``LOST_AFTER`` after the end of the cluster's current interval (of a
     cluster one of whose reconcilers heartbeats) closes that interval into ``cluster_seen`` and
     starts a new one; any other extends it (``last_seen`` is its end). Nothing is written but
-    for a cluster heard after a silence: one statement on PostgreSQL, a read by key per cluster
-    on SQLite."""
+    for a cluster heard after a silence; the batch's clusters are read in one statement."""
     if not clusters:
         return
     if tx.dialect == "postgresql":
         tx.run(_PG_HEARD, (*json_param(clusters), [name for name, _ in clusters]))
         return
-    rows = tx.many(
-        "SELECT last_seen, heartbeats, COALESCE(seen_since, first_report, created_at) FROM clusters WHERE name = ?",
-        [(name,) for name, _ in clusters],
-    )
     closed, moved = [], []
-    for (name, when), row in zip(clusters, rows, strict=True):
-        if row is None or not (row[0] is None or (row[1] and row[0] < when - LOST_AFTER)):
-            continue
+    for name, when, last, since in tx.rows(_SQLITE_GAPS, (json.dumps(dict(clusters)),)):
         moved.append((when, name))
-        if row[0] is not None:
-            closed.append((name, row[2], row[0]))
+        if last is not None:
+            closed.append((name, since, last))
     tx.run_many(
         "INSERT INTO cluster_seen (cluster, seen_from, seen_until) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
         closed,
