@@ -185,8 +185,8 @@ _SQLITE_GAPS = (
 )
 
 
-def heard(tx: Tx, clusters: Sequence[tuple[str, float]]) -> None:
-    """Each (cluster, receipt) of a batch of reports, before its ``last_seen`` moves there: a
+def heard(tx: Tx, clusters: Mapping[str, float]) -> None:
+    """Each cluster -> its latest receipt in a batch of reports, before its ``last_seen`` moves there: a
     receipt more than ``LOST_AFTER`` after the end of the cluster's current interval (of a
     cluster one of whose reconcilers heartbeats) closes that interval into ``cluster_seen`` and
     starts a new one; any other extends it (``last_seen`` is its end). Nothing is written but
@@ -194,10 +194,10 @@ def heard(tx: Tx, clusters: Sequence[tuple[str, float]]) -> None:
     if not clusters:
         return
     if tx.dialect == "postgresql":
-        tx.run(_PG_HEARD, (*json_param(clusters), [name for name, _ in clusters]))
+        tx.run(_PG_HEARD, (*json_param(clusters.items()), list(clusters)))
         return
     closed, moved = [], []
-    for name, when, last, since in tx.rows(_SQLITE_GAPS, (json.dumps(dict(clusters)),)):
+    for name, when, last, since in tx.rows(_SQLITE_GAPS, (json.dumps(clusters),)):
         moved.append((when, name))
         if last is not None:
             closed.append((name, since, last))

@@ -156,15 +156,10 @@ def _update_clusters(tx: Tx, refresh: dict[str, float], seen: dict[str, float]) 
             "SELECT 1 FROM clusters WHERE name = ANY(?::text[]) ORDER BY name FOR UPDATE",
             (sorted(refresh.keys() | seen.keys()),),
         )
+    refreshed = {name: max(at, seen.get(name, 0.0)) for name, at in refresh.items()}
     # When each cluster was heard, as coarse intervals (fleet.heard), before last-seen moves.
-    fleet.heard(
-        tx,
-        [
-            (name, max(refresh.get(name, 0.0), seen.get(name, 0.0)))
-            for name in sorted(refresh.keys() | seen.keys())
-        ],
-    )
-    refresh_many(tx, [(name, max(refresh[name], seen.get(name, 0.0))) for name in sorted(refresh)])
+    fleet.heard(tx, seen | refreshed)
+    refresh_many(tx, sorted(refreshed.items()))
     seen_many(tx, [(name, seen[name]) for name in sorted(seen) if name not in refresh])
 
 
