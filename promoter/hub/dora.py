@@ -5,14 +5,16 @@ where one cluster's times are ordered among themselves.
 History stays written: a deployment, a failure and a restore are facts of the moment they
 happened, judged against the clusters registered then, so a window's figures are computed from
 what the hub had received before the window ended. Registering, revoking or losing a cluster
-later changes the present, never past figures (the trend).
+later changes the present, never past figures (the trend): the hub keeps when each cluster was
+heard (fleet.py ``heard``) to judge a past moment.
 
 - **The fleet** of a moment (fleet.py): the clusters registered then (a revoked name registered
-  again is a new registration) that had reported since they were registered. A cluster that
-  never reported holds up no deployment (the pages show it stale). One that reported, then fell
-  silent, still counts until it reports again or is revoked (the hub keeps no heartbeat as
-  history, so it cannot tell afterwards when a cluster went quiet); revoking it lets what it
-  held up finish then, at the revocation.
+  again is a new registration) that had reported since they were registered and were not lost
+  then. A cluster that never reported holds up no deployment (the pages show it stale). One
+  that reported, then fell silent for longer than ``fleet.LOST_AFTER`` (30m, the reads' default
+  ``staleAfter``) while it heartbeats, is lost from the end of the interval it was last heard in
+  plus that: what it held up finishes then without it; it counts again from its next report.
+  Revoking it lets what it held up finish at the revocation.
 - A cluster **reached** platform commit C when the hub received the success that made every
   applying reconciler of it that reported C successful there; it reached C when it reached C
   or any first-parent descendant of C.
@@ -128,7 +130,7 @@ def deployments(
     out: dict[Scope, list[tuple[PlatformCommit, float]]] = {s: [] for s in scopes}
     for index, first in _first_reaches(history, sorted(wanted)):
         for scope in wanted[index]:
-            done = fleet.completed_at(fleets[scope], first)
+            done = fleet.completed_at(fleets[scope], first, history.lost)
             if done is not None:
                 out[scope].append((history.commits[index], done))
     return out

@@ -1,5 +1,6 @@
 """One environment's history as the DORA measures read it (``promoter.hub.dora``): its platform
-commits in order, its clusters, when each reached each commit, and the reports received."""
+commits in order, its clusters (and when each was lost), when each reached each commit, and the
+reports received."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from dataclasses import dataclass, field
 
 from promoter.hub import fleet
 from promoter.hub.db import Tx
-from promoter.hub.fleet import Registration
+from promoter.hub.fleet import Registration, Span
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,7 @@ class History:
     reports: list[Report] = field(default_factory=list)
     fleet: list[Registration] = field(default_factory=list)
     folders: dict[str, dict[str, str | None]] = field(default_factory=dict)  # sha -> type -> main it holds
+    lost: dict[str, list[Span]] = field(default_factory=dict)  # cluster -> the spans it was lost in
 
 
 def load(tx: Tx, environment: str, since: float) -> History:
@@ -79,6 +81,7 @@ def load(tx: Tx, environment: str, since: float) -> History:
         _reports(tx, environment, since),
         fleet.registrations(tx, environment),
         folders,
+        fleet.silences(tx, environment),
     )
 
 

@@ -191,6 +191,23 @@ _V8 = (
     " ON deployments (environment, revision, first_success_received, cluster, first_success)",
 )
 
+_V11 = (
+    # When each cluster was heard, as coarse intervals (fleet.py ``heard``), so the DORA figures
+    # tell, for any past moment, whether a cluster was lost then (silent for longer than 30m
+    # while it heartbeats) and leave it out of that moment's fleet. The current interval runs
+    # from clusters.seen_since to clusters.last_seen; a report after a longer silence closes it
+    # into cluster_seen and starts another: a row per silence, not per heartbeat.
+    "ALTER TABLE clusters ADD COLUMN seen_since DOUBLE PRECISION",
+    "CREATE TABLE cluster_seen ("
+    " cluster TEXT NOT NULL, seen_from DOUBLE PRECISION NOT NULL, seen_until DOUBLE PRECISION NOT NULL,"
+    " PRIMARY KEY (cluster, seen_from))",
+    # What the hub knew before: a cluster heard from its first report (of any registration) to
+    # its last-seen, without a break. Its silences before now are not known (heartbeats moved
+    # last_seen and left no row), so none is assumed; a silence that goes on now is.
+    "UPDATE clusters SET seen_since = COALESCE((SELECT MIN(g.first_report) FROM cluster_registrations g"
+    " WHERE g.cluster = clusters.name), first_report, created_at) WHERE last_seen IS NOT NULL",
+)
+
 _V12 = (
     # The DORA figures (GET /v1/delivery, /delivery, /metrics) read an environment's deployments
     # grouped by cluster and revision (history.py: when each cluster reached each commit, when it
@@ -213,5 +230,6 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (8, "deployments indexed by the receipt of their first success", _V8),
     (9, "the promotion of each commit: PR, run, failure policy, gate timeout", _V9),
     (10, "the hub gate's failure budget of each commit", _V10),
+    (11, "when each cluster was heard, as intervals (a lost cluster in the DORA history)", _V11),
     (12, "deployments indexed by cluster and revision (the DORA figures)", _V12),
 )

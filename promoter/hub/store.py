@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from promoter.hub import fleet
 from promoter.hub.db import Database, Row, Tx
 from promoter.hub.keys import Cluster
 from promoter.hub.payloads import IngestError, Report
@@ -147,14 +148,18 @@ def _turns(items: Sequence[Pending]) -> list[list[int]]:
 
 
 def _update_clusters(tx: Tx, refresh: dict[str, float], seen: dict[str, float]) -> None:
-    """Refresh the summary of the clusters ``refresh`` names and the last-seen of those ``seen`` does."""
+    """Refresh the summary of the clusters ``refresh`` names and the last-seen of those ``seen``
+    does, and the interval in which each was heard."""
     if tx.dialect == "postgresql" and (refresh or seen):
         # Several writers (and hub processes) lock clusters' rows in one order: no deadlock.
         tx.run(
             "SELECT 1 FROM clusters WHERE name = ANY(?::text[]) ORDER BY name FOR UPDATE",
             (sorted(refresh.keys() | seen.keys()),),
         )
-    refresh_many(tx, [(name, max(refresh[name], seen.get(name, 0.0))) for name in sorted(refresh)])
+    refreshed = {name: max(at, seen.get(name, 0.0)) for name, at in refresh.items()}
+    # When each cluster was heard, as coarse intervals (fleet.heard), before last-seen moves.
+    fleet.heard(tx, seen | refreshed)
+    refresh_many(tx, sorted(refreshed.items()))
     seen_many(tx, [(name, seen[name]) for name in sorted(seen) if name not in refresh])
 
 

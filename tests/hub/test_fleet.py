@@ -1,11 +1,14 @@
 """When a commit is deployed to a fleet whose clusters come and go (promoter/hub/fleet.py): the
-first moment at which the clusters that counted then had all reached it."""
+first moment at which the clusters that counted then (registered, reported, not lost) had all
+reached it; and the spans in which a cluster was lost, from the intervals it was heard in."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
-from promoter.hub.fleet import Registration, completed_at, types_between
+from promoter.hub.fleet import Registration, Span, completed_at, lost_spans, types_between
 
 
 def _r(cluster: str, registered: float, first: float | None, revoked: float | None = None) -> Registration:
@@ -44,3 +47,43 @@ def test_types_between_names_the_types_registered_in_a_window() -> None:
     assert types_between(fleet, 60, 150) == ["small"]
     assert types_between(fleet, 60, 300) == ["large", "small"]
     assert types_between(fleet, 0, 10) == ["edge", "small"]
+
+
+@pytest.mark.parametrize(
+    ("lost", "reached", "expected"),
+    [
+        ({"b": [(30, math.inf)]}, {"a": 50}, 50),  # b lost before a reached it: not waited for
+        ({"b": [(60, math.inf)]}, {"a": 50}, 60),  # b held it up until it was lost
+        ({"b": [(30, 90)]}, {"a": 50}, 50),  # b lost when a reached it: deployed then, b back later
+        ({"b": [(30, 40)]}, {"a": 50}, None),  # b back before a reached it: it waits for b again
+        ({"b": [(30, 40)]}, {"a": 50, "b": 70}, 70),
+        ({"b": [(30, 40), (60, math.inf)]}, {"a": 50}, 60),  # lost twice: the second time frees it
+        ({"a": [(30, 40)], "b": [(35, 45)]}, {}, None),  # each holds it up, lost or not
+        ({"a": [(0, math.inf)], "b": [(0, math.inf)]}, {"a": 50, "b": 50}, None),  # nobody counts
+    ],
+)
+def test_a_lost_cluster_holds_up_nothing_until_it_is_back(
+    lost: dict[str, list[Span]], reached: dict[str, float], expected: float | None
+) -> None:
+    assert completed_at([_r("a", 0, 10), _r("b", 0, 20)], reached, lost) == expected
+
+
+def test_a_lost_span_outside_a_registration_changes_nothing() -> None:
+    revoked = [_r("a", 0, 10), _r("b", 0, 20, revoked=45)]
+    assert completed_at(revoked, {"a": 50}, {"b": [(60, math.inf)]}) == 50
+    later = [_r("a", 0, 10), _r("b", 70, 80)]
+    assert completed_at(later, {"a": 50}, {"b": [(5, 75)]}) == 50
+
+
+@pytest.mark.parametrize(
+    ("seen", "heartbeats", "expected"),
+    [
+        ([], True, []),  # never heard: the registration never counts anyway
+        ([(0, 100)], True, [(1900, math.inf)]),
+        ([(0, 100)], False, []),  # nothing heartbeats: silence is no sign of trouble
+        ([(0, 100), (2000, 2500)], True, [(1900, 2000), (4300, math.inf)]),
+        ([(0, 100), (2000, 2500)], False, [(1900, 2000)]),  # a silence of when it heartbeated stays
+    ],
+)
+def test_lost_spans(seen: list[Span], heartbeats: bool, expected: list[Span]) -> None:
+    assert lost_spans(seen, heartbeats) == expected
