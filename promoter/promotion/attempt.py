@@ -124,7 +124,7 @@ class Attempts(Hydrating, ABC):
         if self.opts.dry_run:
             self.out.say(f"{step.prefix(env.name)}: dry run: would push {where}")
             return replace(result, state="dry-run", message=f"would push {where}")
-        promotion_sha, superseded = self._promotion_commit(main, env, step, planned)
+        promotion_sha, superseded, wording = self._promotion_commit(main, env, step, planned)
         result = self._progress(replace(result, promotion_sha=promotion_sha))
         if superseded:
             self.statuses.post(
@@ -139,7 +139,7 @@ class Attempts(Hydrating, ABC):
         if env.merge == "next":
             merge_sha, pr_url = self._land_next(main, env, step, promotion_sha), None
         else:
-            wording = self._texts(main, env, step, planned, superseded)
+            wording = wording or self._texts(main, env, step, planned, superseded)  # a reused branch
             merge_sha, pr_url = self._land(main, env, step, planned, promotion_sha, wording)
         landed = self._progress(
             replace(result, merge_sha=merge_sha, pr_url=pr_url, checks=self._partial.checks)
@@ -200,9 +200,10 @@ class Attempts(Hydrating, ABC):
 
     def _promotion_commit(
         self, main: MainObjects, env: Environment, step: Step, planned: Planned
-    ) -> tuple[str, str | None]:
-        """Push the promotion branch (reusing it when a rerun finds it already right); its sha
-        and the main commit whose pending promotion it supersedes."""
+    ) -> tuple[str, str | None, Texts | None]:
+        """Push the promotion branch (reusing it when a rerun finds it already right); its sha,
+        the main commit whose pending promotion it supersedes, and the texts its commit was
+        written with (None: the branch was reused, no text was needed)."""
         superseded = None
         existing, base = planned.existing, planned.base
         self._check_proposal(main, env, step, existing)
@@ -222,7 +223,7 @@ class Attempts(Hydrating, ABC):
                 self.out.say(
                     f"{step.prefix(env.name)}: {head_branch(env)} is already at this promotion ({existing[:12]})"
                 )
-                return existing, None
+                return existing, None, None
             old = theirs.main_commit if theirs else None
             if (
                 old is not None
@@ -230,13 +231,15 @@ class Attempts(Hydrating, ABC):
                 and self.statuses.state_of(old, self.statuses.context_of(env)) == "pending"
             ):
                 superseded = old
-        message = self._texts(main, env, step, planned, superseded).commit_message  # before any push
-        sha = self.platform.commit(planned.plan, env.gitops_path, [base] if base else [], message)
+        wording = self._texts(main, env, step, planned, superseded)  # before any push
+        sha = self.platform.commit(
+            planned.plan, env.gitops_path, [base] if base else [], wording.commit_message
+        )
         if self._already_proposed(env, existing, sha) and existing is not None:
-            return existing, superseded
+            return existing, superseded, wording
         self.landing.push_branch(head_branch(env), existing, sha)
         self.out.say(f"{step.prefix(env.name)}: pushed {head_branch(env)} at {sha[:12]}")
-        return sha, superseded
+        return sha, superseded, wording
 
     def _land(
         self,
