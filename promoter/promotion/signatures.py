@@ -54,9 +54,10 @@ def verify_main(git: Git, main: MainObjects, forge: Forge, required: str | None 
     SignatureRefused when its signature is missing or not good. ``required`` is the check asked
     from outside (``--verify-main``): it holds even when the commit's own Pipeline drops its
     ``verifyMain``, and both run when they name different verifiers."""
-    asked = [(by, OUTSIDE) for by in (required,) if by] + [
-        (by, "spec.signatures.verifyMain") for by in (main.pipeline.verify_main,) if by and by != required
-    ]
+    asked: list[tuple[str, str]] = [(required, OUTSIDE)] if required else []
+    own = main.pipeline.verify_main
+    if own and own != required:
+        asked.append((own, "spec.signatures.verifyMain"))
     signers = [
         _by_github(forge, main, field) if by == "github" else _by_git(git, main, field) for by, field in asked
     ]
